@@ -1,0 +1,62 @@
+"""Command line: `cody-lsp` serves the protocol on stdio (or `--tcp HOST:PORT`).
+
+The client commands (chat, run, sessions, demo) live in their own modules and
+are imported only when asked for, so starting the server stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+
+
+def _setup_logging() -> None:
+    # stdout is the protocol: everything the server says goes to stderr.
+    level = os.environ.get("CODY_LOG_LEVEL", "WARNING").upper()
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("pygls.protocol").setLevel(logging.WARNING)
+    logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
+
+
+def serve(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="cody-lsp", description="Run the cody-lsp server (stdio by default).")
+    parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
+    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve on a TCP socket instead of stdio")
+    args = parser.parse_args(argv)
+    _setup_logging()
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
+    from .server import create_server
+
+    server = create_server()
+    if args.tcp:
+        host, _, port = args.tcp.rpartition(":")
+        server.start_tcp(host or "127.0.0.1", int(port))
+    else:
+        server.start_io()
+    # The stdin reader thread may still be blocked in read(): leave without joining it.
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(server.exit_code)
+
+
+COMMANDS = {
+    "chat": "cody_lsp.chat",
+    "run": "cody_lsp.oneshot",
+    "sessions": "cody_lsp.oneshot",
+    "demo": "cody_lsp.demo",
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] in COMMANDS:
+        import importlib
+
+        module = importlib.import_module(COMMANDS[argv[0]])
+        return module.main(argv)
+    if argv and argv[0] == "serve":
+        argv = argv[1:]
+    return serve(argv)

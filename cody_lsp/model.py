@@ -1,0 +1,213 @@
+"""One streamed model step against an OpenAI-compatible endpoint.
+
+`stream_step` sends the conversation, forwards text and reasoning as they
+arrive, assembles tool calls by `index`, and returns the finished step. Any
+failure becomes a `ModelError` that says whether a retry may help. The openai
+package is imported lazily: it is the heaviest import of the server.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .config import Limits, ModelConfig
+from .wire import Usage
+
+RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+NON_RETRYABLE_EVENT_CODES = frozenset({
+    "invalid_request_error", "context_length_exceeded", "invalid_api_key", "authentication_error",
+    "permission_denied", "model_not_found", "insufficient_quota", "content_filter",
+})
+MAX_RETRY_AFTER = 60.0
+
+
+class ModelError(Exception):
+    def __init__(self, code: str, message: str, *, retryable: bool, retry_after: float | None = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retryable = retryable
+        self.retry_after = retry_after
+
+
+@dataclass(slots=True)
+class AssembledCall:
+    id: str = ""
+    name: str = ""
+    fragments: list[str] = field(default_factory=list)
+
+    @property
+    def arguments(self) -> str:
+        return "".join(self.fragments)
+
+
+@dataclass(slots=True)
+class StepResult:
+    text: str
+    reasoning: str
+    tool_calls: list[AssembledCall]
+    finish_reason: str | None
+    usage: Usage
+
+
+_clients: dict[tuple[str, str, float, float], Any] = {}
+
+
+def get_client(config: ModelConfig, limits: Limits) -> Any:
+    """One AsyncOpenAI per endpoint; retries are ours (max_retries=0)."""
+    key = (config.base_url or "", config.api_key or "", limits.stall_timeout, limits.connect_timeout)
+    client = _clients.get(key)
+    if client is None:
+        import openai
+
+        client = openai.AsyncOpenAI(
+            base_url=config.base_url,
+            api_key=config.api_key,
+            max_retries=0,
+            timeout=openai.Timeout(limits.stall_timeout, connect=limits.connect_timeout),
+        )
+        _clients[key] = client
+    return client
+
+
+def redact(text: str, secret: str | None) -> str:
+    if secret and len(secret) >= 4:
+        text = text.replace(secret, "***")
+    return text
+
+
+def _retry_after(headers: Any) -> float | None:
+    if headers is None:
+        return None
+    raw_ms = headers.get("retry-after-ms")
+    try:
+        if raw_ms is not None:
+            return min(max(float(raw_ms) / 1000, 0.0), MAX_RETRY_AFTER)
+    except ValueError:
+        pass
+    raw = headers.get("retry-after")
+    try:
+        if raw is not None:
+            return min(max(float(raw), 0.0), MAX_RETRY_AFTER)
+    except ValueError:
+        pass
+    return None
+
+
+def _body_message(body: Any, fallback: str) -> str:
+    if isinstance(body, dict):
+        err = body.get("error", body)
+        if isinstance(err, dict) and isinstance(err.get("message"), str):
+            return err["message"]
+        if isinstance(body.get("message"), str):
+            return body["message"]
+    return fallback
+
+
+def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelError:
+    """Turn whatever the openai client raised into a ModelError a user can act on."""
+    import openai
+
+    base = config.base_url
+    key = config.api_key
+    if isinstance(exc, ModelError):
+        return exc
+    if isinstance(exc, openai.APITimeoutError):
+        return ModelError("stall", f"the model endpoint sent nothing for {limits.stall_timeout:g} s", retryable=True)
+    if isinstance(exc, openai.APIConnectionError):
+        cause = exc.__cause__ or exc
+        return ModelError("connection", redact(f"connection to {base} failed: {type(cause).__name__}: {cause}", key),
+                          retryable=True)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code
+        detail = redact(_body_message(exc.body, exc.message), key)
+        if status in (401, 403):
+            return ModelError("auth", f"the API key was rejected by {base} (HTTP {status}): {detail}. "
+                                      "Check CODY_MODEL_API_KEY.", retryable=False)
+        if status == 404:
+            return ModelError("model_not_found", f"{base} does not serve model '{config.model}' (HTTP 404): "
+                                                 f"{detail}. Check CODY_MODEL and CODY_MODEL_BASE_URL.",
+                              retryable=False)
+        if status in RETRYABLE_STATUS:
+            return ModelError(f"http_{status}", f"{base} answered HTTP {status}: {detail}", retryable=True,
+                              retry_after=_retry_after(exc.response.headers))
+        return ModelError(f"http_{status}", f"{base} refused the request (HTTP {status}): {detail}",
+                          retryable=False)
+    if isinstance(exc, openai.APIError):  # an error event inside the stream
+        body = exc.body if isinstance(exc.body, dict) else {}
+        code = str(body.get("code") or body.get("type") or "stream_error")
+        message = redact(_body_message({"error": body}, exc.message), key)
+        return ModelError(code, f"the model stream reported an error ({code}): {message}",
+                          retryable=code not in NON_RETRYABLE_EVENT_CODES)
+    if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
+        return ModelError("malformed_stream", "the model stream sent data that is not valid JSON", retryable=True)
+    return ModelError("internal", redact(f"{type(exc).__name__}: {exc}", key), retryable=False)
+
+
+async def stream_step(
+    config: ModelConfig,
+    limits: Limits,
+    model: str,
+    messages: list[dict[str, Any]],
+    tools: list[dict[str, Any]],
+    on_text: Callable[[str], None],
+    on_thinking: Callable[[str], None],
+) -> StepResult:
+    """Stream one model response. Raises ModelError; CancelledError closes the stream."""
+    client = get_client(config, limits)
+    text: list[str] = []
+    reasoning: list[str] = []
+    calls: dict[int, AssembledCall] = {}
+    finish_reason: str | None = None
+    usage = Usage()
+    stream = None
+    try:
+        stream = await client.chat.completions.create(
+            model=model, messages=messages, tools=tools or None, stream=True,
+            stream_options={"include_usage": True},
+        )
+        async for chunk in stream:
+            if chunk.usage is not None:
+                u = chunk.usage
+                usage = Usage(u.prompt_tokens or 0, u.completion_tokens or 0, u.total_tokens or 0)
+            if not chunk.choices:
+                continue
+            choice = chunk.choices[0]
+            delta = choice.delta
+            if delta is not None:
+                content = delta.content
+                if content:
+                    text.append(content)
+                    on_text(content)
+                thought = getattr(delta, "reasoning_content", None)
+                if thought:
+                    reasoning.append(thought)
+                    on_thinking(thought)
+                if delta.tool_calls:
+                    for tc in delta.tool_calls:
+                        call = calls.get(tc.index)
+                        if call is None:
+                            call = calls[tc.index] = AssembledCall()
+                        if tc.id:
+                            call.id = tc.id
+                        fn = tc.function
+                        if fn is not None:
+                            if fn.name and not call.name:
+                                call.name = fn.name
+                            if fn.arguments:
+                                call.fragments.append(fn.arguments)
+            if choice.finish_reason:
+                finish_reason = choice.finish_reason
+    except Exception as exc:  # noqa: BLE001 - every failure is classified
+        raise classify(exc, config, limits) from exc
+    finally:
+        if stream is not None:
+            try:
+                await stream.close()
+            except Exception:  # noqa: BLE001 - closing a broken stream may fail too
+                pass
+    if finish_reason is None:
+        raise ModelError("cut_off", "the model stream ended before the response was complete", retryable=True)
+    return StepResult("".join(text), "".join(reasoning), [calls[i] for i in sorted(calls)], finish_reason, usage)

@@ -1,0 +1,308 @@
+"""The cody/* language server: a thin map of method → handler.
+
+Each handler validates its params with `wire.parse`, calls the run manager, and
+returns a camelCase dict. Every failure becomes a JSON-RPC error with a message
+that says what to fix; the server never dies of bad input.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import re
+import sys
+import threading
+import uuid
+from functools import wraps
+from typing import Any, Awaitable, Callable
+
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
+from pygls.lsp.server import LanguageServer
+from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.uris import to_fs_path
+
+from . import __version__
+from .config import ServerConfig
+from .runs import LiveRun, RunManager
+from .store import Store
+from .wire import (
+    PROTOCOL_VERSION, CancelParams, CancelResult, CreateSessionParams, DeleteResult, DeleteSessionParams,
+    GetSessionParams, InvalidParams, LatestSessionParams, ListSessionsParams, PermissionParams, RunParams,
+    WireError, parse, to_wire,
+)
+
+log = logging.getLogger(__name__)
+
+_ID_PATTERN = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
+
+
+class CodyProtocol(LanguageServerProtocol):
+    """pygls' protocol, hardened for untrusted input.
+
+    - Messages are structured at the top level only (pygls' JSON object hook would
+      also try nested objects that happen to have a "jsonrpc" key), and a message
+      that cannot be structured gets an error response instead of silence.
+    - The initialize result advertises the cody protocol version.
+    """
+
+    def structure_message(self, data: dict[str, Any]):
+        return data  # structured in handle_message, once, at the top level
+
+    def handle_message(self, message: Any):
+        if isinstance(message, dict):
+            if not isinstance(message.get("jsonrpc"), str):
+                return self._reject(message, -32600, "Invalid Request: not a JSON-RPC 2.0 message")
+            if "method" in message and not isinstance(message["method"], str):
+                return self._reject(message, -32600, "Invalid Request: 'method' must be a string")
+            try:
+                message = super().structure_message(message)
+            except JsonRpcException as exc:
+                return self._reject(message, JsonRpcInvalidParams.CODE,
+                                    f"Invalid params for {message.get('method')!r}: {exc.__cause__ or exc}")
+        return super().handle_message(message)
+
+    def _reject(self, raw: dict, code: int, text: str) -> None:
+        if "id" in raw and "method" in raw and isinstance(raw["id"], (str, int)):
+            self._send_response(raw["id"], error=types.ResponseError(code=code, message=text))
+        else:
+            log.warning("dropped a malformed message: %s", text)
+
+    def _handle_response(self, msg_id, result=None, error=None):
+        # A reply to a request we already gave up on (e.g. a permission request of a
+        # cancelled run) is ignored, instead of raising inside pygls (#621).
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self._request_futures.pop(msg_id, None)
+            return
+        super()._handle_response(msg_id, result, error)
+
+    @lsp_method(types.INITIALIZE)
+    def lsp_initialize(self, params: types.InitializeParams):
+        result = yield from super().lsp_initialize(params)
+        result.capabilities.experimental = {"cody": {"protocolVersion": PROTOCOL_VERSION}}
+        return result
+
+
+class _RecordingReader:
+    """Wraps pygls' stdin reader and keeps the last message body it read."""
+
+    def __init__(self, inner: Any):
+        self._inner = inner
+        self.last = b""
+
+    async def readline(self) -> bytes:
+        return await self._inner.readline()
+
+    async def readexactly(self, n: int) -> bytes:
+        self.last = await self._inner.readexactly(n)
+        return self.last
+
+
+class CodyServer(LanguageServer):
+    def __init__(self, config: ServerConfig):
+        super().__init__("cody-lsp", __version__, protocol_cls=CodyProtocol, converter_factory=get_converter)
+        self.config = config
+        self.manager: RunManager | None = None
+        self._manager_ready: asyncio.Future | None = None
+        self.client_can_approve = False
+        self.exit_code = 0
+
+    def _start_io_async(self, stdin=None, stdout=None) -> None:
+        """pygls' stdio loop, with a reader that keeps the last body (for parse-error
+        replies), and a clean close of the store however the loop ends."""
+        from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+
+        self._stop_event = threading.Event()
+        reader = _RecordingReader(StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool))
+        self._reader = reader
+        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+
+        async def serve() -> None:
+            try:
+                await run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
+                                logger=log, error_handler=self.report_server_error)
+            finally:
+                await self.close()
+
+        try:
+            asyncio.run(serve())
+        except BrokenPipeError:
+            log.error("the client closed the connection; shutting down")
+        except KeyboardInterrupt:
+            pass
+        except SystemExit as exc:
+            self.exit_code = exc.code if isinstance(exc.code, int) else 0
+
+    async def close(self) -> None:
+        """Stop every run (each commits what it completed) and close the store."""
+        if self.manager is not None:
+            manager, self.manager = self.manager, None
+            try:
+                await asyncio.wait_for(manager.cancel_all(), 10)
+            finally:
+                await manager.store.close()
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # Log only: a pop-up in the user's editor for a server-side hiccup (or a
+        # cancelled request, pygls #621) helps nobody. Unparseable input gets a reply.
+        if isinstance(error, (json.JSONDecodeError, RecursionError, UnicodeDecodeError)):
+            self._reply_parse_error(error)
+            return
+        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
+
+    def _reply_parse_error(self, error: Exception) -> None:
+        reader = getattr(self, "_reader", None)
+        body = reader.last if reader is not None else b""
+        match = _ID_PATTERN.search(body[:4096])
+        msg_id: Any = None
+        if match:
+            msg_id = json.loads(match.group(1))
+        message = ("Parse error: the message is nested too deeply" if isinstance(error, RecursionError)
+                   else f"Parse error: the message is not valid JSON ({error})")
+        self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id,
+                                  "error": {"code": JsonRpcParseError.CODE, "message": message}})
+
+    # ---------------------------------------------------------------- manager
+
+    async def get_manager(self) -> RunManager:
+        if self.manager is not None:
+            return self.manager
+        if self._manager_ready is None:
+            self._manager_ready = asyncio.ensure_future(self._open_manager())
+        return await asyncio.shield(self._manager_ready)
+
+    async def _open_manager(self) -> RunManager:
+        store = await Store.open(self.config.db)
+        interrupted = await store.mark_interrupted_runs()
+        if interrupted:
+            log.warning("marked %d run(s) left by an ended server process as interrupted", interrupted)
+        self.manager = RunManager(store, self.config, self._send_chunk, self.default_folder, self._ask_permission)
+        return self.manager
+
+    def _send_chunk(self, params: dict[str, Any]) -> None:
+        self.protocol.notify("cody/chunk", params)
+
+    def default_folder(self) -> str | None:
+        try:
+            folders = list(self.workspace.folders.values())
+        except RuntimeError:
+            return None
+        if len(folders) == 1:
+            return to_fs_path(folders[0].uri)
+        return None
+
+    # ---------------------------------------------------------------- approvals
+
+    def approvals_enabled(self) -> bool:
+        mode = self.config.approvals
+        return mode == "ask" or (mode == "auto" and self.client_can_approve)
+
+    async def _ask_permission(self, run: LiveRun, call_id: str, tool_name: str, args: dict) -> str:
+        if not self.approvals_enabled():
+            return "allow"
+        params = to_wire(PermissionParams(run.run_id, run.session_id or "", call_id, tool_name, args, run.folder))
+        msg_id = f"perm_{uuid.uuid4().hex[:16]}"
+        future = self.protocol.send_request_async("cody/requestPermission", params, msg_id=msg_id)
+        try:
+            answer = await future
+        except asyncio.CancelledError:
+            self.protocol._request_futures.pop(msg_id, None)
+            self.protocol.notify("$/cancelRequest", {"id": msg_id})
+            raise
+        except JsonRpcException as exc:
+            log.warning("permission request failed: %s", exc)
+            return "deny"
+        outcome = answer.get("outcome") if isinstance(answer, dict) else getattr(answer, "outcome", None)
+        return outcome if outcome in ("allow", "allow_always", "deny") else "deny"
+
+
+def _handler(server: CodyServer, fn: Callable[[RunManager, Any], Awaitable[Any]]):
+    """Wrap a handler: typed params in, camelCase out, errors as JSON-RPC errors."""
+
+    @wraps(fn)
+    async def handle(params: Any) -> Any:
+        try:
+            manager = await server.get_manager()
+            return to_wire(await fn(manager, params))
+        except InvalidParams as exc:
+            raise JsonRpcInvalidParams(str(exc)) from None
+        except WireError as exc:
+            raise JsonRpcException(exc.message, code=exc.code, data=exc.data) from None
+
+    return handle
+
+
+def create_server(config: ServerConfig | None = None) -> CodyServer:
+    server = CodyServer(config or ServerConfig())
+
+    def method(name: str):
+        def register(fn):
+            server.feature(name)(_handler(server, fn))
+            return fn
+        return register
+
+    @server.feature(types.INITIALIZE)
+    def on_initialize(params: types.InitializeParams) -> None:
+        experimental = getattr(params.capabilities, "experimental", None)
+        cody = experimental.get("cody") if isinstance(experimental, dict) else None
+        server.client_can_approve = bool(isinstance(cody, dict) and cody.get("permissions"))
+
+    @server.feature(types.INITIALIZED)
+    async def on_initialized(_params: Any) -> None:
+        await server.get_manager()
+        # Warm the model client's imports in the background so the first run starts at once.
+        asyncio.get_running_loop().run_in_executor(None, _warm_imports)
+
+    @server.feature(types.SHUTDOWN)
+    async def on_shutdown(_params: Any) -> None:
+        if server.manager is not None:
+            await server.manager.cancel_all()
+
+    @method("cody/createSession")
+    async def create_session(m: RunManager, raw: Any):
+        return await m.create_session(parse(CreateSessionParams, raw))
+
+    @method("cody/run")
+    async def run(m: RunManager, raw: Any):
+        params = parse(RunParams, raw)
+        live = m.register(params)
+        try:
+            return await m.run(live, params)
+        except asyncio.CancelledError:
+            # $/cancelRequest: stop the run, let it send its terminal chunk, then answer -32800.
+            m.cancel(CancelParams(run_id=live.run_id))
+            if live.task is not None:
+                await asyncio.shield(live.result)
+            raise
+
+    @method("cody/cancel")
+    async def cancel(m: RunManager, raw: Any):
+        return CancelResult(m.cancel(parse(CancelParams, raw)))
+
+    @method("cody/listSessions")
+    async def list_sessions(m: RunManager, raw: Any):
+        return await m.list_sessions(parse(ListSessionsParams, raw))
+
+    @method("cody/latestSession")
+    async def latest_session(m: RunManager, raw: Any):
+        return await m.latest_session(parse(LatestSessionParams, raw).workspace_folder)
+
+    @method("cody/getSession")
+    async def get_session(m: RunManager, raw: Any):
+        return await m.get_session(parse(GetSessionParams, raw))
+
+    @method("cody/deleteSession")
+    async def delete_session(m: RunManager, raw: Any):
+        return DeleteResult(await m.delete_session(parse(DeleteSessionParams, raw)))
+
+    return server
+
+
+def _warm_imports() -> None:
+    try:
+        import openai  # noqa: F401
+    except Exception:  # noqa: BLE001
+        log.warning("could not import openai", exc_info=True)

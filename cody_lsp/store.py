@@ -1,0 +1,373 @@
+"""Sessions, messages and runs in SQLite (aiosqlite, WAL).
+
+One connection per server process. Every write that belongs to one turn happens
+in one `BEGIN IMMEDIATE` transaction, so a turn is either all there or not at
+all, and a second server process on the same file waits (busy_timeout) instead
+of failing with "database is locked".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import os
+import socket
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from .wire import Message, SessionInfo, ToolCallInfo, Usage
+
+log = logging.getLogger(__name__)
+
+UNTITLED = "New session"
+
+# Forward migrations: MIGRATIONS[i] takes the schema from user_version i to i+1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE sessions (
+        id               TEXT PRIMARY KEY,
+        title            TEXT,
+        model            TEXT NOT NULL,
+        workspace_folder TEXT NOT NULL,
+        created_at       TEXT NOT NULL,
+        updated_at       TEXT NOT NULL,
+        message_count    INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX sessions_by_folder ON sessions (workspace_folder, updated_at DESC, id DESC);
+    CREATE INDEX sessions_by_updated ON sessions (updated_at DESC, id DESC);
+    CREATE TABLE messages (
+        session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        position     INTEGER NOT NULL,
+        role         TEXT NOT NULL,
+        content      TEXT,
+        tool_calls   TEXT,
+        tool_call_id TEXT,
+        tool_name    TEXT,
+        kind         TEXT NOT NULL DEFAULT 'message',
+        run_id       TEXT,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (session_id, position)
+    );
+    CREATE TABLE runs (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        status      TEXT NOT NULL,
+        error       TEXT,
+        usage       TEXT,
+        owner       TEXT,
+        started_at  TEXT NOT NULL,
+        ended_at    TEXT
+    );
+    CREATE INDEX runs_by_session ON runs (session_id);
+    CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+SESSION_COLUMNS = "id, title, model, workspace_folder, message_count, created_at, updated_at"
+MESSAGE_COLUMNS = "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at"
+
+
+def now() -> str:
+    """UTC timestamp, ISO 8601 with microseconds: sorts as text."""
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def process_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+@dataclass(slots=True)
+class Entry:
+    """One history message to commit: the model-ready dict plus what only we keep."""
+
+    message: dict[str, Any]
+    tool_name: str | None = None
+    kind: str = "message"
+
+
+@dataclass(slots=True)
+class History:
+    """A session's conversation as the model sees it, oldest first."""
+
+    messages: list[dict[str, Any]] = field(default_factory=list)
+
+
+def _session(row: Any) -> SessionInfo:
+    return SessionInfo(
+        id=row[0], title=row[1] or UNTITLED, model=row[2], workspace_folder=row[3],
+        message_count=row[4], created_at=row[5], updated_at=row[6],
+    )
+
+
+def _model_message(role: str, content: str | None, tool_calls: str | None,
+                   tool_call_id: str | None) -> dict[str, Any]:
+    msg: dict[str, Any] = {"role": role, "content": content}
+    if tool_calls:
+        msg["tool_calls"] = json.loads(tool_calls)
+    if tool_call_id:
+        msg["tool_call_id"] = tool_call_id
+    return msg
+
+
+def encode_cursor(updated_at: str, session_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{updated_at}|{session_id}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        updated_at, session_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|", 1)
+        return updated_at, session_id
+    except Exception:
+        raise ValueError("'cursor' is not a cursor this server returned; pass nextCursor as given") from None
+
+
+class Store:
+    def __init__(self, conn: aiosqlite.Connection, path: Path):
+        self._conn = conn
+        self.path = path
+        self._write_lock = asyncio.Lock()
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @classmethod
+    async def open(cls, path: Path) -> "Store":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(str(path), isolation_level=None)
+        await conn.execute("PRAGMA busy_timeout = 15000")
+        await conn.execute("PRAGMA journal_mode = WAL")
+        await conn.execute("PRAGMA synchronous = NORMAL")
+        await conn.execute("PRAGMA foreign_keys = ON")
+        store = cls(conn, path)
+        await store._migrate()
+        return store
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    async def _migrate(self) -> None:
+        async with self._write_lock:
+            await self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                version = (await (await self._conn.execute("PRAGMA user_version")).fetchone())[0]
+                if version > SCHEMA_VERSION:
+                    raise RuntimeError(
+                        f"the database {self.path} has schema version {version}, newer than this "
+                        f"cody-lsp understands ({SCHEMA_VERSION}); upgrade cody-lsp or set CODY_DB"
+                    )
+                for step in range(version, SCHEMA_VERSION):
+                    for statement in MIGRATIONS[step].split(";"):
+                        if statement.strip():
+                            await self._conn.execute(statement)
+                if version != SCHEMA_VERSION:
+                    await self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                await self._conn.execute("COMMIT")
+            except BaseException:
+                await self._conn.execute("ROLLBACK")
+                raise
+
+    async def _transaction(self, statements: list[tuple[str, tuple]]) -> None:
+        """Run the statements in one IMMEDIATE transaction; never half-applied.
+
+        Shielded: a cancelled caller still waits for the commit to finish, so a
+        transaction is never left open on the shared connection.
+        """
+        async def run() -> None:
+            async with self._write_lock:
+                await self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for sql, args in statements:
+                        await self._conn.execute(sql, args)
+                    await self._conn.execute("COMMIT")
+                except BaseException:
+                    await self._conn.execute("ROLLBACK")
+                    raise
+
+        task = asyncio.ensure_future(run())
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await task
+            raise
+
+    async def integrity_check(self) -> str:
+        row = await (await self._conn.execute("PRAGMA integrity_check")).fetchone()
+        return row[0]
+
+    # ---------------------------------------------------------------- sessions
+
+    async def create_session(self, session_id: str, title: str | None, model: str, folder: str) -> SessionInfo:
+        ts = now()
+        await self._transaction([(
+            "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            (session_id, title, model, folder, ts, ts),
+        )])
+        return SessionInfo(session_id, title or UNTITLED, model, folder, 0, ts, ts)
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        cur = await self._conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        row = await cur.fetchone()
+        return _session(row) if row else None
+
+    async def list_sessions(self, folder: str | None, limit: int, cursor: str | None
+                            ) -> tuple[list[SessionInfo], str | None]:
+        where, args = [], []
+        if folder is not None:
+            where.append("workspace_folder = ?")
+            args.append(folder)
+        if cursor:
+            where.append("(updated_at, id) < (?, ?)")
+            args.extend(decode_cursor(cursor))
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
+        args.append(limit + 1)
+        rows = await (await self._conn.execute(sql, args)).fetchall()
+        sessions = [_session(r) for r in rows[:limit]]
+        next_cursor = None
+        if len(rows) > limit:
+            last = sessions[-1]
+            next_cursor = encode_cursor(last.updated_at, last.id)
+        return sessions, next_cursor
+
+    async def latest_session(self, folder: str) -> SessionInfo | None:
+        sessions, _ = await self.list_sessions(folder, 1, None)
+        return sessions[0] if sessions else None
+
+    async def delete_session(self, session_id: str) -> bool:
+        existed = await self.get_session(session_id) is not None
+        if existed:
+            await self._transaction([
+                ("DELETE FROM messages WHERE session_id = ?", (session_id,)),
+                ("DELETE FROM runs WHERE session_id = ?", (session_id,)),
+                ("DELETE FROM sessions WHERE id = ?", (session_id,)),
+            ])
+        return existed
+
+    # ---------------------------------------------------------------- messages
+
+    async def message_count(self, session_id: str) -> int | None:
+        cur = await self._conn.execute("SELECT message_count FROM sessions WHERE id = ?", (session_id,))
+        row = await cur.fetchone()
+        return row[0] if row else None
+
+    async def load_history(self, session_id: str) -> History:
+        cur = await self._conn.execute(
+            "SELECT role, content, tool_calls, tool_call_id FROM messages "
+            "WHERE session_id = ? ORDER BY position", (session_id,))
+        rows = await cur.fetchall()
+        return History([_model_message(*row) for row in rows])
+
+    async def get_messages(self, session_id: str, limit: int, before: int | None
+                           ) -> tuple[list[Message], int | None]:
+        """A page of messages, oldest first, ending just before `before` (or the end)."""
+        args: list[Any] = [session_id]
+        sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?"
+        if before is not None:
+            sql += " AND position < ?"
+            args.append(before)
+        sql += " ORDER BY position DESC LIMIT ?"
+        args.append(limit)
+        rows = await (await self._conn.execute(sql, args)).fetchall()
+        rows.reverse()
+        messages = [
+            Message(
+                role=r[1], content=r[2], position=r[0], created_at=r[8], run_id=r[7],
+                tool_calls=[ToolCallInfo(c["id"], c["function"]["name"], c["function"]["arguments"])
+                            for c in json.loads(r[3])] if r[3] else None,
+                tool_call_id=r[4], tool_name=r[5], kind=r[6],
+            )
+            for r in rows
+        ]
+        next_before = messages[0].position if messages and messages[0].position > 0 else None
+        return messages, next_before
+
+    # ---------------------------------------------------------------- runs
+
+    async def start_run(self, run_id: str, session_id: str) -> None:
+        await self._transaction([(
+            "INSERT INTO runs (id, session_id, status, owner, started_at) VALUES (?, ?, 'running', ?, ?)",
+            (run_id, session_id, process_owner(), now()),
+        )])
+
+    async def finish_run(self, session_id: str, run_id: str, status: str, entries: list[Entry],
+                         usage: Usage, error: str | None = None, title: str | None = None) -> int:
+        """Commit a turn: its messages, the session's counters and the run's end, atomically.
+
+        Returns the session's new message count.
+        """
+        ts = now()
+        count = await self.message_count(session_id)
+        if count is None:  # deleted while the run went on: record nothing
+            return 0
+        statements: list[tuple[str, tuple]] = []
+        for i, entry in enumerate(entries):
+            msg = entry.message
+            tool_calls = msg.get("tool_calls")
+            statements.append((
+                f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, count + i, msg["role"], msg.get("content"),
+                 json.dumps(tool_calls) if tool_calls else None, msg.get("tool_call_id"),
+                 entry.tool_name, entry.kind, run_id, ts),
+            ))
+        if entries:
+            statements.append((
+                "UPDATE sessions SET message_count = message_count + ?, updated_at = ?, "
+                "title = COALESCE(title, ?) WHERE id = ?",
+                (len(entries), ts, title, session_id),
+            ))
+        statements.append((
+            "UPDATE runs SET status = ?, error = ?, usage = ?, ended_at = ? WHERE id = ?",
+            (status, error, json.dumps({"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens,
+                                        "totalTokens": usage.total_tokens}), ts, run_id),
+        ))
+        await self._transaction(statements)
+        return count + len(entries)
+
+    async def run_record(self, run_id: str) -> dict[str, Any] | None:
+        cur = await self._conn.execute(
+            "SELECT id, session_id, status, error, usage, started_at, ended_at FROM runs WHERE id = ?", (run_id,))
+        row = await cur.fetchone()
+        if not row:
+            return None
+        return dict(zip(("id", "sessionId", "status", "error", "usage", "startedAt", "endedAt"), row))
+
+    async def mark_interrupted_runs(self) -> int:
+        """Runs left 'running' by a server process of this host that no longer exists."""
+        rows = await (await self._conn.execute(
+            "SELECT id, owner FROM runs WHERE status = 'running'")).fetchall()
+        host = socket.gethostname()
+        dead = [run_id for run_id, owner in rows if _owner_gone(owner, host)]
+        if dead:
+            ts = now()
+            await self._transaction([(
+                "UPDATE runs SET status = 'interrupted', ended_at = ?, "
+                "error = 'the server process ended during this run' WHERE id = ? AND status = 'running'",
+                (ts, run_id)) for run_id in dead])
+        return len(dead)
+
+
+def _owner_gone(owner: str | None, host: str) -> bool:
+    if not owner or ":" not in owner:
+        return True
+    owner_host, _, pid = owner.rpartition(":")
+    if owner_host != host:
+        return False  # another machine's process: we cannot tell
+    try:
+        pid_number = int(pid)
+        if pid_number == os.getpid():
+            return True  # called at start-up, before this process ran anything
+        os.kill(pid_number, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False

@@ -1,0 +1,20 @@
+"""Agent tools, all confined to the session's workspace folder.
+
+Use :func:`tool_schemas` for the model request and :func:`run_tool` to execute
+a tool call; see :mod:`.workspace` for the confinement rules.
+"""
+
+from .registry import TOOLS, ToolSpec, run_tool, tool_schemas
+from .workspace import OutsideWorkspace, ToolConfig, ToolError, ToolResult, resolve_in_workspace
+
+__all__ = [
+    "ToolResult",
+    "ToolSpec",
+    "ToolConfig",
+    "ToolError",
+    "TOOLS",
+    "tool_schemas",
+    "run_tool",
+    "OutsideWorkspace",
+    "resolve_in_workspace",
+]

@@ -1,0 +1,513 @@
+"""Every type that crosses the wire, defined once.
+
+Params, results, chunks and server→client requests are attrs classes with
+snake_case attributes; on the wire they are camelCase JSON objects.
+`parse(cls, raw)` validates incoming params (raising `InvalidParams` that names
+the field) and `to_wire(obj)` produces the JSON-ready dict. protocol.md shows an
+example of each of them, and tests/unit/test_protocol_doc.py round-trips those
+examples through these classes so the document cannot drift.
+"""
+
+from __future__ import annotations
+
+import types
+import typing
+from typing import Any, ClassVar, Literal, Union
+
+import attrs
+
+PROTOCOL_VERSION = 1
+
+# JSON-RPC error codes.
+INVALID_PARAMS = -32602
+METHOD_NOT_FOUND = -32601
+REQUEST_CANCELLED = -32800
+UNKNOWN_SESSION = -32001
+UNKNOWN_RUN = -32002  # reserved for methods that require a live run
+
+RunStatus = Literal["done", "cancelled", "circuit_breaker", "error"]
+
+
+class InvalidParams(ValueError):
+    """Params that do not fit the method; the message names the field."""
+
+
+class WireError(Exception):
+    """An error answered to the client as a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+# --------------------------------------------------------------------------------------
+# Conversion
+
+
+_FIELDS_CACHE: dict[type, list[tuple[str, str, Any, bool]]] = {}
+
+
+def _fields(cls: type) -> list[tuple[str, str, Any, bool]]:
+    """(attr name, wire name, type, has default) for an attrs class, cached."""
+    cached = _FIELDS_CACHE.get(cls)
+    if cached is None:
+        hints = typing.get_type_hints(cls)
+        cached = [
+            (f.name, camel(f.name), hints[f.name], f.default is not attrs.NOTHING)
+            for f in attrs.fields(cls)
+        ]
+        _FIELDS_CACHE[cls] = cached
+    return cached
+
+
+def to_wire(value: Any) -> Any:
+    """attrs instance → camelCase dict (None-valued optional fields are omitted)."""
+    if attrs.has(type(value)):
+        out: dict[str, Any] = {}
+        kind = getattr(type(value), "TYPE", None)
+        if kind is not None:
+            out["type"] = kind
+        for name, wire_name, _tp, has_default in _fields(type(value)):
+            item = getattr(value, name)
+            if item is None and has_default:
+                continue
+            out[wire_name] = to_wire(item)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [to_wire(v) for v in value]
+    if isinstance(value, dict):
+        return {k: to_wire(v) for k, v in value.items()}
+    return value
+
+
+def _type_name(tp: Any) -> str:
+    origin = typing.get_origin(tp)
+    if origin in (Union, types.UnionType):
+        return " or ".join(_type_name(a) for a in typing.get_args(tp))
+    if origin is Literal:
+        return " | ".join(repr(a) for a in typing.get_args(tp))
+    if origin in (list, dict):
+        return "an array" if origin is list else "an object"
+    if attrs.has(tp):
+        return "an object"
+    return {str: "a string", int: "an integer", bool: "a boolean", float: "a number",
+            type(None): "null", Any: "any value"}.get(tp, getattr(tp, "__name__", str(tp)))
+
+
+def _check_text(value: str, where: str) -> str:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidParams(
+            f"{where} contains a lone UTF-16 surrogate, which is not valid Unicode; "
+            "send well-formed text"
+        ) from None
+    return value
+
+
+def _convert(value: Any, tp: Any, where: str) -> Any:
+    origin = typing.get_origin(tp)
+    if tp is Any:
+        return value
+    if origin in (Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        errors = []
+        for arg in args:
+            if arg is type(None):
+                continue
+            try:
+                return _convert(value, arg, where)
+            except InvalidParams as exc:
+                errors.append(exc)
+        if len(errors) == 1:
+            raise errors[0]
+        raise InvalidParams(f"{where} must be {_type_name(tp)}, got {_json_type(value)}")
+    if origin is Literal:
+        if value not in typing.get_args(tp):
+            raise InvalidParams(f"{where} must be one of {_type_name(tp)}, got {value!r}")
+        return value
+    if origin is list:
+        if not isinstance(value, list):
+            raise InvalidParams(f"{where} must be an array, got {_json_type(value)}")
+        (item_tp,) = typing.get_args(tp)
+        return [_convert(v, item_tp, f"{where}[{i}]") for i, v in enumerate(value)]
+    if origin is dict or tp is dict:
+        if not isinstance(value, dict):
+            raise InvalidParams(f"{where} must be an object, got {_json_type(value)}")
+        return value
+    if attrs.has(tp):
+        return parse(tp, value, where)
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise InvalidParams(f"{where} must be a boolean, got {_json_type(value)}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise InvalidParams(f"{where} must be an integer, got {_json_type(value)}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise InvalidParams(f"{where} must be a number, got {_json_type(value)}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise InvalidParams(f"{where} must be a string, got {_json_type(value)}")
+        return _check_text(value, where)
+    raise TypeError(f"unsupported wire type {tp!r}")  # a bug in this module, not bad input
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"[:60]
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+def parse(cls: type, raw: Any, where: str = "params") -> Any:
+    """Validate a camelCase JSON object into `cls`; raise InvalidParams naming the field.
+
+    Unknown fields are ignored (fields may be added to the protocol). A missing or
+    null optional field takes its default.
+    """
+    if raw is None and all(has_default for *_, has_default in _fields(cls)):
+        raw = {}
+    if not isinstance(raw, dict):
+        raise InvalidParams(f"{where} must be an object, got {_json_type(raw)}")
+    kwargs = {}
+    for name, wire_name, tp, has_default in _fields(cls):
+        value = raw.get(wire_name)
+        field_where = f"'{wire_name}'" if where == "params" else f"{where}.{wire_name}"
+        if value is None:
+            if has_default:
+                continue
+            if wire_name not in raw:
+                raise InvalidParams(f"missing required field {field_where}")
+            if not _allows_none(tp):
+                raise InvalidParams(f"{field_where} must be {_type_name(tp)}, got null")
+        kwargs[name] = _convert(value, tp, field_where)
+    try:
+        return cls(**kwargs)
+    except (ValueError, TypeError) as exc:  # attrs validators
+        raise InvalidParams(str(exc)) from None
+
+
+def _allows_none(tp: Any) -> bool:
+    return typing.get_origin(tp) in (Union, types.UnionType) and type(None) in typing.get_args(tp)
+
+
+def _positive(max_value: int):
+    def check(_instance: Any, attribute: attrs.Attribute, value: int | None) -> None:
+        if value is not None and not 1 <= value <= max_value:
+            raise ValueError(f"'{camel(attribute.name)}' must be between 1 and {max_value}, got {value}")
+
+    return check
+
+
+def _non_empty(_instance: Any, attribute: attrs.Attribute, value: str | None) -> None:
+    if value is not None and not value.strip():
+        raise ValueError(f"'{camel(attribute.name)}' must not be empty")
+
+
+def _id_like(_instance: Any, attribute: attrs.Attribute, value: str | None) -> None:
+    if value is not None and not (0 < len(value) <= 200):
+        raise ValueError(f"'{camel(attribute.name)}' must be 1 to 200 characters long")
+
+
+# --------------------------------------------------------------------------------------
+# Shared shapes
+
+
+@attrs.frozen
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: "Usage") -> "Usage":
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.total_tokens + other.total_tokens,
+        )
+
+
+@attrs.frozen
+class ErrorInfo:
+    code: str
+    message: str
+
+
+@attrs.frozen
+class SessionInfo:
+    id: str
+    title: str
+    model: str
+    workspace_folder: str
+    message_count: int
+    created_at: str
+    updated_at: str
+
+
+@attrs.frozen
+class ToolCallInfo:
+    id: str
+    name: str
+    arguments: str
+
+
+@attrs.frozen
+class Message:
+    """One message of a session's history as the client sees it."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None
+    position: int
+    created_at: str
+    run_id: str | None = None
+    tool_calls: list[ToolCallInfo] | None = None
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    # "message", or "interrupted" for the marker a cancelled/stopped turn leaves.
+    kind: str = "message"
+
+
+# --------------------------------------------------------------------------------------
+# Requests: params and results
+
+
+@attrs.frozen
+class CreateSessionParams:
+    title: str | None = None
+    model: str | None = None
+    workspace_folder: str | None = None
+
+
+@attrs.frozen
+class RunParams:
+    prompt: str = attrs.field(validator=_non_empty)
+    session_id: str | None = None
+    workspace_folder: str | None = None
+    run_id: str | None = attrs.field(default=None, validator=_id_like)
+
+
+@attrs.frozen
+class RunResult:
+    run_id: str
+    session_id: str
+    status: RunStatus
+    output: str
+    usage: Usage
+    error: ErrorInfo | None = None
+
+
+@attrs.frozen
+class CancelParams:
+    run_id: str | None = None
+    session_id: str | None = None
+
+
+@attrs.frozen
+class CancelResult:
+    cancelled: bool
+
+
+@attrs.frozen
+class ListSessionsParams:
+    workspace_folder: str | None = None
+    limit: int | None = attrs.field(default=None, validator=_positive(1000))
+    cursor: str | None = None
+
+
+@attrs.frozen
+class SessionList:
+    sessions: list[SessionInfo]
+    next_cursor: str | None = None
+
+
+@attrs.frozen
+class LatestSessionParams:
+    workspace_folder: str | None = None
+
+
+@attrs.frozen
+class GetSessionParams:
+    session_id: str
+    limit: int | None = attrs.field(default=None, validator=_positive(1000))
+    # Return the messages whose position is lower than this (page backwards).
+    before: int | None = None
+
+
+@attrs.frozen
+class SessionPage:
+    session: SessionInfo
+    messages: list[Message]
+    # Position to pass as `before` for the previous page; absent on the first page.
+    next_before: int | None = None
+
+
+@attrs.frozen
+class DeleteSessionParams:
+    session_id: str
+
+
+@attrs.frozen
+class DeleteResult:
+    deleted: bool
+
+
+# Server → client request, sent before a mutating tool runs when approvals are on.
+@attrs.frozen
+class PermissionParams:
+    run_id: str
+    session_id: str
+    tool_call_id: str
+    tool_name: str
+    args: dict
+    workspace_folder: str
+
+
+@attrs.frozen
+class PermissionResult:
+    outcome: Literal["allow", "allow_always", "deny"]
+
+
+# --------------------------------------------------------------------------------------
+# Chunks: the payload of the `cody/chunk` notification.
+# Every chunk also carries runId, sessionId, seq and type (see `Chunk`).
+
+
+@attrs.frozen
+class SessionStart:
+    TYPE: ClassVar[str] = "session_start"
+    workspace_folder: str
+    model: str
+
+
+@attrs.frozen
+class TextDelta:
+    TYPE: ClassVar[str] = "text_delta"
+    content: str
+
+
+@attrs.frozen
+class Thinking:
+    TYPE: ClassVar[str] = "thinking"
+    content: str
+
+
+@attrs.frozen
+class ToolCall:
+    TYPE: ClassVar[str] = "tool_call"
+    tool_call_id: str
+    tool_name: str
+    args: dict
+
+
+@attrs.frozen
+class ToolResultChunk:
+    TYPE: ClassVar[str] = "tool_result"
+    tool_call_id: str
+    tool_name: str
+    ok: bool
+    content: str
+
+
+@attrs.frozen
+class Retry:
+    TYPE: ClassVar[str] = "retry"
+    retry_attempt: int
+    retry_max_attempts: int
+    delay_ms: int
+    reason: str
+
+
+@attrs.frozen
+class Done:
+    TYPE: ClassVar[str] = "done"
+    output: str
+    usage: Usage
+
+
+@attrs.frozen
+class Cancelled:
+    TYPE: ClassVar[str] = "cancelled"
+
+
+@attrs.frozen
+class CircuitBreaker:
+    TYPE: ClassVar[str] = "circuit_breaker"
+    reason: str
+    limit: str
+    steps: int
+    total_tokens: int
+    detail: str | None = None
+
+
+@attrs.frozen
+class Error:
+    TYPE: ClassVar[str] = "error"
+    code: str
+    message: str
+
+
+CHUNK_TYPES: dict[str, type] = {
+    cls.TYPE: cls
+    for cls in (SessionStart, TextDelta, Thinking, ToolCall, ToolResultChunk, Retry,
+                Done, Cancelled, CircuitBreaker, Error)
+}
+TERMINAL_TYPES = frozenset({"done", "cancelled", "circuit_breaker", "error"})
+
+
+def chunk_to_wire(run_id: str, session_id: str, seq: int, payload: Any) -> dict[str, Any]:
+    """The params of one `cody/chunk` notification."""
+    out = {"runId": run_id, "sessionId": session_id, "seq": seq}
+    out.update(to_wire(payload))
+    return out
+
+
+def chunk_from_wire(raw: dict[str, Any]) -> tuple[str, str, int, Any]:
+    """(runId, sessionId, seq, payload) of a `cody/chunk` notification's params."""
+    if not isinstance(raw, dict):
+        raise InvalidParams("chunk must be an object")
+    kind = raw.get("type")
+    cls = CHUNK_TYPES.get(kind)  # type: ignore[arg-type]
+    if cls is None:
+        raise InvalidParams(f"unknown chunk type {kind!r}")
+    for key, tp in (("runId", str), ("sessionId", str), ("seq", int)):
+        if not isinstance(raw.get(key), tp):
+            raise InvalidParams(f"chunk field '{key}' must be {_type_name(tp)}")
+    return raw["runId"], raw["sessionId"], raw["seq"], parse(cls, raw, "chunk")
+
+
+# Method name → (params class, result class). The one list of cody/* requests.
+METHODS: dict[str, tuple[type, Any]] = {
+    "cody/createSession": (CreateSessionParams, SessionInfo),
+    "cody/run": (RunParams, RunResult),
+    "cody/cancel": (CancelParams, CancelResult),
+    "cody/listSessions": (ListSessionsParams, SessionList),
+    "cody/latestSession": (LatestSessionParams, SessionInfo | None),
+    "cody/getSession": (GetSessionParams, SessionPage),
+    "cody/deleteSession": (DeleteSessionParams, DeleteResult),
+}
+NOTIFICATIONS = {"cody/chunk": CHUNK_TYPES}
+SERVER_REQUESTS: dict[str, tuple[type, type]] = {
+    "cody/requestPermission": (PermissionParams, PermissionResult),
+}

@@ -1,0 +1,162 @@
+"""Shared fixtures: the scripted provider, and the real server as a subprocess.
+
+`CodyWire` is what a test holds: a pytest-lsp client connected to
+`python -m cody_lsp` over stdio, which records every `cody/chunk` by run and
+can answer `cody/requestPermission`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Callable
+
+import pytest
+import pytest_asyncio
+from lsprotocol import types
+from lsprotocol.converters import get_converter
+from pygls.exceptions import JsonRpcException
+from pytest_lsp import ClientServerConfig, LanguageClient
+from pytest_lsp.client import register_lsp_features
+
+from cody_lsp.testing.provider import ScriptedProvider
+
+TERMINAL = {"done", "cancelled", "circuit_breaker", "error"}
+
+
+def make_client() -> LanguageClient:
+    client = LanguageClient(converter_factory=get_converter)
+    register_lsp_features(client)
+    return client
+
+
+class CodyWire:
+    """A client of the real server process, as an editor would be."""
+
+    def __init__(self, client: LanguageClient, env: dict[str, str]):
+        self.client = client
+        self.env = env
+        self.chunks: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.all_chunks: list[dict[str, Any]] = []
+        self.permission_requests: list[dict[str, Any]] = []
+        self.permission_answer: Callable[[dict], Any] = lambda params: {"outcome": "allow"}
+        self._chunk_waiters: list[tuple[Callable[[dict], bool], asyncio.Future]] = []
+
+        @client.feature("cody/chunk")
+        def on_chunk(params: Any) -> None:
+            self.chunks[params["runId"]].append(params)
+            self.all_chunks.append(params)
+            for predicate, fut in list(self._chunk_waiters):
+                if not fut.done() and predicate(params):
+                    fut.set_result(params)
+
+        @client.feature("cody/requestPermission")
+        async def on_permission(params: Any) -> Any:
+            self.permission_requests.append(params)
+            answer = self.permission_answer(params)
+            if asyncio.iscoroutine(answer):
+                answer = await answer
+            return answer
+
+    @property
+    def process(self) -> asyncio.subprocess.Process:
+        return self.client._server  # type: ignore[return-value]
+
+    async def request(self, method: str, params: Any = None) -> Any:
+        return await self.client.protocol.send_request_async(method, params)
+
+    async def error_of(self, method: str, params: Any = None) -> JsonRpcException:
+        with pytest.raises(JsonRpcException) as info:
+            await self.request(method, params)
+        return info.value
+
+    async def run(self, prompt: str, **params: Any) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+        result = await self.request("cody/run", {"prompt": prompt, **params})
+        return result, self.chunks[result["runId"]]
+
+    def wait_chunk(self, predicate: Callable[[dict], bool], timeout: float = 15.0) -> Any:
+        fut = asyncio.get_running_loop().create_future()
+        for chunk in self.all_chunks:
+            if predicate(chunk):
+                fut.set_result(chunk)
+                break
+        self._chunk_waiters.append((predicate, fut))
+        return asyncio.wait_for(fut, timeout)
+
+
+def server_env(provider: ScriptedProvider | None, db: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CODY_")}
+    env.update({"CODY_DB": str(db), "CODY_RETRY_BASE_DELAY": "0.01", "CODY_LOG_LEVEL": "WARNING",
+                "PYTHONUNBUFFERED": "1"})
+    if provider is not None:
+        env.update({"CODY_MODEL": "scripted-model", "CODY_MODEL_BASE_URL": provider.base_url,
+                    "CODY_MODEL_API_KEY": "sk-test-secret-key-123"})
+    env.update(extra)
+    return env
+
+
+async def start_wire(env: dict[str, str], folders: list[Path] | None = None,
+                     capabilities: dict[str, Any] | None = None) -> CodyWire:
+    config = ClientServerConfig(server_command=[sys.executable, "-m", "cody_lsp"], server_env=env,
+                                client_factory=make_client)
+    client = await config.start()
+    wire = CodyWire(client, env)
+    experimental = {"cody": capabilities} if capabilities else None
+    result = await client.initialize_session(types.InitializeParams(
+        capabilities=types.ClientCapabilities(experimental=experimental),
+        workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders or []],
+    ))
+    assert result.capabilities.experimental == {"cody": {"protocolVersion": 1}}
+    return wire
+
+
+async def stop_wire(wire: CodyWire) -> None:
+    try:
+        if wire.process.returncode is None:
+            await asyncio.wait_for(wire.client.shutdown_session(), 10)
+    except Exception:  # noqa: BLE001 - a test may have killed the server
+        pass
+    await wire.client.stop()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    return folder
+
+
+@pytest.fixture
+def db_path(tmp_path: Path) -> Path:
+    return tmp_path / "state" / "sessions.db"
+
+
+@pytest_asyncio.fixture
+async def provider():
+    async with ScriptedProvider() as p:
+        yield p
+
+
+@pytest_asyncio.fixture
+async def wire_factory(provider: ScriptedProvider, db_path: Path, workspace: Path):
+    """Start servers (several may share one DB); all are stopped at the end."""
+    started: list[CodyWire] = []
+
+    async def start(folders: list[Path] | None = None, *, env: dict[str, str] | None = None,
+                    capabilities: dict[str, Any] | None = None, **extra: str) -> CodyWire:
+        wire = await start_wire(env or server_env(provider, db_path, **extra),
+                                [workspace] if folders is None else folders, capabilities)
+        started.append(wire)
+        return wire
+
+    yield start
+    for wire in started:
+        await stop_wire(wire)
+
+
+@pytest_asyncio.fixture
+async def wire(wire_factory) -> CodyWire:
+    return await wire_factory()

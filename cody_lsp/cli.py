@@ -37,8 +37,11 @@ def serve(argv: list[str]) -> int:
     else:
         server.start_io()
     # The stdin reader thread may still be blocked in read(): leave without joining it.
-    sys.stdout.flush()
-    sys.stderr.flush()
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
     os._exit(server.exit_code)
 
 

@@ -52,6 +52,7 @@ class LiveRun:
     task: asyncio.Task | None = None
     chunks: ChunkStream | None = None
     cancel_requested: bool = False
+    started: bool = False
     result: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
@@ -136,8 +137,10 @@ class RunManager:
         if run.result.done() or run.cancel_requested:
             return False
         run.cancel_requested = True
-        if run.task is not None:
+        if run.task is not None and run.started:
             run.task.cancel()
+        # A task that has not started yet sees the flag at its start (cancelling it
+        # now would end it before it could send its terminal chunk).
         return True
 
     async def cancel_session(self, session_id: str, *, wait: bool) -> None:
@@ -181,8 +184,6 @@ class RunManager:
         run.chunks.emit(SessionStart(session.workspace_folder, model))
         run.task = asyncio.create_task(self._execute(run, session, model, params.prompt))
         run.task.add_done_callback(lambda _task: self._settle(run, session.id))
-        if run.cancel_requested:
-            run.task.cancel()
         return await asyncio.shield(run.result)
 
     async def _prepare(self, run: LiveRun, params: RunParams) -> SessionInfo:
@@ -211,11 +212,14 @@ class RunManager:
         return lock
 
     async def _execute(self, run: LiveRun, session: SessionInfo, model: str, prompt: str) -> None:
+        run.started = True
         lock = self._lock(session.id)
         try:
+            if run.cancel_requested:
+                raise asyncio.CancelledError
             async with lock:  # FIFO: a run on a busy session waits for the one before it
                 result = await self._turn(run, session, model, prompt)
-        except asyncio.CancelledError:  # cancelled while queued, before its turn started
+        except asyncio.CancelledError:  # cancelled before its turn started (queued)
             await self._record_unstarted(run.run_id, session.id)
             result = self._cancelled_result(run, session.id)
         except Exception as exc:  # noqa: BLE001 - never leave the client waiting
@@ -230,7 +234,7 @@ class RunManager:
     def _settle(self, run: LiveRun, session_id: str) -> None:
         """Task finished: make sure the run has its terminal chunk and result, whatever happened."""
         self.runs.pop(run.run_id, None)
-        if not run.result.done():  # cancelled before its first step could run
+        if not run.result.done():  # ended without a result (a bug): never leave the client waiting
             run.result.set_result(self._cancelled_result(run, session_id))
 
     def _cancelled_result(self, run: LiveRun, session_id: str) -> RunResult:

@@ -210,7 +210,7 @@ class CodyServer(LanguageServer):
             answer = await future
         except asyncio.CancelledError:
             self.protocol._request_futures.pop(msg_id, None)
-            self.protocol.notify("$/cancelRequest", {"id": msg_id})
+            self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
         except JsonRpcException as exc:
             log.warning("permission request failed: %s", exc)

@@ -68,6 +68,10 @@ class CodyWire:
     async def request(self, method: str, params: Any = None) -> Any:
         return await self.client.protocol.send_request_async(method, params)
 
+    def send(self, method: str, params: Any = None, msg_id: str | None = None) -> asyncio.Future:
+        """Write the request now (not when awaited) and return the future of its response."""
+        return asyncio.wrap_future(self.client.protocol.send_request(method, params, msg_id=msg_id))
+
     async def error_of(self, method: str, params: Any = None) -> JsonRpcException:
         with pytest.raises(JsonRpcException) as info:
             await self.request(method, params)

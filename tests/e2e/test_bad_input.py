@@ -1,0 +1,162 @@
+"""Bad input gets a clear JSON-RPC error, loses nothing, and the server keeps serving."""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pygls.exceptions import JsonRpcException
+
+from cody_lsp.testing.provider import Reply, ScriptedProvider
+from cody_lsp.wire import METHODS
+
+from ..conftest import CodyWire, server_env, start_wire, stop_wire
+
+
+async def still_serving(wire: CodyWire) -> None:
+    assert "sessions" in await asyncio.wait_for(wire.request("cody/listSessions", {}), 10)
+
+
+@pytest.mark.parametrize("method,params,fragment", [
+    ("cody/run", {}, "missing required field 'prompt'"),
+    ("cody/run", {"prompt": 5}, "'prompt' must be a string"),
+    ("cody/run", {"prompt": None}, "'prompt' must be a string, got null"),
+    ("cody/run", {"prompt": "   "}, "'prompt' must not be empty"),
+    ("cody/run", {"prompt": "hi", "sessionId": ["x"]}, "'sessionId' must be a string"),
+    ("cody/run", {"prompt": "hi", "workspaceFolder": "relative/path"}, "'workspaceFolder' must be an absolute path"),
+    ("cody/run", {"prompt": "hi", "workspaceFolder": "/definitely/not/here"}, "not an existing folder"),
+    ("cody/run", [1, 2], "params must be an object"),
+    ("cody/run", {"prompt": "bad \ud800 text"}, "'prompt' contains a lone UTF-16 surrogate"),
+    ("cody/listSessions", {"limit": "10"}, "'limit' must be an integer"),
+    ("cody/listSessions", {"limit": 0}, "'limit' must be between 1 and 1000"),
+    ("cody/listSessions", {"limit": True}, "'limit' must be an integer"),
+    ("cody/listSessions", {"cursor": "garbage"}, "'cursor' is not a cursor"),
+    ("cody/getSession", {}, "missing required field 'sessionId'"),
+    ("cody/getSession", {"sessionId": 7}, "'sessionId' must be a string"),
+    ("cody/deleteSession", None, "params must be an object, got null"),
+    ("cody/cancel", {"runId": 3}, "'runId' must be a string"),
+    ("cody/createSession", {"title": {"a": 1}}, "'title' must be a string"),
+    ("cody/latestSession", {"workspaceFolder": 12}, "'workspaceFolder' must be a string"),
+])
+async def test_invalid_params_name_the_field(wire: CodyWire, method, params, fragment):
+    err = await wire.error_of(method, params)
+    assert err.code == -32602 and fragment in err.message, err.message
+    await still_serving(wire)
+
+
+async def test_unknown_method_and_unknown_session(wire: CodyWire):
+    err = await wire.error_of("cody/doesNotExist", {})
+    assert err.code == -32601 and "cody/doesNotExist" in err.message
+    for method in ("cody/getSession", "cody/deleteSession"):
+        if method == "cody/deleteSession":
+            assert await wire.request(method, {"sessionId": "ses_missing"}) == {"deleted": False}
+            continue
+        err = await wire.error_of(method, {"sessionId": "ses_missing"})
+        assert err.code == -32001 and "ses_missing" in err.message
+    await still_serving(wire)
+
+
+async def test_null_params_everywhere(wire: CodyWire, workspace: Path):
+    answers = {}
+    for method in METHODS:
+        try:
+            answers[method] = await wire.request(method, None)
+        except JsonRpcException as exc:
+            answers[method] = exc.code
+    assert answers["cody/run"] == answers["cody/getSession"] == answers["cody/deleteSession"] == -32602
+    assert answers["cody/cancel"] == -32602  # says which run: runId or sessionId
+    assert answers["cody/createSession"]["workspaceFolder"] == str(workspace)  # the one open folder
+    assert [s["id"] for s in answers["cody/listSessions"]["sessions"]] == [answers["cody/createSession"]["id"]]
+    assert answers["cody/latestSession"]["id"] == answers["cody/createSession"]["id"]
+    await still_serving(wire)
+
+
+async def test_a_5_mb_prompt_runs(wire: CodyWire, provider):
+    prompt = "x" * (5 * 1024 * 1024)
+    provider.add(Reply(text="That is a lot of x."))
+    result, _ = await wire.run(prompt)
+    assert result["status"] == "done" and result["output"] == "That is a lot of x."
+    assert provider.requests[0]["messages"][-1]["content"] == prompt
+    page = await wire.request("cody/getSession", {"sessionId": result["sessionId"]})
+    assert len(page["messages"][0]["content"]) == len(prompt)
+
+
+async def raw_request(wire: CodyWire, msg_id: str, body: bytes) -> Exception | object:
+    """Write a hand-made message and wait for the response with that id."""
+    future: concurrent.futures.Future = concurrent.futures.Future()
+    wire.client.protocol._request_futures[msg_id] = future
+    header = f"Content-Length: {len(body)}\r\n\r\n".encode()
+    wire.client.protocol.writer.write(header + body)
+    try:
+        return await asyncio.wait_for(asyncio.wrap_future(future), 10)
+    except JsonRpcException as exc:
+        return exc
+
+
+async def test_unparseable_and_deeply_nested_messages_get_a_parse_error(wire: CodyWire):
+    broken = await raw_request(wire, "raw-1", b'{"jsonrpc": "2.0", "id": "raw-1", "method": "cody/run", "params": {')
+    assert isinstance(broken, JsonRpcException) and broken.code == -32700
+    deep = b'{"jsonrpc": "2.0", "id": "raw-2", "method": "cody/run", "params": {"prompt": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    nested = await raw_request(wire, "raw-2", deep)
+    assert isinstance(nested, JsonRpcException) and nested.code in (-32700, -32602)
+    # Moderately deep but valid JSON reaches the handler and is refused by type.
+    medium = await raw_request(wire, "raw-3", b'{"jsonrpc": "2.0", "id": "raw-3", "method": "cody/run", "params": {"prompt": '
+                               + b"[" * 500 + b"]" * 500 + b"}}")
+    assert isinstance(medium, JsonRpcException) and medium.code == -32602
+    # A nested object that looks like a JSON-RPC message is just data.
+    tricky = await raw_request(wire, "raw-4", json.dumps({
+        "jsonrpc": "2.0", "id": "raw-4", "method": "cody/getSession",
+        "params": {"sessionId": {"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}}}}).encode())
+    assert isinstance(tricky, JsonRpcException) and tricky.code == -32602
+    await still_serving(wire)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-2**63, max_value=2**63) | st.floats(allow_nan=False)
+    | st.text(max_size=30),
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=12,
+)
+field_names = st.sampled_from(["prompt", "sessionId", "workspaceFolder", "runId", "title", "model", "limit",
+                               "cursor", "before"])
+params_strategy = st.one_of(json_values, st.dictionaries(field_names, json_values, max_size=5))
+
+
+def test_fuzz_every_method_gets_an_answer(tmp_path: Path):
+    """Malformed params at every cody/* method: each gets a JSON-RPC response; the server lives."""
+    loop = asyncio.new_event_loop()
+    folder = tmp_path / "ws"
+    folder.mkdir()
+    provider = ScriptedProvider(responder=lambda body: Reply(text="ok"))
+    loop.run_until_complete(provider.start())
+    wire = loop.run_until_complete(start_wire(server_env(provider, tmp_path / "db.sqlite"), [folder]))
+    answered = {"result": 0, "error": 0}
+
+    async def probe(method: str, params: object) -> None:
+        try:
+            await asyncio.wait_for(wire.request(method, params), 20)
+            answered["result"] += 1
+        except JsonRpcException as exc:
+            assert exc.code in (-32602, -32001, -32601), (method, params, exc.code, exc.message)
+            assert exc.message
+            answered["error"] += 1
+
+    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(method=st.sampled_from(sorted(METHODS) + ["cody/nope"]), params=params_strategy)
+    def check(method: str, params: object) -> None:
+        loop.run_until_complete(probe(method, params))
+
+    try:
+        check()
+        loop.run_until_complete(still_serving(wire))
+        assert wire.process.returncode is None
+        assert answered["error"] > 0 and answered["result"] > 0
+    finally:
+        loop.run_until_complete(stop_wire(wire))
+        loop.run_until_complete(provider.stop())
+        loop.close()

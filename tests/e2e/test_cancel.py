@@ -131,6 +131,12 @@ async def test_cancel_while_waiting_for_permission_cancels_the_request(wire_fact
     wire.permission_answer = lambda params: {"outcome": "allow"}
     await cancel_and_check_next_run_works(wire, provider, run_id, task)
     assert not (workspace / "x.txt").exists()
+    # The server withdrew its question ($/cancelRequest), so the client's prompt was cancelled.
+    for _ in range(100):
+        if never.cancelled():
+            break
+        await asyncio.sleep(0.02)
+    assert never.cancelled()
 
 
 async def test_permission_answers_are_followed(wire_factory, provider, workspace):

@@ -24,7 +24,7 @@ from .config import Limits, ModelConfig
 from .model import ModelError, StepResult, stream_step
 from .store import Entry
 from .tools import TOOLS, ToolResult, run_tool, tool_schemas
-from .wire import CircuitBreaker, ErrorInfo, Retry, Thinking, ToolCall, ToolResultChunk, Usage
+from .wire import CircuitBreaker, ErrorInfo, Retry, ToolCall, ToolResultChunk, Usage
 
 # (tool call id, tool name, args) → "allow" | "allow_always" | "deny"
 AskPermission = Callable[[str, str, dict], Awaitable[str]]
@@ -139,11 +139,10 @@ class Turn:
         max_retries = max(self.limits.retry_attempts, 0)
         attempt = 0
         chunks = self.chunks
-        on_thinking = lambda s: chunks.emit(Thinking(s))  # noqa: E731
         while True:
             try:
                 return await stream_step(self.model_config, self.limits, self.model, messages, tools,
-                                         chunks.text, on_thinking)
+                                         chunks.text, chunks.thinking)
             except ModelError as exc:
                 attempt += 1
                 if not exc.retryable or attempt > max_retries:

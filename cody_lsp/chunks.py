@@ -1,9 +1,10 @@
 """The chunk stream of one run: sequence numbers, text coalescing, ordering.
 
-`text_delta` fragments that arrive close together are merged so the client gets
-at most one text notification per flush interval (a fast model would otherwise
-cost one JSON-RPC message per token). Buffered text is always flushed before any
-other chunk, so the order the client sees is the order things happened.
+`text_delta` (and `thinking`) fragments that arrive close together are merged so
+the client gets at most one such notification per flush interval (a fast model
+would otherwise cost one JSON-RPC message per token). Buffered text is always
+flushed before any other chunk, so the order the client sees is the order
+things happened.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import asyncio
 import time
 from typing import Any, Callable
 
-from .wire import TERMINAL_TYPES, TextDelta, chunk_to_wire
+from .wire import TERMINAL_TYPES, TextDelta, Thinking, chunk_to_wire
 
 Send = Callable[[dict[str, Any]], None]
 
@@ -25,6 +26,7 @@ class ChunkStream:
         self._interval = flush_interval
         self._seq = 0
         self._text: list[str] = []
+        self._kind: type = TextDelta  # what the buffered text is: TextDelta or Thinking
         self._last_flush = 0.0
         self._timer: asyncio.TimerHandle | None = None
         self.finished = False
@@ -40,9 +42,19 @@ class ChunkStream:
             self.finished = True
 
     def text(self, content: str) -> None:
-        """Queue text; sent at once if the last text went out a while ago."""
+        """Queue answer text; sent at once if the last text went out a while ago."""
+        self._queue(TextDelta, content)
+
+    def thinking(self, content: str) -> None:
+        """Queue reasoning text, coalesced like answer text."""
+        self._queue(Thinking, content)
+
+    def _queue(self, kind: type, content: str) -> None:
         if self.finished or not content:
             return
+        if kind is not self._kind:
+            self.flush()
+            self._kind = kind
         self._text.append(content)
         if self._timer is not None:
             return
@@ -61,7 +73,7 @@ class ChunkStream:
         content = "".join(self._text)
         self._text.clear()
         self._last_flush = time.monotonic()
-        self._send(chunk_to_wire(self.run_id, self.session_id, self._seq, TextDelta(content)))
+        self._send(chunk_to_wire(self.run_id, self.session_id, self._seq, self._kind(content)))
         self._seq += 1
 
     def discard_text(self) -> None:

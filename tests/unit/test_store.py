@@ -1,0 +1,80 @@
+"""The store on its own: schema versioning, atomic turns, paging, crash marking."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from cody_lsp.store import SCHEMA_VERSION, Entry, Store
+from cody_lsp.wire import Usage
+
+
+async def test_schema_is_versioned_and_uses_wal(tmp_path: Path):
+    db = tmp_path / "deep" / "dir" / "s.db"
+    store = await Store.open(db)
+    await store.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
+        assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        plan = " ".join(r[3] for r in conn.execute(
+            "EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE workspace_folder = ? "
+            "ORDER BY updated_at DESC, id DESC LIMIT 50", ("/x",)))
+        assert "sessions_by_folder" in plan and "TEMP B-TREE" not in plan
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+    with pytest.raises(RuntimeError, match="newer than this cody-lsp understands"):
+        await Store.open(db)
+
+
+async def test_a_turn_commits_whole_and_history_reloads_in_order(tmp_path: Path):
+    store = await Store.open(tmp_path / "s.db")
+    session = await store.create_session("ses_1", None, "m", "/ws")
+    assert session.title == "New session"
+    await store.start_run("run_1", "ses_1")
+    call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
+    count = await store.finish_run("ses_1", "run_1", "done", [
+        Entry({"role": "user", "content": "hi"}),
+        Entry({"role": "assistant", "content": None, "tool_calls": [call]}),
+        Entry({"role": "tool", "tool_call_id": "c1", "content": "ok"}, tool_name="read_file"),
+        Entry({"role": "assistant", "content": "done"}),
+    ], Usage(1, 2, 3), title="hi there")
+    assert count == 4
+    history = (await store.load_history("ses_1")).messages
+    assert history[1]["tool_calls"] == [call] and history[2] == {"role": "tool", "content": "ok", "tool_call_id": "c1"}
+    info = await store.get_session("ses_1")
+    assert info.message_count == 4 and info.title == "hi there"
+    messages, before = await store.get_messages("ses_1", 2, None)
+    assert [m.position for m in messages] == [2, 3] and before == 2
+    assert messages[0].tool_name == "read_file"
+    assert (await store.run_record("run_1"))["status"] == "done"
+    await store.close()
+
+
+async def test_session_list_pages_by_cursor(tmp_path: Path):
+    store = await Store.open(tmp_path / "s.db")
+    for i in range(5):
+        await store.create_session(f"ses_{i}", f"t{i}", "m", "/a" if i % 2 else "/b")
+    page, cursor = await store.list_sessions(None, 3, None)
+    rest, end = await store.list_sessions(None, 3, cursor)
+    assert [s.id for s in page + rest] == [f"ses_{i}" for i in reversed(range(5))] and end is None
+    only_a, _ = await store.list_sessions("/a", 10, None)
+    assert [s.id for s in only_a] == ["ses_3", "ses_1"]
+    with pytest.raises(ValueError, match="cursor"):
+        await store.list_sessions(None, 3, "not-a-cursor")
+    await store.close()
+
+
+async def test_runs_of_a_dead_process_are_marked_interrupted(tmp_path: Path):
+    store = await Store.open(tmp_path / "s.db")
+    await store.create_session("ses_1", None, "m", "/ws")
+    await store.start_run("run_live", "ses_1")  # this process: alive, but at start-up counted as gone
+    with sqlite3.connect(tmp_path / "s.db") as conn:
+        conn.execute("INSERT INTO runs (id, session_id, status, owner, started_at) VALUES "
+                     "('run_dead', 'ses_1', 'running', ?, 'x')", (f"{__import__('socket').gethostname()}:999999",))
+        conn.execute("INSERT INTO runs (id, session_id, status, owner, started_at) VALUES "
+                     "('run_other_host', 'ses_1', 'running', 'elsewhere:1', 'x')")
+    assert await store.mark_interrupted_runs() == 2
+    assert (await store.run_record("run_dead"))["status"] == "interrupted"
+    assert (await store.run_record("run_other_host"))["status"] == "running"
+    await store.close()

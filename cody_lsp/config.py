@@ -6,6 +6,7 @@ missing when a run needs the model.
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -94,6 +95,18 @@ class Limits:
         )
 
 
+APPROVAL_MODES = ("auto", "ask", "never")
+
+
+def _approvals_mode() -> str:
+    raw = os.environ.get("CODY_APPROVALS", "auto").strip().lower()
+    if raw not in APPROVAL_MODES:
+        logging.getLogger(__name__).warning(
+            "CODY_APPROVALS=%r is not one of %s; using 'auto'", raw, ", ".join(APPROVAL_MODES))
+        return "auto"
+    return raw
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     model: ModelConfig = field(default_factory=ModelConfig.from_env)
@@ -103,4 +116,4 @@ class ServerConfig:
     text_flush_interval: float = field(default_factory=lambda: _env_float("CODY_TEXT_FLUSH_MS", 20.0) / 1000)
     # "auto": ask the client before mutating tools when it says it can answer
     # (initialize capabilities.experimental.cody.permissions); "ask": always; "never": never.
-    approvals: str = field(default_factory=lambda: os.environ.get("CODY_APPROVALS", "auto"))
+    approvals: str = field(default_factory=lambda: _approvals_mode())

@@ -91,7 +91,7 @@ class RunManager:
     async def create_session(self, params: CreateSessionParams) -> SessionInfo:
         folder = self.resolve_folder(params.workspace_folder)
         model = params.model or self.config.model.model or ""
-        return await self.store.create_session(new_id("ses"), params.title, model, folder)
+        return await self.store.create_session(new_id("ses"), params.title or None, model, folder)
 
     async def list_sessions(self, params: ListSessionsParams) -> SessionList:
         folder = None
@@ -168,12 +168,31 @@ class RunManager:
         run_id = params.run_id or new_id("run")
         if run_id in self.runs:
             raise InvalidParams(f"'runId' {run_id!r} is already in use by a live run; choose a new id")
-        run = LiveRun(run_id)
+        run = LiveRun(run_id, session_id=params.session_id)
         self.runs[run_id] = run
         return run
 
     async def run(self, run: LiveRun, params: RunParams) -> RunResult:
-        """Execute a registered run; returns its result (the run task owns all the chunks)."""
+        """Execute a registered run and return its result.
+
+        Cancel-safe: if the caller is cancelled ($/cancelRequest), the run is
+        cancelled, still sends `session_start` and its terminal chunk, and then the
+        CancelledError goes on to the caller.
+        """
+        start = asyncio.ensure_future(self._start(run, params))
+        try:
+            await asyncio.shield(start)
+            return await asyncio.shield(run.result)
+        except asyncio.CancelledError:
+            self._cancel_run(run)
+            try:
+                await start
+            except Exception:  # noqa: BLE001 - the run never began (e.g. unknown session)
+                raise asyncio.CancelledError from None
+            await run.result
+            raise
+
+    async def _start(self, run: LiveRun, params: RunParams) -> None:
         try:
             session = await self._prepare(run, params)
         except BaseException:
@@ -184,7 +203,6 @@ class RunManager:
         run.chunks.emit(SessionStart(session.workspace_folder, model))
         run.task = asyncio.create_task(self._execute(run, session, model, params.prompt))
         run.task.add_done_callback(lambda _task: self._settle(run, session.id))
-        return await asyncio.shield(run.result)
 
     async def _prepare(self, run: LiveRun, params: RunParams) -> SessionInfo:
         if params.run_id is not None and await self.store.run_record(params.run_id) is not None:

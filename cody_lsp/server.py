@@ -19,7 +19,7 @@ from typing import Any, Awaitable, Callable
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams, JsonRpcParseError
+from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
@@ -29,13 +29,14 @@ from .config import ServerConfig
 from .runs import LiveRun, RunManager
 from .store import Store
 from .wire import (
-    PROTOCOL_VERSION, CancelParams, CancelResult, CreateSessionParams, DeleteResult, DeleteSessionParams,
-    GetSessionParams, InvalidParams, LatestSessionParams, ListSessionsParams, PermissionParams, RunParams,
-    WireError, parse, to_wire,
+    INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, PROTOCOL_VERSION, UNKNOWN_SESSION, CancelParams,
+    CancelResult, CreateSessionParams, DeleteResult, DeleteSessionParams, GetSessionParams, InvalidParams,
+    LatestSessionParams, ListSessionsParams, PermissionParams, RunParams, WireError, parse, to_wire,
 )
 
 log = logging.getLogger(__name__)
 
+EXPECTED_ERRORS = frozenset({INVALID_PARAMS, UNKNOWN_SESSION})
 _ID_PATTERN = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
 
 
@@ -54,15 +55,28 @@ class CodyProtocol(LanguageServerProtocol):
     def handle_message(self, message: Any):
         if isinstance(message, dict):
             if not isinstance(message.get("jsonrpc"), str):
-                return self._reject(message, -32600, "Invalid Request: not a JSON-RPC 2.0 message")
-            if "method" in message and not isinstance(message["method"], str):
-                return self._reject(message, -32600, "Invalid Request: 'method' must be a string")
+                return self._reject(message, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
+            if "method" in message:
+                if not isinstance(message["method"], str):
+                    return self._reject(message, INVALID_REQUEST, "Invalid Request: 'method' must be a string")
+                message.setdefault("params", None)  # `params` may be omitted (JSON-RPC 2.0)
             try:
                 message = super().structure_message(message)
             except JsonRpcException as exc:
-                return self._reject(message, JsonRpcInvalidParams.CODE,
+                return self._reject(message, INVALID_PARAMS,
                                     f"Invalid params for {message.get('method')!r}: {exc.__cause__ or exc}")
         return super().handle_message(message)
+
+    def _send_handler_result(self, future: Any, *, msg_id: Any):
+        # Expected refusals (bad params, unknown session) are answered without the
+        # traceback pygls would log for them.
+        if not future.cancelled():
+            exc = future.exception()
+            if isinstance(exc, JsonRpcException) and exc.code in EXPECTED_ERRORS:
+                self._request_futures.pop(msg_id, None)
+                self._send_response(msg_id, error=exc.to_response_error())
+                return
+        super()._send_handler_result(future, msg_id=msg_id)
 
     def _reject(self, raw: dict, code: int, text: str) -> None:
         if "id" in raw and "method" in raw and isinstance(raw["id"], (str, int)):
@@ -163,14 +177,15 @@ class CodyServer(LanguageServer):
         message = ("Parse error: the message is nested too deeply" if isinstance(error, RecursionError)
                    else f"Parse error: the message is not valid JSON ({error})")
         self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id,
-                                  "error": {"code": JsonRpcParseError.CODE, "message": message}})
+                                  "error": {"code": PARSE_ERROR, "message": message}})
 
     # ---------------------------------------------------------------- manager
 
     async def get_manager(self) -> RunManager:
         if self.manager is not None:
             return self.manager
-        if self._manager_ready is None:
+        ready = self._manager_ready
+        if ready is None or (ready.done() and (ready.cancelled() or ready.exception() is not None)):
             self._manager_ready = asyncio.ensure_future(self._open_manager())
         return await asyncio.shield(self._manager_ready)
 
@@ -245,14 +260,20 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
         return register
 
     @server.feature(types.INITIALIZE)
-    def on_initialize(params: types.InitializeParams) -> None:
+    async def on_initialize(params: types.InitializeParams) -> None:
         experimental = getattr(params.capabilities, "experimental", None)
         cody = experimental.get("cody") if isinstance(experimental, dict) else None
         server.client_can_approve = bool(isinstance(cody, dict) and cody.get("permissions"))
+        # Open the store before answering, so every cody/* request finds it ready
+        # (and a run cancelled right away still gets its chunks). A failure here is
+        # reported by each request instead.
+        try:
+            await server.get_manager()
+        except Exception:  # noqa: BLE001
+            log.exception("could not open the session store %s", server.config.db)
 
     @server.feature(types.INITIALIZED)
-    async def on_initialized(_params: Any) -> None:
-        await server.get_manager()
+    def on_initialized(_params: Any) -> None:
         # Warm the model client's imports in the background so the first run starts at once.
         asyncio.get_running_loop().run_in_executor(None, _warm_imports)
 
@@ -268,15 +289,9 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
     @method("cody/run")
     async def run(m: RunManager, raw: Any):
         params = parse(RunParams, raw)
-        live = m.register(params)
-        try:
-            return await m.run(live, params)
-        except asyncio.CancelledError:
-            # $/cancelRequest: stop the run, let it send its terminal chunk, then answer -32800.
-            m.cancel(CancelParams(run_id=live.run_id))
-            if live.task is not None:
-                await asyncio.shield(live.result)
-            raise
+        # $/cancelRequest cancels this handler: the manager stops the run, lets it send
+        # its terminal chunk, then re-raises so pygls answers -32800.
+        return await m.run(m.register(params), params)
 
     @method("cody/cancel")
     async def cancel(m: RunManager, raw: Any):

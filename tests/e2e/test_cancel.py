@@ -200,7 +200,7 @@ async def test_cancel_by_session_and_before_the_first_chunk(wire: CodyWire, prov
 
     provider.add(Reply(text="slow", first_byte_delay=60))
     other_id, other = await start_run(wire, "y", sessionId=session["id"])
-    await provider.wait_for_requests(1)
+    # By session, written right behind the run request too.
     assert await wire.request("cody/cancel", {"sessionId": session["id"]}) == {"cancelled": True}
     assert (await asyncio.wait_for(other, 15))["status"] == "cancelled"
     assert await wire.request("cody/cancel", {"runId": "never-existed"}) == {"cancelled": False}
@@ -222,3 +222,16 @@ async def test_cancel_request_on_the_run_request(wire: CodyWire, provider):
     provider.add(Reply(text="fine"))
     again, _ = await wire.run("again", sessionId=chunks[0]["sessionId"])
     assert again["output"] == "fine"
+
+
+async def test_cancel_request_before_the_first_chunk(wire: CodyWire, provider):
+    provider.add(Reply(text="never", first_byte_delay=60))
+    run_id = "run-cancel-request-early"
+    future = wire.send("cody/run", {"prompt": "talk", "runId": run_id}, msg_id="req-43")
+    wire.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="req-43"))
+    with pytest.raises(JsonRpcException) as info:
+        await asyncio.wait_for(future, 15)
+    assert info.value.code == -32800
+    assert [c["type"] for c in wire.chunks[run_id]] == ["session_start", "cancelled"]
+    err = await wire.error_of("cody/run", {"prompt": "x", "runId": run_id})
+    assert err.code == -32602 and "runId" in err.message  # the run was recorded

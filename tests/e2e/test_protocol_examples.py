@@ -1,0 +1,170 @@
+"""protocol.md's examples, sent to the real server: the answers have exactly the documented shape.
+
+The documented params are sent as written, with only ids and folders (and, where a page must
+be partial, `limit`/`before`/`cursor`) replaced by real ones. Every response, chunk and
+permission request must have exactly the keys of the documented example (recursively; for a
+list, each element must match one documented element; tool `args` are opaque).
+"""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+from typing import Any
+
+from cody_lsp.testing.provider import Fault, Reply, ToolCall
+
+from ..conftest import CodyWire
+from ..unit.test_protocol_doc import Doc, apply_retry_rule, load_doc
+
+OPAQUE = {"args"}  # tool arguments: whatever the model sent
+
+
+def key_mismatches(actual: Any, documented: Any, path: str = "$") -> list[str]:
+    if isinstance(documented, dict):
+        if not isinstance(actual, dict):
+            return [f"{path}: expected an object, got {actual!r:.80}"]
+        problems = []
+        if set(actual) != set(documented):
+            problems.append(f"{path}: keys {sorted(actual)} != documented {sorted(documented)}")
+        for key in set(actual) & set(documented):
+            if key not in OPAQUE:
+                problems += key_mismatches(actual[key], documented[key], f"{path}.{key}")
+        return problems
+    if isinstance(documented, list):
+        if not isinstance(actual, list):
+            return [f"{path}: expected an array, got {actual!r:.80}"]
+        problems = []
+        for i, item in enumerate(actual):
+            if documented and all(key_mismatches(item, d, f"{path}[{i}]") for d in documented):
+                problems += [f"{path}[{i}] matches no documented element: "
+                             + "; ".join(key_mismatches(item, documented[0], f"{path}[{i}]"))]
+        return problems
+    return []  # scalars: only the keys are compared
+
+
+def assert_shape(actual: Any, *documented: Any) -> None:
+    attempts = [key_mismatches(actual, d) for d in documented]
+    assert any(not a for a in attempts), "\n".join(min(attempts, key=len))
+
+
+def params(doc: Doc, method: str, **real: Any) -> dict[str, Any]:
+    """The documented params of `method`, with the given fields replaced (None: left out)."""
+    (block,) = doc.examples("params", method)
+    example = block.json()
+    out = {key: real.get(key, value) for key, value in example.items()}
+    return {key: value for key, value in out.items() if value is not None}
+
+
+def results(doc: Doc, method: str) -> list[Any]:
+    return [b.json() for b in doc.examples("result", method)]
+
+
+def chunk_examples(doc: Doc) -> dict[str, list[dict[str, Any]]]:
+    by_type: dict[str, list[dict[str, Any]]] = {}
+    for block in doc.examples("chunk"):
+        example = block.json()
+        by_type.setdefault(example["type"], []).append(example)
+    return by_type
+
+
+def error_example(doc: Doc, code: int) -> dict[str, Any]:
+    (found,) = [b.json()["error"] for b in doc.examples("error") if b.json()["error"]["code"] == code]
+    return found
+
+
+async def test_documented_examples_against_the_server(wire: CodyWire, provider, workspace: Path, tmp_path: Path):
+    doc = load_doc()
+    chunk_docs = chunk_examples(doc)
+    (workspace / "app.py").write_text("from flask import Flask\n\napp = Flask(__name__)\n")
+
+    # cody/createSession, with the folder spelled as a URI with a trailing slash.
+    created = await wire.request("cody/createSession", params(doc, "cody/createSession",
+                                                             workspaceFolder=workspace.as_uri() + "/"))
+    assert_shape(created, *results(doc, "cody/createSession"))
+    assert created["workspaceFolder"] == str(workspace.resolve())
+    session_id = created["id"]
+
+    # cody/run: thinking, text, a tool call, a retried step, the answer.
+    provider.add(
+        Reply(reasoning="Read the file first.", text="Let me look.",
+              tool_calls=[ToolCall("read_file", {"path": "app.py"})]),
+        Reply(text="It is a Fla", text_deltas=3, fault=Fault.disconnect(after=3)),
+        Reply(text="It is a Flask app without routes.", text_deltas=4),
+    )
+    run_id = f"e2e-{uuid.uuid4().hex[:8]}"
+    run_params = params(doc, "cody/run", sessionId=session_id, workspaceFolder=str(workspace), runId=run_id)
+    result = await wire.request("cody/run", run_params)
+    assert result["status"] == "done", result
+    assert_shape(result, *[r for r in results(doc, "cody/run") if r["status"] == "done"])
+    chunks = wire.chunks[run_id]
+    assert {"session_start", "thinking", "text_delta", "tool_call", "tool_result", "retry", "done"} <= {
+        c["type"] for c in chunks}
+    for chunk in chunks:
+        assert_shape(chunk, *chunk_docs[chunk["type"]])
+    # The documented retry rule leaves exactly the final answer.
+    assert apply_retry_rule(chunks)[1] == result["output"] == "It is a Flask app without routes."
+
+    # cody/cancel of a finished run: the documented shape, cancelled false.
+    cancel = await wire.request("cody/cancel", params(doc, "cody/cancel", runId=run_id, sessionId=session_id))
+    assert cancel == {"cancelled": False}
+    assert_shape(cancel, *results(doc, "cody/cancel"))
+
+    # cody/getSession: a partial page (so nextBefore is present), then every message.
+    count = (await wire.request("cody/getSession", {"sessionId": session_id}))["session"]["messageCount"]
+    assert count == 4
+    page = await wire.request("cody/getSession", params(doc, "cody/getSession", sessionId=session_id,
+                                                        limit=count - 1, before=count))
+    assert page["nextBefore"] == 1
+    assert_shape(page, *results(doc, "cody/getSession"))
+    whole = await wire.request("cody/getSession", {"sessionId": session_id})
+    documented_messages = [m for r in results(doc, "cody/getSession") for m in r["messages"]]
+    for message in whole["messages"]:
+        assert_shape(message, *documented_messages)
+
+    # cody/listSessions: a middle page, so nextCursor is present.
+    for title in ("second", "third"):
+        await wire.request("cody/createSession", {"title": title})
+    first = await wire.request("cody/listSessions", {"workspaceFolder": str(workspace), "limit": 1})
+    listed = await wire.request("cody/listSessions", params(doc, "cody/listSessions", workspaceFolder=str(workspace),
+                                                            limit=1, cursor=first["nextCursor"]))
+    assert len(listed["sessions"]) == 1 and "nextCursor" in listed
+    assert_shape(listed, *results(doc, "cody/listSessions"))
+
+    # cody/latestSession: a session, then null for a folder without sessions.
+    latest = await wire.request("cody/latestSession", params(doc, "cody/latestSession",
+                                                             workspaceFolder=workspace.as_uri()))
+    assert_shape(latest, *[r for r in results(doc, "cody/latestSession") if r is not None])
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    nothing = await wire.request("cody/latestSession", params(doc, "cody/latestSession", workspaceFolder=str(empty)))
+    assert nothing is None and None in results(doc, "cody/latestSession")
+
+    # The documented error examples are what the server says.
+    err = await wire.error_of("cody/getSession", {"sessionId": "ses_0000"})
+    assert (err.code, err.message) == (-32001, error_example(doc, -32001)["message"])
+    err = await wire.error_of("cody/listSessions", {"limit": 0})
+    assert (err.code, err.message) == (-32602, error_example(doc, -32602)["message"])
+
+    # cody/deleteSession.
+    deleted = await wire.request("cody/deleteSession", params(doc, "cody/deleteSession", sessionId=session_id))
+    assert deleted == {"deleted": True}
+    assert_shape(deleted, *results(doc, "cody/deleteSession"))
+
+
+async def test_documented_permission_exchange(wire_factory, provider, workspace: Path):
+    doc = load_doc()
+    wire = await wire_factory(capabilities={"permissions": True})
+    (answer,) = results(doc, "cody/requestPermission")
+    wire.permission_answer = lambda _params: answer
+    provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "hi\n"})]),
+                 Reply(text="Wrote notes.txt."))
+    result = await wire.request("cody/run", params(doc, "cody/run", sessionId=None, workspaceFolder=str(workspace),
+                                                    runId=f"e2e-{uuid.uuid4().hex[:8]}"))
+    assert result["status"] == "done"
+    (request,) = wire.permission_requests
+    (documented,) = [b.json() for b in doc.examples("params", "cody/requestPermission")]
+    assert_shape(request, documented)
+    assert request["toolName"] == "write_file" and request["workspaceFolder"] == str(workspace.resolve())
+    tool_result = next(c for c in wire.chunks[result["runId"]] if c["type"] == "tool_result")
+    assert tool_result["ok"] is True and (workspace / "notes.txt").read_text() == "hi\n"

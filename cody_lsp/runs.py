@@ -147,19 +147,15 @@ class RunManager:
         runs = [r for r in self.runs.values() if r.session_id == session_id]
         for run in runs:
             self._cancel_run(run)
-        if wait:
-            for run in runs:
-                await asyncio.shield(run.result)
+        if wait and runs:
+            await asyncio.wait([r.result for r in runs])
 
     async def cancel_all(self) -> None:
         runs = list(self.runs.values())
         for run in runs:
             self._cancel_run(run)
-        for run in runs:
-            try:
-                await asyncio.shield(run.result)
-            except Exception:  # noqa: BLE001
-                pass
+        if runs:
+            await asyncio.wait([r.result for r in runs])
 
     # ------------------------------------------------------------------ run
 
@@ -197,6 +193,7 @@ class RunManager:
             session = await self._prepare(run, params)
         except BaseException:
             self.runs.pop(run.run_id, None)
+            run.result.cancel()  # no run: release anyone waiting for it
             raise
         assert run.chunks is not None
         model = session.model or self.config.model.model or ""

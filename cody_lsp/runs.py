@@ -249,8 +249,14 @@ class RunManager:
     def _settle(self, run: LiveRun, session_id: str) -> None:
         """Task finished: make sure the run has its terminal chunk and result, whatever happened."""
         self.runs.pop(run.run_id, None)
-        if not run.result.done():  # ended without a result (a bug): never leave the client waiting
-            run.result.set_result(self._cancelled_result(run, session_id))
+        if run.result.done():
+            return
+        # Ended without a result (a bug): never leave the client waiting.
+        result = RunResult(run.run_id, session_id, "cancelled", "", Usage())
+        try:
+            result = self._cancelled_result(run, session_id)
+        finally:
+            run.result.set_result(result)
 
     def _cancelled_result(self, run: LiveRun, session_id: str) -> RunResult:
         assert run.chunks is not None

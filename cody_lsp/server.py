@@ -123,6 +123,7 @@ class CodyServer(LanguageServer):
         self._manager_ready: asyncio.Future | None = None
         self.client_can_approve = False
         self.exit_code = 0
+        self._client_gone = False
 
     def _start_io_async(self, stdin=None, stdout=None) -> None:
         """pygls' stdio loop, with a reader that keeps the last body (for parse-error
@@ -198,7 +199,14 @@ class CodyServer(LanguageServer):
         return self.manager
 
     def _send_chunk(self, params: dict[str, Any]) -> None:
-        self.protocol.notify("cody/chunk", params)
+        if self._client_gone:
+            return
+        try:
+            self.protocol.notify("cody/chunk", params)
+        except (BrokenPipeError, ConnectionError, OSError, ValueError):
+            # The client went away: runs go on to their end (and commit), unheard.
+            self._client_gone = True
+            log.warning("the client is gone; dropping the chunks of running runs")
 
     def default_folder(self) -> str | None:
         try:
@@ -274,8 +282,9 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
 
     @server.feature(types.INITIALIZED)
     def on_initialized(_params: Any) -> None:
-        # Warm the model client's imports in the background so the first run starts at once.
-        asyncio.get_running_loop().run_in_executor(None, _warm_imports)
+        # Warm the model client's imports in the background so the first run starts at once
+        # (a daemon thread: a short-lived server does not wait for it at exit).
+        threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:

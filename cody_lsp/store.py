@@ -140,12 +140,16 @@ class Store:
     async def open(cls, path: Path) -> "Store":
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(str(path), isolation_level=None)
-        await conn.execute("PRAGMA busy_timeout = 15000")
-        await conn.execute("PRAGMA journal_mode = WAL")
-        await conn.execute("PRAGMA synchronous = NORMAL")
-        await conn.execute("PRAGMA foreign_keys = ON")
-        store = cls(conn, path)
-        await store._migrate()
+        try:
+            await conn.execute("PRAGMA busy_timeout = 15000")
+            await conn.execute("PRAGMA journal_mode = WAL")
+            await conn.execute("PRAGMA synchronous = NORMAL")
+            await conn.execute("PRAGMA foreign_keys = ON")
+            store = cls(conn, path)
+            await store._migrate()
+        except BaseException:
+            await conn.close()
+            raise
         return store
 
     async def close(self) -> None:

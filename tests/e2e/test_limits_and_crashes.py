@@ -111,3 +111,20 @@ async def test_two_windows_share_one_database(provider, db_path: Path, tmp_path:
     finally:
         for wire in windows:
             await stop_wire(wire)
+
+
+async def test_server_exits_when_its_editor_dies_mid_run(provider, db_path: Path, workspace: Path):
+    wire = await start_wire(server_env(provider, db_path), [workspace])
+    provider.add(Reply(text="y " * 2000, text_deltas=2000, delay=0.01))
+    run_id = "run-orphaned"
+    wire.send("cody/run", {"prompt": "talk", "runId": run_id})
+    await wire.wait_chunk(lambda c: c["runId"] == run_id and c["type"] == "text_delta")
+    process = wire.process
+    # The editor crashed: its ends of both pipes are gone (the server's writes now fail).
+    process._transport.get_pipe_transport(1).close()  # type: ignore[attr-defined]
+    process.stdin.close()
+    assert await asyncio.wait_for(process.wait(), 30) is not None
+    await wire.client.stop()
+    with sqlite3.connect(db_path) as conn:
+        status = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
+    assert status == "cancelled"  # stopped and recorded, not left running

@@ -1,0 +1,137 @@
+"""Cold start: process spawn → `initialize` result, median of N (goal ≤ 0.4 s).
+
+Speaks LSP framing over the server's stdin/stdout directly (no client library),
+so nothing but the server's own start-up is timed. Also reports what the time
+is made of: a bare interpreter start, and the heaviest imports of the server
+(`python -X importtime`), which is the evidence for what limits it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import PY, Row, arg_parser, median, ms, report, server_command, server_env  # noqa: E402
+
+GOAL = 0.4
+
+
+def frame(obj: dict) -> bytes:
+    body = json.dumps(obj).encode()
+    return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+
+def read_message(stream) -> dict:
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            raise EOFError("server closed stdout")
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    assert length is not None
+    return json.loads(stream.read(length))
+
+
+def one_start(env: dict[str, str], folder: Path) -> float:
+    init = frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "processId": None, "capabilities": {},
+        "workspaceFolders": [{"uri": folder.as_uri(), "name": folder.name}]}})
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(server_command([PY, "-m", "cody_lsp"]), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env=env)
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(init)
+    proc.stdin.flush()
+    while True:
+        msg = read_message(proc.stdout)
+        if msg.get("id") == 1:
+            break
+    elapsed = time.perf_counter() - t0
+    if "result" not in msg or msg["result"]["capabilities"].get("experimental") != {"cody": {"protocolVersion": 1}}:
+        raise SystemExit(f"unexpected initialize answer: {msg}")
+    proc.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+    proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None}))
+    proc.stdin.write(frame({"jsonrpc": "2.0", "method": "exit", "params": None}))
+    proc.stdin.flush()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+    return elapsed
+
+
+def interpreter_start(n: int) -> float:
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        subprocess.run([PY, "-c", "pass"], check=True)
+        times.append(time.perf_counter() - t0)
+    return median(times)
+
+
+def import_seconds(env: dict[str, str], module: str, n: int) -> float:
+    """Median wall time of importing `module` in a fresh interpreter."""
+    code = f"import time; t = time.perf_counter(); import {module}; print(time.perf_counter() - t)"
+    return median(float(subprocess.run([PY, "-c", code], env=env, capture_output=True, text=True,
+                                       check=True).stdout) for _ in range(n))
+
+
+def heaviest_imports(env: dict[str, str], top: int = 6) -> tuple[float, list[tuple[str, float]]]:
+    """(total import time of cody_lsp.server under -X importtime, [(module, self seconds)] heaviest first)."""
+    out = subprocess.run([PY, "-X", "importtime", "-c", "import cody_lsp.server"], env=env,
+                         capture_output=True, text=True, check=True).stderr
+    rows = []
+    total = 0.0
+    for line in out.splitlines():
+        if not line.startswith("import time:") or "self [us]" in line:
+            continue
+        self_us, cum_us, name = (part.strip() for part in line.split(":", 1)[1].split("|"))
+        if name == "cody_lsp.server":
+            total = int(cum_us) / 1e6
+        rows.append((name, int(self_us) / 1e6))
+    rows.sort(key=lambda r: r[1], reverse=True)
+    return total, rows[:top]
+
+
+def main() -> None:
+    args = arg_parser(__doc__.splitlines()[0]).parse_args()
+    n = 2 if args.smoke else 10
+    with tempfile.TemporaryDirectory(prefix="cody-bench-") as tmp:
+        folder = Path(tmp) / "ws"
+        folder.mkdir()
+        env = server_env(None, Path(tmp) / "state" / "sessions.db")
+        one_start(env, folder)  # warm the page cache and .pyc files; not counted
+        times = [one_start(env, folder) for _ in range(n)]
+        bare = interpreter_start(3 if args.smoke else 5)
+        _, heavy = heaviest_imports(env)
+        k = 3 if args.smoke else 5
+        total = import_seconds(env, "cody_lsp.server", k)
+        lsp_types = import_seconds(env, "lsprotocol.types", k)
+    med = median(times)
+    rows = [
+        Row(f"spawn → initialize result, median of {n}", ms(med), f"≤ {GOAL * 1000:.0f} ms", med <= GOAL,
+            note=f"min {ms(min(times))}, max {ms(max(times))}"),
+        Row("of which: bare interpreter start (`python -c pass`)", ms(bare)),
+        Row("of which: `import cody_lsp.server` (in a fresh interpreter, median)", ms(total)),
+        Row("… of which: `import lsprotocol.types` alone (pygls needs it)", ms(lsp_types)),
+    ]
+    details = ["Heaviest imports by self time (`python -X importtime`, which inflates them): "
+               + ", ".join(f"`{name}` {ms(sec)}" for name, sec in heavy)]
+    report("cold_start", "Cold start", rows, args, details,
+           extra={"times": times, "bare": bare, "import_total": total, "lsprotocol_types": lsp_types,
+                  "heaviest": heavy})
+
+
+if __name__ == "__main__":
+    main()

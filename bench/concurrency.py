@@ -1,0 +1,166 @@
+"""Concurrency and memory: 50 runs at once across 50 sessions, each with tool calls
+(goals: event-loop lag p99 inside the server ≤ 20 ms; RSS idle ≤ 90 MB).
+
+Each run is three model steps against the scripted provider (its own process):
+`run_command` (a real `sh` process), then `read_file`, then an answer streamed at
+a model's pace (ANSWER tokens, one every DELAY). All runs start together on 50
+sessions spread over 10 workspace folders.
+
+Event-loop lag is sampled inside the server by `cody_lsp/diagnostics.py` (a task
+that sleeps 10 ms and records how late it wakes), which the server is started
+with here (`python -c "import cody_lsp.diagnostics; …cli.main()"`) until it
+imports it itself; only the samples taken while the 50 runs were going count.
+From outside, a client probe sends a no-op request (`cody/cancel` of an unknown
+run) every PROBE seconds during the runs and times its round trip.
+Memory is VmRSS / VmHWM of the server from /proc/PID/status: idle after start-up
+(initialize done, openai warmed in the background), idle after one run, and the
+peak while the 50 runs went on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import (  # noqa: E402
+    MONITORED_SERVER, ProviderProcess, Row, arg_parser, cpu_seconds, lag_window, ms, percentile, proc_status,
+    read_lag_report, report, server_env, server_pid, spawn_client, with_loop_monitor,
+)
+
+LAG_GOAL = 0.020
+IDLE_GOAL_MB = 90.0
+PROBE = 0.05
+LAG_INTERVAL = 0.01
+
+
+def mb(kb: float) -> str:
+    return f"{kb / 1024:.1f} MB"
+
+
+async def settle_rss(pid: int, seconds: float) -> int:
+    """VmRSS once it stopped growing (imports in the background), waiting at most `seconds`."""
+    deadline = time.perf_counter() + seconds
+    last = proc_status(pid).get("VmRSS", 0)
+    while time.perf_counter() < deadline:
+        await asyncio.sleep(0.25)
+        now = proc_status(pid).get("VmRSS", 0)
+        if abs(now - last) < 256:
+            return now
+        last = now
+    return last
+
+
+async def main_async(args) -> None:
+    n_runs = 5 if args.smoke else 50
+    answer = 20 if args.smoke else 100
+    delay = 0.01
+    with tempfile.TemporaryDirectory(prefix="cody-bench-") as tmp:
+        root = Path(tmp)
+        folders = []
+        for i in range(10):
+            folder = root / f"ws{i}"
+            folder.mkdir()
+            (folder / "notes.txt").write_text("".join(f"line {j}: some notes\n" for j in range(40)))
+            folders.append(folder)
+        lag_path = root / "lag.json"
+        async with ProviderProcess() as provider:
+            await provider.agent_mode(command="echo bench && ls", path="notes.txt", answer_tokens=answer,
+                                      delay=delay)
+            env = with_loop_monitor(server_env(provider.base_url, root / "sessions.db"), lag_path)
+            client = await spawn_client(env, [folders[0]], MONITORED_SERVER)
+            pid = server_pid(client)
+            assert pid is not None
+            try:
+                idle_start = await settle_rss(pid, 5.0)
+                warm = await client.run("warm up", workspace_folder=folders[0])
+                assert warm.status == "done", warm
+                idle_after_run = await settle_rss(pid, 2.0)
+                sessions = [await client.create_session(title=f"s{i}", workspace_folder=folders[i % 10])
+                            for i in range(n_runs)]
+                await provider.clear()
+
+                rss_samples: list[int] = []
+                probe_rtts: list[float] = []
+                done = asyncio.Event()
+
+                async def watch() -> None:
+                    while not done.is_set():
+                        rss_samples.append(proc_status(pid).get("VmRSS", 0))
+                        t0 = time.perf_counter()
+                        await client.cancel(run_id="run_probe_that_does_not_exist")
+                        probe_rtts.append(time.perf_counter() - t0)
+                        try:
+                            await asyncio.wait_for(done.wait(), PROBE)
+                        except asyncio.TimeoutError:
+                            pass
+
+                watcher = asyncio.ensure_future(watch())
+                assert provider.proc is not None
+                cpu0 = (cpu_seconds(pid), cpu_seconds(provider.proc.pid), cpu_seconds())
+                t_start = time.perf_counter()
+                results = await asyncio.gather(*(
+                    client.run(f"task {i}: look around and report", session_id=s.id)
+                    for i, s in enumerate(sessions)))
+                t_end = time.perf_counter()
+                cpu1 = (cpu_seconds(pid), cpu_seconds(provider.proc.pid), cpu_seconds())
+                done.set()
+                await watcher
+                status = proc_status(pid)
+                stats = await provider.stats(times=False)
+            finally:
+                await client.close()
+        lag_cpu = lag_window(read_lag_report(lag_path), t_start, t_end)
+    lag = [lag for lag, _ in lag_cpu]
+    bad = [r for r in results if r.status != "done"]
+    if bad:
+        raise SystemExit(f"{len(bad)} of {n_runs} runs did not finish: {bad[0].status} {bad[0].error}")
+    if stats["requests"] != 3 * n_runs:
+        raise SystemExit(f"expected {3 * n_runs} model requests, the provider got {stats['requests']}")
+    if not lag:
+        raise SystemExit(f"no event-loop lag samples from the server (report {lag_path})")
+    lag_p99 = percentile(lag, 99)
+    # How much of the worst samples' time the loop's thread was running (its own work)
+    # rather than waiting for the GIL (other threads) or for a core (other processes).
+    worst = sorted(lag_cpu, reverse=True)[:max(1, len(lag_cpu) // 20)]
+    busy = sum(min(cpu, LAG_INTERVAL + lag) for lag, cpu in worst) / sum(LAG_INTERVAL + lag for lag, _ in worst)
+    all_busy = sum(min(cpu, LAG_INTERVAL + lag) for lag, cpu in lag_cpu) / sum(LAG_INTERVAL + lag for lag, _ in lag_cpu)
+    peak = max(max(rss_samples, default=0), status.get("VmHWM", 0))
+    wall = t_end - t_start
+    server_cpu, provider_cpu, client_cpu = ((b - a) / wall * 100 for a, b in zip(cpu0, cpu1))
+    rows = [
+        Row(f"{n_runs} runs at once (3 model steps, run_command + read_file, {answer}-token answers at "
+            f"{delay * 1000:g} ms/token): wall time", ms(t_end - t_start),
+            note=f"{3 * n_runs} model requests, {2 * n_runs} tool calls"),
+        Row("event-loop lag inside the server during the runs: p99", ms(lag_p99), f"≤ {LAG_GOAL * 1000:.0f} ms",
+            lag_p99 <= LAG_GOAL, note=f"p50 {ms(percentile(lag, 50))}, max {ms(max(lag))}, {len(lag)} samples "
+                                      f"every 10 ms"),
+        Row("share of time the loop's thread was running (not waiting for the GIL or a core): "
+            "in the worst 5% of lag samples / overall", f"{busy * 100:.0f}% / {all_busy * 100:.0f}%"),
+        Row("CPU used during the runs, in % of one core (the machine has 2)",
+            f"server {server_cpu:.0f}%, scripted provider {provider_cpu:.0f}%, bench client {client_cpu:.0f}%"),
+        Row(f"no-op request round trip from a client during the runs (every {PROBE * 1000:g} ms): p50 / p99",
+            f"{ms(percentile(probe_rtts, 50))} / {ms(percentile(probe_rtts, 99))}"),
+        Row("RSS idle after start-up (initialized; openai warmed in the background)", mb(idle_start),
+            f"≤ {IDLE_GOAL_MB:.0f} MB", idle_start / 1024 <= IDLE_GOAL_MB),
+        Row("RSS idle after one run", mb(idle_after_run), f"≤ {IDLE_GOAL_MB:.0f} MB",
+            idle_after_run / 1024 <= IDLE_GOAL_MB),
+        Row(f"RSS peak during the {n_runs} runs (VmHWM)", mb(peak)),
+    ]
+    report("concurrency", "Concurrency and memory", rows, args,
+           extra={"lag": lag, "lag_cpu": [cpu for _, cpu in lag_cpu], "worst_busy": busy, "probe": probe_rtts, "rss": rss_samples, "idle_start_kb": idle_start,
+                  "idle_after_run_kb": idle_after_run, "peak_kb": peak, "wall": t_end - t_start,
+                  "window": [t_start, t_end],
+                  "cpu_percent": {"server": server_cpu, "provider": provider_cpu, "client": client_cpu}})
+
+
+def main() -> None:
+    args = arg_parser(__doc__.splitlines()[0]).parse_args()
+    asyncio.run(main_async(args))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,589 @@
+"""An async Python client of the cody/* protocol.
+
+`CodyClient.spawn()` starts `python -m cody_lsp` as a subprocess and talks to it
+over stdio; `CodyClient.connect_tcp()` connects to a server started with
+`--tcp HOST:PORT`. Results are the attrs classes of `cody_lsp.wire`; chunks are
+the camelCase dicts of the `cody/chunk` notification, exactly as sent.
+
+    async with await CodyClient.spawn(workspace_folders=[folder]) as client:
+        stream = client.stream("add a README")
+        async for chunk in stream:          # session_start … one terminal chunk
+            print(chunk["type"])
+        result = await stream.result()      # the RunResult
+
+Every method raises `CodyError` for a JSON-RPC error from the server (and
+`CodyConnectionError`, a subclass, when the server went away). The client
+always chooses the runId of a run, so the chunks of a run can be routed to it
+before the `cody/run` response arrives, and a run can be cancelled at any time.
+
+This module must stay light: it does not import openai or the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import contextlib
+import inspect
+import logging
+import os
+import sys
+import uuid
+from pathlib import Path
+from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, Union
+
+from lsprotocol.converters import get_converter
+from pygls.client import JsonRPCClient
+from pygls.exceptions import JsonRpcException
+from pygls.io_ import run_async
+from pygls.protocol import JsonRPCProtocol
+
+from . import __version__, wire
+from .wire import RunResult, SessionInfo, SessionList, SessionPage
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CodyClient", "CodyError", "CodyConnectionError", "PermissionHandler", "RunStream"]
+
+# Gets the params of `cody/requestPermission` (camelCase dict); returns
+# "allow" | "allow_always" | "deny" (or an awaitable of it).
+PermissionHandler = Callable[[dict], Union[Awaitable[str], str]]
+
+OUTCOMES = ("allow", "allow_always", "deny")
+CONNECTION_LOST = -32099  # implementation-defined server error range
+
+
+class CodyError(Exception):
+    """A JSON-RPC error answered by the server (or the connection failing)."""
+
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(f"{message} (code {code})")
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class CodyConnectionError(CodyError):
+    """The server process exited or the connection closed."""
+
+    def __init__(self, message: str):
+        super().__init__(CONNECTION_LOST, message)
+
+
+def _file_uri(folder: str | Path) -> str:
+    text = str(folder)
+    if text.startswith("file:"):
+        return text
+    return Path(text).expanduser().resolve().as_uri()
+
+
+class _Protocol(JsonRPCProtocol):
+    """pygls' JSON-RPC protocol, client side.
+
+    - Messages are structured at the top level only (a chunk's tool arguments may
+      contain anything, even a "jsonrpc" key).
+    - `$/cancelRequest` from the server (a pending permission request of a run
+      that was cancelled) cancels the handler.
+    - A response to a request this side gave up on is dropped quietly.
+    """
+
+    def structure_message(self, data: dict[str, Any]):
+        return data
+
+    def handle_message(self, message: Any):
+        if isinstance(message, dict):
+            if "jsonrpc" not in message:
+                log.warning("dropped a message that is not JSON-RPC 2.0")
+                return None
+            try:
+                message = super().structure_message(message)
+            except JsonRpcException:
+                log.warning("dropped a message that could not be read", exc_info=True)
+                return None
+        return super().handle_message(message)
+
+    def _handle_notification(self, method_name: str, params: Any):
+        if method_name == "$/cancelRequest":
+            msg_id = params.get("id") if isinstance(params, dict) else getattr(params, "id", None)
+            if msg_id is not None:
+                self._handle_cancel_notification(msg_id)
+            return
+        super()._handle_notification(method_name, params)
+
+    def _handle_response(self, msg_id, result=None, error=None):
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self._request_futures.pop(msg_id, None)
+            self._result_types.pop(msg_id, None)
+            return
+        super()._handle_response(msg_id, result, error)
+
+
+class _Transport(JsonRPCClient):
+    """The pygls client the CodyClient drives; reports a lost connection to it."""
+
+    def __init__(self, owner: "CodyClient"):
+        super().__init__(protocol_cls=_Protocol, converter_factory=get_converter)
+        self.owner = owner
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        log.warning("protocol error from the server: %s", error)
+
+
+_END = object()  # queue sentinel: the cody/run request finished
+
+
+class RunStream:
+    """The chunks of one run, in seq order, ending with its terminal chunk.
+
+    `run_id` is known at once (chosen by the client), so the run can be cancelled
+    before or during iteration (`await stream.cancel()`). After iterating,
+    `await stream.result()` gives the RunResult. Iteration raises CodyError when
+    the cody/run request itself failed (e.g. an unknown session).
+    """
+
+    def __init__(self, client: "CodyClient", run_id: str, params: dict[str, Any]):
+        self.client = client
+        self.run_id = run_id
+        self.session_id: str | None = params.get("sessionId")
+        self.chunks: list[dict[str, Any]] = []
+        self.terminal: dict[str, Any] | None = None
+        self._queue: asyncio.Queue = asyncio.Queue()
+        self._finished = False
+        client._queues[run_id] = self._queue
+        self._task = asyncio.ensure_future(self._wait(client._start_run(params)))
+        # The error is raised by iteration and result(); never an "exception was never retrieved".
+        self._task.add_done_callback(lambda task: task.cancelled() or task.exception())
+
+    async def _wait(self, answer: Awaitable[RunResult]) -> RunResult:
+        try:
+            return await answer
+        finally:
+            self._queue.put_nowait(_END)
+
+    def __aiter__(self) -> AsyncIterator[dict[str, Any]]:
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        if self._finished:
+            raise StopAsyncIteration
+        item = await self._queue.get()
+        if item is _END:
+            self._finished = True
+            self.client._queues.pop(self.run_id, None)
+            if self._task.done() and not self._task.cancelled() and self._task.exception() is not None:
+                raise self._task.exception()  # type: ignore[misc]
+            raise StopAsyncIteration
+        self.chunks.append(item)
+        if item.get("type") == "session_start":
+            self.session_id = item.get("sessionId")
+        if item.get("type") in wire.TERMINAL_TYPES:
+            self.terminal = item
+            self._finished = True
+            self.client._queues.pop(self.run_id, None)
+        return item
+
+    @property
+    def done(self) -> bool:
+        return self._task.done()
+
+    async def result(self) -> RunResult:
+        """The RunResult (waits for the cody/run response; raises its CodyError)."""
+        return await asyncio.shield(self._task)
+
+    async def cancel(self) -> bool:
+        """Ask the server to cancel this run; True if it was running or queued."""
+        if self._task.done():
+            return False
+        return await self.client.cancel(run_id=self.run_id)
+
+    async def aclose(self) -> None:
+        """Cancel the run if it is still going and wait for its response."""
+        if not self._task.done():
+            with contextlib.suppress(CodyError):
+                await self.cancel()
+        with contextlib.suppress(Exception, asyncio.CancelledError):
+            await asyncio.shield(self._task)
+        self._finished = True
+        self.client._queues.pop(self.run_id, None)
+
+    async def __aenter__(self) -> "RunStream":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
+class CodyClient:
+    """A connection to one cody-lsp server (see the module docstring)."""
+
+    def __init__(self, permission_handler: PermissionHandler | None = None):
+        self._transport = _Transport(self)
+        self.protocol = self._transport.protocol
+        self.server_process: asyncio.subprocess.Process | None = None
+        self.permission_handler = permission_handler
+        self.on_chunk: list[Callable[[dict[str, Any]], Any]] = []
+        self.server_info: dict[str, Any] = {}
+        self.capabilities: dict[str, Any] = {}
+        self._queues: dict[str, asyncio.Queue] = {}
+        self._stderr_tail: collections.deque[str] = collections.deque(maxlen=200)
+        self._tasks: list[asyncio.Task] = []
+        self._writer: Any = None
+        self._lost: str | None = None
+        self._closed = False
+        self._closing = False
+        self._close_task: asyncio.Task | None = None
+
+        @self._transport.feature("cody/chunk")
+        def on_chunk(params: Any) -> None:  # sync: runs in message order
+            self._dispatch_chunk(params)
+
+        for method in ("window/logMessage", "window/showMessage", "$/logTrace", "$/progress", "telemetry/event"):
+            self._transport.feature(method)(_ignore)
+
+        if permission_handler is not None:
+            @self._transport.feature("cody/requestPermission")
+            async def on_permission(params: Any) -> dict[str, str]:
+                return {"outcome": await self._ask(params)}
+
+    # ------------------------------------------------------------------ start
+
+    @classmethod
+    async def spawn(cls, *, env: dict[str, str] | None = None, workspace_folders: Sequence[str | Path] = (),
+                    server_command: Sequence[str] | None = None,
+                    permission_handler: PermissionHandler | None = None,
+                    cwd: str | None = None) -> "CodyClient":
+        """Start a server subprocess (default `python -m cody_lsp`) and initialize it.
+
+        The server runs in its own session, so a Ctrl+C at the terminal reaches the
+        client only (which may then cancel the run); its stderr is kept (the last
+        lines are quoted if it dies).
+        """
+        self = cls(permission_handler)
+        command = list(server_command or [sys.executable, "-m", "cody_lsp"])
+        process = await asyncio.create_subprocess_exec(
+            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE, env=dict(os.environ if env is None else env), cwd=cwd,
+            start_new_session=True, limit=2 ** 24,
+        )
+        assert process.stdin is not None and process.stdout is not None and process.stderr is not None
+        self.server_process = process
+        self._start(process.stdout, process.stdin)
+        self._tasks.append(asyncio.ensure_future(self._drain_stderr(process.stderr)))
+        try:
+            await self._initialize(workspace_folders)
+        except BaseException:
+            await self._abort()
+            raise
+        return self
+
+    @classmethod
+    async def connect_tcp(cls, host: str, port: int, *, workspace_folders: Sequence[str | Path] = (),
+                          permission_handler: PermissionHandler | None = None) -> "CodyClient":
+        """Connect to a server listening on TCP (`cody-lsp --tcp HOST:PORT`) and initialize it."""
+        self = cls(permission_handler)
+        try:
+            reader, writer = await asyncio.open_connection(host, port, limit=2 ** 24)
+        except OSError as exc:
+            raise CodyConnectionError(f"could not connect to cody-lsp at {host}:{port}: {exc}") from None
+        self._start(reader, writer)
+        try:
+            await self._initialize(workspace_folders)
+        except BaseException:
+            await self._abort()
+            raise
+        return self
+
+    def _start(self, reader: Any, writer: Any) -> None:
+        self._writer = writer
+        self.protocol.set_writer(writer)
+        self._tasks.append(asyncio.ensure_future(self._read(reader)))
+
+    async def _read(self, reader: Any) -> None:
+        reason = "the server closed the connection"
+        try:
+            await run_async(stop_event=self._transport._stop_event, reader=reader, protocol=self.protocol,
+                            logger=log, error_handler=self._transport.report_server_error)
+        except asyncio.IncompleteReadError:
+            reason = "the server closed the connection in the middle of a message"
+        except (ConnectionError, OSError) as exc:
+            reason = f"the connection to the server failed: {exc}"
+        except asyncio.CancelledError:
+            reason = "the client was closed"
+            raise
+        finally:
+            await self._connection_lost(reason)
+
+    async def _drain_stderr(self, stream: asyncio.StreamReader) -> None:
+        with contextlib.suppress(Exception):
+            while line := await stream.readline():
+                self._stderr_tail.append(line.decode("utf-8", "replace").rstrip("\n"))
+
+    def server_stderr(self) -> str:
+        """The last lines the server process wrote to stderr."""
+        return "\n".join(self._stderr_tail)
+
+    async def _connection_lost(self, reason: str) -> None:
+        if self._lost is not None:
+            return
+        if not self._closing and self.server_process is not None:
+            # Say why: the exit code and what the server said on stderr.
+            with contextlib.suppress(asyncio.TimeoutError, ProcessLookupError):
+                await asyncio.wait_for(self.server_process.wait(), 2)
+            await asyncio.sleep(0.05)  # let the stderr reader catch up
+            code = self.server_process.returncode
+            if code is not None:
+                reason = f"the server process exited with code {code}"
+            tail = [line for line in self._stderr_tail if line.strip()][-8:]
+            if tail:
+                reason += ":\n" + "\n".join(tail)
+        elif self._closing:
+            reason = "the client is closed"
+        self._lost = reason
+        error = CodyConnectionError(reason)
+        for msg_id, future in list(self.protocol._request_futures.items()):
+            if not future.done():
+                future.set_exception(error)
+            self.protocol._request_futures.pop(msg_id, None)
+
+    async def _initialize(self, workspace_folders: Sequence[str | Path]) -> None:
+        folders = [{"uri": _file_uri(f), "name": Path(str(f)).name or str(f)} for f in workspace_folders]
+        params = {
+            "processId": os.getpid(),
+            "clientInfo": {"name": "cody-lsp-client", "version": __version__},
+            "rootUri": folders[0]["uri"] if folders else None,
+            "capabilities": {"experimental": {"cody": {"permissions": self.permission_handler is not None}}},
+            "workspaceFolders": folders or None,
+        }
+        result = await self._request("initialize", params, timeout=60)
+        capabilities = (result or {}).get("capabilities") or {}
+        self.capabilities = capabilities
+        self.server_info = (result or {}).get("serverInfo") or {}
+        version = ((capabilities.get("experimental") or {}).get("cody") or {}).get("protocolVersion")
+        if version != wire.PROTOCOL_VERSION:
+            raise CodyError(wire.INVALID_PARAMS,
+                            f"the server speaks cody protocol version {version!r}; this client needs "
+                            f"version {wire.PROTOCOL_VERSION}")
+        self.protocol.notify("initialized", {})
+
+    # ------------------------------------------------------------------ close
+
+    async def close(self) -> None:
+        """Shut the server down (shutdown + exit) and wait for it, bounded. Idempotent."""
+        if self._close_task is None:
+            self._close_task = asyncio.ensure_future(self._close())
+        await asyncio.shield(self._close_task)
+
+    async def _close(self) -> None:
+        self._closing = True
+        if self._lost is None:
+            with contextlib.suppress(Exception):
+                await self._request("shutdown", None, timeout=10)
+            with contextlib.suppress(Exception):
+                self.protocol.notify("exit", None)
+        self._closed = True
+        process = self.server_process
+        if process is not None:
+            with contextlib.suppress(Exception):
+                if process.stdin is not None:
+                    process.stdin.close()
+            if process.returncode is None:
+                try:
+                    await asyncio.wait_for(process.wait(), 5)
+                except asyncio.TimeoutError:
+                    with contextlib.suppress(ProcessLookupError):
+                        process.kill()
+                    with contextlib.suppress(Exception):
+                        await asyncio.wait_for(process.wait(), 5)
+        elif self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+                await asyncio.wait_for(self._writer.wait_closed(), 2)
+        await self._stop_tasks()
+
+    async def _abort(self) -> None:
+        self._closing = self._closed = True
+        if self.server_process is not None and self.server_process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.server_process.kill()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(self.server_process.wait(), 5)
+        elif self._writer is not None and self.server_process is None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+        await self._stop_tasks()
+
+    async def _stop_tasks(self) -> None:
+        self._transport._stop_event.set()
+        try:
+            await asyncio.wait_for(asyncio.gather(*self._tasks, return_exceptions=True), 2)
+        except asyncio.TimeoutError:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.gather(*self._tasks, return_exceptions=True)
+        await self._connection_lost("the client is closed")
+        for queue in list(self._queues.values()):
+            queue.put_nowait(_END)
+
+    async def __aenter__(self) -> "CodyClient":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    # ------------------------------------------------------------------ requests
+
+    def _send(self, method: str, params: Any, msg_id: str | None = None) -> tuple[str, Any]:
+        """Write a request now; returns (its id, the future of its answer)."""
+        if self._lost is not None:
+            raise CodyConnectionError(self._lost)
+        msg_id = msg_id or f"c_{uuid.uuid4().hex[:16]}"
+        return msg_id, self.protocol.send_request_async(method, params, msg_id=msg_id)
+
+    async def _answer(self, method: str, msg_id: str, future: Any, timeout: float | None = None) -> Any:
+        try:
+            if timeout is None:
+                return await future
+            return await asyncio.wait_for(future, timeout)
+        except asyncio.TimeoutError:
+            self.protocol._request_futures.pop(msg_id, None)
+            raise CodyError(wire.REQUEST_CANCELLED, f"{method}: no answer from the server in {timeout:g}s") from None
+        except JsonRpcException as exc:
+            raise CodyError(exc.code, exc.message, exc.data) from None
+        except RuntimeError as exc:  # a pygls transport failure
+            raise CodyConnectionError(str(exc)) from None
+
+    async def _request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
+        msg_id, future = self._send(method, params)
+        return await self._answer(method, msg_id, future, timeout)
+
+    async def _call(self, method: str, params: Any, result_type: Any) -> Any:
+        raw = await self._request(method, wire.to_wire(params))
+        if raw is None:
+            return None
+        try:
+            return wire.parse(result_type, raw, "result")
+        except wire.InvalidParams as exc:
+            raise CodyError(wire.INVALID_PARAMS, f"{method}: the server's answer does not fit: {exc}") from None
+
+    async def create_session(self, *, title: str | None = None, model: str | None = None,
+                             workspace_folder: str | Path | None = None) -> SessionInfo:
+        return await self._call("cody/createSession",
+                                wire.CreateSessionParams(title, model, _folder(workspace_folder)), SessionInfo)
+
+    async def run(self, prompt: str, *, session_id: str | None = None,
+                  workspace_folder: str | Path | None = None, run_id: str | None = None) -> RunResult:
+        """Run one turn to its end; chunks go to the `on_chunk` callbacks only."""
+        return await self._start_run(self._run_params(prompt, session_id, workspace_folder, run_id))
+
+    def stream(self, prompt: str, *, session_id: str | None = None,
+               workspace_folder: str | Path | None = None, run_id: str | None = None) -> RunStream:
+        """Start one turn now; iterate the returned RunStream for its chunks."""
+        params = self._run_params(prompt, session_id, workspace_folder, run_id)
+        if params["runId"] in self._queues:
+            raise CodyError(wire.INVALID_PARAMS, f"'runId' {params['runId']!r} is already being streamed")
+        return RunStream(self, params["runId"], params)
+
+    @staticmethod
+    def _run_params(prompt: str, session_id: str | None, workspace_folder: str | Path | None,
+                    run_id: str | None) -> dict[str, Any]:
+        params: dict[str, Any] = {"prompt": prompt, "runId": run_id or f"run_{uuid.uuid4().hex[:20]}"}
+        if session_id is not None:
+            params["sessionId"] = session_id
+        if workspace_folder is not None:
+            params["workspaceFolder"] = _folder(workspace_folder)
+        return params
+
+    def _start_run(self, params: dict[str, Any]) -> Awaitable[RunResult]:
+        """Send cody/run at once (so a cancel sent later reaches the run); await the result."""
+        try:
+            msg_id, future = self._send("cody/run", params)
+        except CodyError as exc:
+            return _raise(exc)
+        return self._finish_run(msg_id, future)
+
+    async def _finish_run(self, msg_id: str, future: Any) -> RunResult:
+        try:
+            raw = await self._answer("cody/run", msg_id, future)
+        except asyncio.CancelledError:
+            # The caller stopped waiting: stop the run too ($/cancelRequest → the
+            # server cancels the run and answers -32800).
+            if self._lost is None:
+                with contextlib.suppress(Exception):
+                    self.protocol.notify("$/cancelRequest", {"id": msg_id})
+            raise
+        try:
+            return wire.parse(RunResult, raw, "result")
+        except wire.InvalidParams as exc:
+            raise CodyError(wire.INVALID_PARAMS, f"cody/run: the server's answer does not fit: {exc}") from None
+
+    async def cancel(self, *, run_id: str | None = None, session_id: str | None = None) -> bool:
+        result = await self._call("cody/cancel", wire.CancelParams(run_id, session_id), wire.CancelResult)
+        return result.cancelled
+
+    async def list_sessions(self, *, workspace_folder: str | Path | None = None, limit: int | None = None,
+                            cursor: str | None = None) -> SessionList:
+        return await self._call("cody/listSessions",
+                                wire.ListSessionsParams(_folder(workspace_folder), limit, cursor), SessionList)
+
+    async def latest_session(self, workspace_folder: str | Path | None) -> SessionInfo | None:
+        return await self._call("cody/latestSession", wire.LatestSessionParams(_folder(workspace_folder)),
+                                SessionInfo)
+
+    async def get_session(self, session_id: str, *, limit: int | None = None,
+                          before: int | None = None) -> SessionPage:
+        return await self._call("cody/getSession", wire.GetSessionParams(session_id, limit, before), SessionPage)
+
+    async def delete_session(self, session_id: str) -> bool:
+        result = await self._call("cody/deleteSession", wire.DeleteSessionParams(session_id), wire.DeleteResult)
+        return result.deleted
+
+    # ------------------------------------------------------------------ incoming
+
+    def _dispatch_chunk(self, params: Any) -> None:
+        if not isinstance(params, dict):
+            log.warning("ignored a cody/chunk that is not an object")
+            return
+        run_id = params.get("runId")
+        queue = self._queues.get(run_id)  # type: ignore[arg-type]
+        if queue is not None:
+            queue.put_nowait(params)
+            if params.get("type") in wire.TERMINAL_TYPES:
+                self._queues.pop(run_id, None)  # type: ignore[arg-type]
+        for callback in list(self.on_chunk):
+            try:
+                outcome = callback(params)
+                if inspect.isawaitable(outcome):
+                    asyncio.ensure_future(outcome)
+            except Exception:  # noqa: BLE001 - a callback bug must not break the connection
+                log.exception("an on_chunk callback failed")
+
+    async def _ask(self, params: Any) -> str:
+        handler = self.permission_handler
+        if handler is None or not isinstance(params, dict):
+            return "deny"
+        try:
+            outcome = handler(params)
+            if inspect.isawaitable(outcome):
+                outcome = await outcome
+        except asyncio.CancelledError:
+            raise
+        except Exception:  # noqa: BLE001
+            log.exception("the permission handler failed; denying")
+            return "deny"
+        if outcome not in OUTCOMES:
+            log.warning("the permission handler answered %r; denying", outcome)
+            return "deny"
+        return outcome
+
+
+def _ignore(params: Any) -> None:
+    """LSP notifications a cody client has no use for."""
+
+
+async def _raise(exc: BaseException) -> Any:
+    raise exc
+
+
+def _folder(folder: str | Path | None) -> str | None:
+    return None if folder is None else str(folder)

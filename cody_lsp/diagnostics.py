@@ -1,0 +1,143 @@
+"""Event-loop lag sampling, for benchmarks; off unless CODY_LOOP_LAG_REPORT is set.
+
+With ``CODY_LOOP_LAG_REPORT=/path/report.json`` in the environment, importing
+this module (before the server's event loop is created) makes every event loop
+created afterwards run a sampler task: it sleeps ``CODY_LOOP_LAG_INTERVAL_MS``
+(default 10 ms) in a loop and records how much later than asked it woke up —
+the time the loop was busy with other work. When the loop closes (the server's
+normal shutdown: ``shutdown`` + ``exit``) the report is written as JSON:
+
+    {"interval": 0.01, "count": N, "p50": s, "p99": s, "max": s, "mean": s,
+     "samples": [[loop_time, lag, cpu], ...]}
+
+``cpu`` is the CPU time the loop's thread used during that sample's interval
+(``time.thread_time()``): a late wake-up with as much CPU used was the loop's own
+work; one with little CPU used was waiting (for the GIL held by another thread of
+the process, or for a core taken by other processes). ``loop_time`` is ``loop.time()`` (``time.monotonic()``, the clock of
+``time.perf_counter()`` on Linux), so a benchmark can keep only the samples of
+the window it measured. With ``CODY_LOOP_SLOW_CALLBACK_MS`` set too, the loop runs
+in asyncio debug mode and logs each callback that held it longer than that (what
+caused the lag; debug mode slows the loop down, so not for the figures). Nothing here runs, and nothing is imported beyond the
+standard library, when the variable is not set.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import math
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+ENV_REPORT = "CODY_LOOP_LAG_REPORT"
+ENV_INTERVAL = "CODY_LOOP_LAG_INTERVAL_MS"
+# Also put the loop in asyncio debug mode and log (logger "asyncio", WARNING) every
+# callback or task step that held the loop longer than this: what causes the lag.
+ENV_SLOW = "CODY_LOOP_SLOW_CALLBACK_MS"
+MAX_SAMPLES = 200_000  # ~33 minutes at 10 ms; older samples are dropped
+
+
+def _percentile(sorted_values: list[float], p: float) -> float:
+    if not sorted_values:
+        return math.nan
+    k = (len(sorted_values) - 1) * p / 100
+    lo = math.floor(k)
+    hi = min(lo + 1, len(sorted_values) - 1)
+    return sorted_values[lo] + (sorted_values[hi] - sorted_values[lo]) * (k - lo)
+
+
+def summarize(lags: list[float]) -> dict[str, float | int]:
+    data = sorted(lags)
+    return {
+        "count": len(data),
+        "p50": _percentile(data, 50),
+        "p99": _percentile(data, 99),
+        "max": data[-1] if data else math.nan,
+        "mean": sum(data) / len(data) if data else math.nan,
+    }
+
+
+class LoopLagMonitor:
+    def __init__(self, path: Path, interval: float):
+        self.path = path
+        self.interval = interval
+        self.samples: list[tuple[float, float, float]] = []
+        self._task: asyncio.Task | None = None
+        self._written = False
+
+    def start(self, loop: asyncio.AbstractEventLoop) -> None:
+        slow = os.environ.get(ENV_SLOW)
+        if slow:
+            try:
+                loop.slow_callback_duration = float(slow) / 1000
+                loop.set_debug(True)
+            except ValueError:
+                pass
+        self._task = loop.create_task(self._sample(loop))
+        close = loop.close
+
+        def close_and_report() -> None:
+            self.write()
+            close()
+
+        loop.close = close_and_report  # type: ignore[method-assign]
+
+    async def _sample(self, loop: asyncio.AbstractEventLoop) -> None:
+        interval = self.interval
+        samples = self.samples
+        cpu_clock = time.thread_time
+        while True:
+            start = loop.time()
+            cpu_start = cpu_clock()
+            await asyncio.sleep(interval)
+            now = loop.time()
+            samples.append((now, max(now - start - interval, 0.0), cpu_clock() - cpu_start))
+            if len(samples) > MAX_SAMPLES:
+                del samples[: MAX_SAMPLES // 10]
+
+    def report(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"interval": self.interval}
+        out.update(summarize([lag for _, lag, _ in self.samples]))
+        out["samples"] = [[round(t, 6), round(lag, 6), round(cpu, 6)] for t, lag, cpu in self.samples]
+        return out
+
+    def write(self) -> None:
+        if self._written:
+            return
+        self._written = True
+        try:
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text(json.dumps(self.report()))
+            os.replace(tmp, self.path)
+        except OSError:
+            pass
+
+
+def install(path: str | os.PathLike[str], interval: float = 0.01) -> None:
+    """Sample every event loop created from now on; report to `path` when it closes."""
+    base = type(asyncio.get_event_loop_policy())
+
+    class _SamplingPolicy(base):  # type: ignore[valid-type, misc]
+        def new_event_loop(self) -> asyncio.AbstractEventLoop:
+            loop = super().new_event_loop()
+            monitor = LoopLagMonitor(Path(path), interval)
+            loop.call_soon(monitor.start, loop)
+            return loop
+
+    asyncio.set_event_loop_policy(_SamplingPolicy())
+
+
+def _install_from_env() -> None:
+    path = os.environ.get(ENV_REPORT)
+    if not path:
+        return
+    try:
+        interval = float(os.environ.get(ENV_INTERVAL) or 10) / 1000
+    except ValueError:
+        interval = 0.01
+    install(path, max(interval, 0.001))
+
+
+_install_from_env()

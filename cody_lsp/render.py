@@ -1,0 +1,337 @@
+"""Terminal rendering of a run's chunks, shared by `chat`, `run` and `demo`.
+
+Text streams as it arrives; thinking is shown dimmed; tool calls and results
+take one compact line each (a command's output a few more). A `retry` chunk
+withdraws what the failed attempt showed since its model step began: erased
+from the screen when the terminal allows it, otherwise marked as discarded, so
+the final answer is shown once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import os
+import re
+import sys
+from typing import Any
+
+from rich.console import Console
+from rich.control import Control, ControlType
+from rich.markup import escape
+from rich.text import Text
+
+_TOKENS = re.compile(r"\n|[^\S\n]+|\S+")
+
+TOOL_MARK = "●"
+RESULT_MARK = "⎿"
+MAX_OUTPUT_LINES = 8
+
+
+def make_console(**kwargs: Any) -> Console:
+    """The console of the client commands: no emoji codes, no highlighting of plain text."""
+    kwargs.setdefault("highlight", False)
+    kwargs.setdefault("emoji", False)
+    return Console(**kwargs)
+
+
+def _clip(text: str, width: int) -> str:
+    text = " ".join(text.split()) if "\n" in text else text
+    return text if len(text) <= width else text[: max(1, width - 1)] + "…"
+
+
+def _count_lines(text: str) -> int:
+    return text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+
+
+def summarize_args(tool: str, args: dict[str, Any]) -> str:
+    """A short, readable form of a tool call's arguments."""
+    if not isinstance(args, dict):
+        return ""
+    if tool == "run_command":
+        return str(args.get("command", ""))
+    if tool == "write_file":
+        content = args.get("content")
+        lines = _count_lines(content) if isinstance(content, str) else 0
+        return f"{args.get('path', '')} ({lines} line{'s' if lines != 1 else ''})"
+    if tool == "read_file":
+        path = str(args.get("path", ""))
+        start, end = args.get("start_line"), args.get("end_line")
+        if start or end:
+            path += f":{start or 1}-{end or ''}"
+        return path
+    if tool == "edit_file":
+        old, new = args.get("old_string"), args.get("new_string")
+        if isinstance(old, str) and isinstance(new, str):
+            return f"{args.get('path', '')} (−{_count_lines(old)} +{_count_lines(new)} lines)"
+        return str(args.get("path", ""))
+    if tool == "list_dir":
+        return str(args.get("path", "."))
+    if tool in ("grep", "glob"):
+        where = args.get("path")
+        return f"{args.get('pattern', '')!s}" + (f" in {where}" if where else "")
+    if set(args) == {"raw"}:
+        return str(args["raw"])
+    return json.dumps(args, ensure_ascii=False)
+
+
+def summarize_result(tool: str, ok: bool, content: str) -> tuple[str, list[str]]:
+    """(one line, extra lines) describing a tool result."""
+    lines = content.splitlines() or [""]
+    if tool == "run_command":
+        head, body = lines[0], [line for line in lines[1:]]
+        if body == ["(no output)"]:
+            body = []
+        if len(body) > MAX_OUTPUT_LINES:
+            more = len(body) - MAX_OUTPUT_LINES
+            body = body[:MAX_OUTPUT_LINES] + [f"… {more} more line{'s' if more != 1 else ''}"]
+        return head, body
+    if tool == "read_file" and ok:
+        count = sum(1 for line in lines if "\t" in line)
+        return f"read {count} line{'s' if count != 1 else ''}", []
+    if tool in ("grep", "glob", "list_dir") and ok and len(lines) > 1:
+        return f"{len(lines)} results", []
+    return lines[0], ([f"… {len(lines) - 1} more lines"] if len(lines) > 1 and not ok else [])
+
+
+class ChunkRenderer:
+    """Renders the chunks of one run after another on a rich Console."""
+
+    def __init__(self, console: Console, *, show_usage: bool = True, wrap: bool | None = None):
+        self.console = console
+        self.show_usage = show_usage
+        # Word-wrap streamed text on a terminal (a partial word waits for its end);
+        # elsewhere (a file, a pipe) text is written as it comes.
+        self.wrap = console.is_terminal if wrap is None else wrap
+        self._column = 0  # cells written since the last newline
+        self._mode: str | None = None  # "text" | "thinking" | None (at a line start)
+        self._style = ""
+        self._pending = ""  # the partial word not shown yet (wrap mode)
+        self._step: list[str] = []  # what this model step printed (withdrawn on retry)
+
+    # ----------------------------------------------------------------- output
+
+    @property
+    def width(self) -> int:
+        return max(20, self.console.width)
+
+    def _stream(self, text: str) -> None:
+        """Stream model text in the current style."""
+        text = text.replace("\r\n", "\n").replace("\r", "").replace("\t", "    ")
+        if not self.wrap:
+            self._emit(text)
+            return
+        self._pending += text
+        cut = max(self._pending.rfind(" "), self._pending.rfind("\n"))
+        if cut >= 0:
+            ready, self._pending = self._pending[:cut + 1], self._pending[cut + 1:]
+            self._emit(self._wrapped(ready))
+
+    def _flush(self) -> None:
+        if self._pending:
+            pending, self._pending = self._pending, ""
+            self._emit(self._wrapped(pending))
+
+    def _row_column(self) -> int:
+        """The cursor's column on its screen row (a long line wraps)."""
+        width, column = self.width, self._column
+        if column <= width:
+            return column
+        return column % width or width
+
+    def _wrapped(self, text: str) -> str:
+        """`text` with line breaks where a word would not fit on the line."""
+        width, column, out = self.width, self._row_column(), []
+        for token in _TOKENS.findall(text):
+            if token == "\n":
+                out.append(token)
+                column = 0
+                continue
+            cells = Text(token).cell_len
+            if token.isspace():
+                if column + cells > width:
+                    out.append("\n")
+                    column = 0
+                else:
+                    out.append(token)
+                    column += cells
+                continue
+            if column and column + cells > width:
+                out.append("\n")
+                column = 0
+            out.append(token)
+            column += cells
+            if column > width:
+                column = column % width or width
+        return "".join(out)
+
+    def _emit(self, text: str) -> None:
+        if not text:
+            return
+        self.console.print(Text(text, style=self._style), end="", soft_wrap=True)
+        self._step.append(text)
+        if "\n" in text:
+            self._column = Text(text.rsplit("\n", 1)[-1]).cell_len
+        else:
+            self._column += Text(text).cell_len
+
+    def line_break(self) -> None:
+        """End the current line if something is on it (before a prompt or a notice)."""
+        self._flush()
+        if self._column:
+            self.console.print()
+            if self._step:
+                self._step.append("\n")
+        self._mode = None
+        self._column = 0
+
+    def _line(self, markup: str) -> None:
+        self.line_break()
+        self.console.print(markup, soft_wrap=False, overflow="ellipsis", no_wrap=True)
+
+    def _new_step(self) -> None:
+        self._step = []
+
+    # ----------------------------------------------------------------- chunks
+
+    def handle(self, chunk: dict[str, Any]) -> None:
+        kind = chunk.get("type")
+        method = getattr(self, f"_on_{kind}", None)
+        if method is not None:
+            method(chunk)
+
+    def _on_session_start(self, chunk: dict[str, Any]) -> None:
+        self.line_break()
+        self._new_step()
+
+    def _on_thinking(self, chunk: dict[str, Any]) -> None:
+        if self._mode != "thinking":
+            self.line_break()
+            self._style = "dim"
+            self._emit("✻ ")
+            self._mode = "thinking"
+            self._style = "dim italic"
+        self._stream(str(chunk.get("content", "")))
+
+    def _on_text_delta(self, chunk: dict[str, Any]) -> None:
+        if self._mode != "text":
+            self.line_break()
+            self._mode = "text"
+            self._style = ""
+        self._stream(str(chunk.get("content", "")))
+
+    def _on_tool_call(self, chunk: dict[str, Any]) -> None:
+        tool = str(chunk.get("toolName", "?"))
+        summary = summarize_args(tool, chunk.get("args") or {})
+        room = self.width - len(tool) - 4
+        self._line(f"[bold cyan]{TOOL_MARK}[/] [bold]{escape(tool)}[/] [dim]{escape(_clip(summary, room))}[/]")
+
+    def _on_tool_result(self, chunk: dict[str, Any]) -> None:
+        tool = str(chunk.get("toolName", "?"))
+        ok = bool(chunk.get("ok"))
+        head, more = summarize_result(tool, ok, str(chunk.get("content", "")))
+        room = self.width - 6
+        style = "dim" if ok else "red"
+        mark = "" if ok else "✗ "
+        self._line(f"  [dim]{RESULT_MARK}[/] [{style}]{mark}{escape(_clip(head, room - len(mark)))}[/]")
+        for line in more:
+            self.console.print(f"    [dim]{escape(_clip(line, room))}[/]", no_wrap=True, overflow="ellipsis")
+        self._new_step()
+
+    def _on_retry(self, chunk: dict[str, Any]) -> None:
+        self._pending = ""  # never shown: nothing to withdraw
+        withdrawn = "".join(self._step)
+        self._mode = None
+        if withdrawn.strip():
+            if not self._erase(withdrawn):
+                self.line_break()
+                self.console.print("[yellow]↻ the text above was from a failed attempt and is withdrawn[/]")
+        elif self._column:
+            self.line_break()
+        self._column = 0
+        delay = chunk.get("delayMs", 0) / 1000
+        self.console.print(
+            f"[yellow]↻ retrying in {delay:.1f}s (attempt {chunk.get('retryAttempt')} of "
+            f"{chunk.get('retryMaxAttempts')}):[/] [dim]{escape(_clip(str(chunk.get('reason', '')), 200))}[/]",
+            no_wrap=True, overflow="ellipsis")
+        self._new_step()
+
+    def _on_done(self, chunk: dict[str, Any]) -> None:
+        self.line_break()
+        if self.show_usage:
+            usage = chunk.get("usage") or {}
+            total = usage.get("totalTokens")
+            if total:
+                self.console.print(f"[dim]✓ done · {total:,} tokens[/]")
+
+    def _on_cancelled(self, chunk: dict[str, Any]) -> None:
+        self._line("[yellow]⏹ cancelled[/]")
+
+    def _on_circuit_breaker(self, chunk: dict[str, Any]) -> None:
+        self._line(f"[red]⚠ stopped by a safety limit ({escape(str(chunk.get('limit')))}):[/] "
+                   f"{escape(str(chunk.get('reason')))} [dim]· {chunk.get('steps')} steps, "
+                   f"{chunk.get('totalTokens', 0):,} tokens[/]")
+
+    def _on_error(self, chunk: dict[str, Any]) -> None:
+        self.line_break()
+        self.console.print(f"[red]✗ error ({escape(str(chunk.get('code')))}):[/] {escape(str(chunk.get('message')))}")
+
+    # ----------------------------------------------------------------- retry
+
+    def _erase(self, withdrawn: str) -> bool:
+        """Erase the withdrawn text from the screen; False if that is not possible."""
+        console = self.console
+        if not console.is_terminal or console.is_dumb_terminal:
+            return False
+        width = self.width
+        lines = withdrawn.split("\n")
+        up = sum(max(1, math.ceil(Text(line).cell_len / width)) for line in lines[:-1])
+        last = Text(lines[-1]).cell_len
+        up += max(0, math.ceil(last / width) - 1)
+        if up >= console.height - 1:
+            return False
+        controls = [Control.move_to_column(0)]
+        for _ in range(up):
+            controls.append(Control((ControlType.ERASE_IN_LINE, 2), (ControlType.CURSOR_UP, 1)))
+        controls.append(Control((ControlType.ERASE_IN_LINE, 2)))
+        console.control(*controls)
+        return True
+
+
+
+def setup_cli_logging() -> None:
+    """Client commands log to stderr, errors only unless CODY_LOG_LEVEL says otherwise."""
+    level = os.environ.get("CODY_LOG_LEVEL", "ERROR").upper()
+    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.ERROR),
+                        format="%(levelname)s %(name)s: %(message)s")
+
+
+MODEL_VARIABLES = (
+    ("CODY_MODEL", "the model name, e.g. gpt-4o-mini"),
+    ("CODY_MODEL_BASE_URL", "the OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"),
+    ("CODY_MODEL_API_KEY", "the API key for that endpoint"),
+)
+
+
+def missing_model_variables() -> list[str]:
+    """The CODY_MODEL* variables a run needs that are not set."""
+    from .config import ModelConfig
+
+    return ModelConfig.from_env().missing()
+
+
+def model_setup_help(missing: list[str]) -> str:
+    """What to set to use a real model (plain text, for stderr)."""
+    lines = [f"cody-lsp needs an OpenAI-compatible model, and {', '.join(missing)} "
+             f"{'is' if len(missing) == 1 else 'are'} not set. Set these environment variables:", ""]
+    for name, what in MODEL_VARIABLES:
+        note = "   (missing)" if name in missing else ""
+        lines.append(f"  export {name}=...   # {what}{note}")
+    lines += ["", "To see cody-lsp work without a model, run the offline demo:  cody-lsp demo"]
+    return "\n".join(lines)
+
+
+def print_prompt_line(console: Console, prompt: str) -> None:
+    """A user prompt as the chat shows it once sent."""
+    console.print(Text.assemble(("› ", "bold green"), (prompt, "bold")), soft_wrap=True)

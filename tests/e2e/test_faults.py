@@ -141,3 +141,22 @@ async def test_missing_configuration_names_the_variables(wire_factory, provider,
     assert all(v in message for v in ("CODY_MODEL", "CODY_MODEL_BASE_URL", "CODY_MODEL_API_KEY"))
     assert "cody-lsp demo" in message
     assert types_of(chunks) == ["session_start", "error"]
+
+
+async def test_the_api_key_never_reaches_the_logs(provider, db_path, workspace):
+    from cody_lsp.client import CodyClient
+
+    env = server_env(provider, db_path, CODY_LOG_LEVEL="DEBUG", CODY_RETRY_ATTEMPTS="1")
+    key = env["CODY_MODEL_API_KEY"]
+    provider.add(Reply(fault=Fault.http(500, body={"error": {"message": f"upstream saw key {key}"}})),
+                 Reply(fault=Fault.http(401, body={"error": {"message": f"Incorrect API key provided: {key}"}})))
+    client = await CodyClient.spawn(env=env, workspace_folders=[workspace])
+    try:
+        result = await client.run("hello")
+        assert result.status == "error" and key not in result.error.message
+    finally:
+        await client.close()
+    logs = client.server_stderr()
+    assert "HTTP Request: POST" in logs  # the model calls were logged (at DEBUG), without the key
+    assert key not in logs
+    assert provider.request_headers[0]["authorization"] == f"Bearer {key}"  # it was really sent

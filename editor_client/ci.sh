@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# CI for the VS Code extension: install, compile, run every test (unit, extension
+# activation with a mocked vscode, the real server over stdio, the webview in Chromium).
+# Nothing is skipped: a missing Chromium or Python with cody_lsp is an error.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+CHROMIUM_PATH="${CHROMIUM_PATH:-/usr/bin/chromium}"
+if [ ! -x "$CHROMIUM_PATH" ]; then
+  echo "editor_client/ci.sh: Chromium is missing at $CHROMIUM_PATH (the webview test needs it): apt-get install -y chromium" >&2
+  exit 1
+fi
+
+# The Python that has cody_lsp installed: $CODY_PYTHON, else the repository's .venv, else python3.
+if [ -z "${CODY_PYTHON:-}" ]; then
+  if [ -x ../.venv/bin/python ]; then CODY_PYTHON="$(cd .. && pwd)/.venv/bin/python"; else CODY_PYTHON=python3; fi
+fi
+if ! "$CODY_PYTHON" -c 'import cody_lsp.testing.provider' 2>/dev/null; then
+  echo "editor_client/ci.sh: $CODY_PYTHON cannot import cody_lsp (set CODY_PYTHON to the venv's python)" >&2
+  exit 1
+fi
+export CODY_PYTHON CHROMIUM_PATH
+
+npm ci --no-audit --no-fund
+rm -rf out
+npm run compile
+npm test

@@ -1,0 +1,52 @@
+// The chat view (`cody.chat`): a WebviewViewProvider that loads media/main.js and
+// media/main.css and passes messages both ways.
+import * as vscode from 'vscode';
+import { makeNonce, renderHtml } from './html';
+import { isFromWebview, type FromWebview, type ToWebview } from './messages';
+
+export class ChatPanel implements vscode.WebviewViewProvider {
+  static readonly viewType = 'cody.chat';
+  private view: vscode.WebviewView | undefined;
+  private ready = false;
+
+  constructor(
+    private readonly extensionUri: vscode.Uri,
+    private readonly onMessage: (message: FromWebview) => void,
+  ) {}
+
+  resolveWebviewView(view: vscode.WebviewView): void {
+    this.view = view;
+    this.ready = false;
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    const webview = view.webview;
+    webview.options = { enableScripts: true, localResourceRoots: [media] };
+    webview.html = renderHtml({
+      cspSource: webview.cspSource,
+      nonce: makeNonce(),
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'main.js')).toString(),
+      styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'main.css')).toString(),
+    });
+    webview.onDidReceiveMessage((message: unknown) => {
+      if (!isFromWebview(message)) return;
+      if (message.type === 'ready') this.ready = true;
+      this.onMessage(message);
+    });
+    view.onDidDispose(() => {
+      if (this.view === view) {
+        this.view = undefined;
+        this.ready = false;
+      }
+    });
+  }
+
+  /** Sends a message to the webview; dropped while it is not loaded (it asks for the state with `ready`). */
+  post(message: ToWebview): void {
+    if (this.view !== undefined && this.ready) void this.view.webview.postMessage(message);
+  }
+
+  /** Shows the view, e.g. when a permission request waits for the user. */
+  reveal(): void {
+    if (this.view !== undefined) this.view.show(true);
+    else void vscode.commands.executeCommand(`${ChatPanel.viewType}.focus`);
+  }
+}

@@ -26,8 +26,9 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 BENCH = ROOT / "bench"
@@ -63,9 +64,9 @@ def machine() -> dict[str, str]:
     except AttributeError:
         cores = os.cpu_count() or 0
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True,
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False, capture_output=True,
                                 text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, check=False,
                                capture_output=True, text=True, timeout=5).stdout.strip()
         if commit and dirty:
             commit += "+changes"
@@ -77,7 +78,7 @@ def machine() -> dict[str, str]:
         "memory": mem,
         "os": f"{platform.system()} {platform.release()}",
         "python": platform.python_version(),
-        "date": _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        "date": _dt.datetime.now(_dt.UTC).strftime("%Y-%m-%d %H:%M UTC"),
         "load": load_average(),
         "commit": commit or "?",
     }
@@ -168,7 +169,8 @@ def report(name: str, title: str, rows: list[Row], args: argparse.Namespace,
 
 def server_env(base_url: str | None, db: Path, **extra: str) -> dict[str, str]:
     """The environment of a server under test (like tests/conftest.py's)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("CODY_")}
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("CODY_") or k.startswith("CODY_BENCH_") or k == "CODY_CANDIDATES"}
     env.update({"CODY_DB": str(db), "CODY_LOG_LEVEL": "WARNING", "CODY_APPROVALS": "never",
                 "CODY_RETRY_ATTEMPTS": "0", "PYTHONUNBUFFERED": "1"})
     if base_url is not None:
@@ -178,9 +180,9 @@ def server_env(base_url: str | None, db: Path, **extra: str) -> dict[str, str]:
     return env
 
 
-# The server started with its event-loop lag sampled (cody_lsp/diagnostics.py): until the
-# server imports cody_lsp.diagnostics itself, this command imports it first.
-MONITORED_SERVER = [PY, "-c", "import cody_lsp.diagnostics; from cody_lsp.cli import main; raise SystemExit(main())"]
+# The server whose event-loop lag is sampled (cody_lsp/diagnostics.py, imported by cli.serve;
+# active when CODY_LOOP_LAG_REPORT is set in its environment).
+MONITORED_SERVER = [PY, "-m", "cody_lsp"]
 
 
 def profiled_server(stats_path: Path) -> list[str]:
@@ -288,7 +290,7 @@ class ProviderProcess:
         self.base_url = ""
         self._lock = asyncio.Lock()
 
-    async def start(self) -> "ProviderProcess":
+    async def start(self) -> ProviderProcess:
         self.proc = await asyncio.create_subprocess_exec(
             PY, str(BENCH / "common.py"), "provider", stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE, limit=256 * 1024 * 1024)
@@ -336,11 +338,11 @@ class ProviderProcess:
             self.proc.stdin.close()
             try:
                 await asyncio.wait_for(self.proc.wait(), 5)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 self.proc.kill()
                 await self.proc.wait()
 
-    async def __aenter__(self) -> "ProviderProcess":
+    async def __aenter__(self) -> ProviderProcess:
         return await self.start()
 
     async def __aexit__(self, *exc: object) -> None:

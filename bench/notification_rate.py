@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import ProviderProcess, Row, arg_parser, median, report, server_env, spawn_client  # noqa: E402
+from common import ProviderProcess, Row, arg_parser, median, report, server_env, spawn_client
 
 GOAL = 60.0
 TERMINAL = {"done", "cancelled", "circuit_breaker", "error"}

@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import BENCH, PY, arg_parser, machine, machine_line  # noqa: E402
+from common import BENCH, PY, arg_parser, machine, machine_line
 
 SCRIPTS = [
     ("cold_start", "Cold start"),
@@ -67,7 +67,7 @@ def run_script(name: str, smoke: bool, out_dir: Path, timeout: float) -> tuple[d
     json_path = out_dir / f"{name}.json"
     cmd = [PY, str(BENCH / f"{name}.py"), "--json", str(json_path)] + (["--smoke"] if smoke else [])
     t0 = time.perf_counter()
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False)
     elapsed = time.perf_counter() - t0
     sys.stdout.write(proc.stdout)
     if proc.returncode != 0 or not json_path.exists():
@@ -76,10 +76,13 @@ def run_script(name: str, smoke: bool, out_dir: Path, timeout: float) -> tuple[d
 
 
 def summary(results: list[tuple[str, str, dict | None, float, str, float]], total: float, m: dict) -> str:
-    lines = [f"Machine: {machine_line(m)}", "",
-             f"All scripts ran one after the other in {total:.0f} s.", "",
-             "| script | goal measure | figure | goal | verdict | CPUs busy before it | script time |",
-             "| --- | --- | --- | --- | --- | --- | --- |"]
+    server = os.environ.get("CODY_BENCH_SERVER")
+    lines = [f"Machine: {machine_line(m)}", ""]
+    if server:
+        lines += [f"Server command: `{server}` (CODY_CANDIDATES={os.environ.get('CODY_CANDIDATES', 'default')})", ""]
+    lines += [f"All scripts ran one after the other in {total:.0f} s.", "",
+              "| script | goal measure | figure | goal | verdict | CPUs busy before it | script time |",
+              "| --- | --- | --- | --- | --- | --- | --- |"]
     for name, title, data, elapsed, error, busy in results:
         if data is None:
             lines.append(f"| {title} (`bench/{name}.py`) | failed: {error} |  |  | NOT met | {busy:.0%} "

@@ -30,8 +30,16 @@ import uuid
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (  # noqa: E402
-    ProviderProcess, Row, arg_parser, median, ms, percentile, report, server_env, spawn_client,
+from common import (
+    ProviderProcess,
+    Row,
+    arg_parser,
+    median,
+    ms,
+    percentile,
+    report,
+    server_env,
+    spawn_client,
 )
 
 LIST_GOAL = 0.005

@@ -20,8 +20,17 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import (  # noqa: E402
-    ProviderProcess, Row, arg_parser, cpu_seconds, median, ms, report, server_env, server_pid, spawn_client,
+from common import (
+    ProviderProcess,
+    Row,
+    arg_parser,
+    cpu_seconds,
+    median,
+    ms,
+    report,
+    server_env,
+    server_pid,
+    spawn_client,
 )
 
 GOAL = 1.10

@@ -21,6 +21,19 @@ def _setup_logging() -> None:
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
 
 
+def _use_pidfd_child_watcher() -> None:
+    """Python 3.11 waits for each subprocess in a thread of its own; 3.12+ uses pidfds."""
+    if sys.version_info >= (3, 12) or not hasattr(os, "pidfd_open"):
+        return
+    import asyncio
+
+    try:
+        os.close(os.pidfd_open(os.getpid()))
+    except OSError:
+        return  # the kernel has no pidfd_open
+    asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
+
+
 def serve(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="cody-lsp", description="Run the cody-lsp server (stdio by default).")
     parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
@@ -28,6 +41,8 @@ def serve(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     _setup_logging()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
+    _use_pidfd_child_watcher()
+    from . import diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
     from .server import create_server
 
     server = create_server()

@@ -113,7 +113,7 @@ class ServerConfig:
     limits: Limits = field(default_factory=Limits.from_env)
     db: Path = field(default_factory=db_path)
     # Text deltas are coalesced into at most one notification per window.
-    text_flush_interval: float = field(default_factory=lambda: _env_float("CODY_TEXT_FLUSH_MS", 20.0) / 1000)
+    text_flush_interval: float = field(default_factory=lambda: _env_float("CODY_TEXT_FLUSH_MS", 18.0) / 1000)
     # "auto": ask the client before mutating tools when it says it can answer
     # (initialize capabilities.experimental.cody.permissions); "ask": always; "never": never.
     approvals: str = field(default_factory=lambda: _approvals_mode())

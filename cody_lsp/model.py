@@ -155,51 +155,63 @@ async def stream_step(
     on_text: Callable[[str], None],
     on_thinking: Callable[[str], None],
 ) -> StepResult:
-    """Stream one model response. Raises ModelError; CancelledError closes the stream."""
+    """Stream one model response. Raises ModelError; CancelledError closes the stream.
+
+    The request goes through the SDK's low-level `post` with the body as given and
+    each event read as a plain dict: `chat.completions.create` would walk the whole
+    history through its request transform on every step (~1 s for 5k messages) and
+    build a pydantic object per streamed chunk. Errors are the SDK's own, as before.
+    """
+    from openai import AsyncStream
+
     client = get_client(config, limits)
     text: list[str] = []
     reasoning: list[str] = []
     calls: dict[int, AssembledCall] = {}
     finish_reason: str | None = None
     usage = Usage()
+    body: dict[str, Any] = {"model": model, "messages": messages, "stream": True,
+                            "stream_options": {"include_usage": True}}
+    if tools:
+        body["tools"] = tools
     stream = None
     try:
-        stream = await client.chat.completions.create(
-            model=model, messages=messages, tools=tools or None, stream=True,
-            stream_options={"include_usage": True},
-        )
+        stream = await client.post("/chat/completions", body=body, cast_to=object, stream=True,
+                                   stream_cls=AsyncStream[object])
         async for chunk in stream:
-            if chunk.usage is not None:
-                u = chunk.usage
-                usage = Usage(u.prompt_tokens or 0, u.completion_tokens or 0, u.total_tokens or 0)
-            if not chunk.choices:
+            u = chunk.get("usage")
+            if u:
+                usage = Usage(u.get("prompt_tokens") or 0, u.get("completion_tokens") or 0,
+                              u.get("total_tokens") or 0)
+            choices = chunk.get("choices")
+            if not choices:
                 continue
-            choice = chunk.choices[0]
-            delta = choice.delta
-            if delta is not None:
-                content = delta.content
+            choice = choices[0]
+            delta = choice.get("delta")
+            if delta:
+                content = delta.get("content")
                 if content:
                     text.append(content)
                     on_text(content)
-                thought = getattr(delta, "reasoning_content", None)
+                thought = delta.get("reasoning_content")
                 if thought:
                     reasoning.append(thought)
                     on_thinking(thought)
-                if delta.tool_calls:
-                    for tc in delta.tool_calls:
-                        call = calls.get(tc.index)
-                        if call is None:
-                            call = calls[tc.index] = AssembledCall()
-                        if tc.id:
-                            call.id = tc.id
-                        fn = tc.function
-                        if fn is not None:
-                            if fn.name and not call.name:
-                                call.name = fn.name
-                            if fn.arguments:
-                                call.fragments.append(fn.arguments)
-            if choice.finish_reason:
-                finish_reason = choice.finish_reason
+                for tc in delta.get("tool_calls") or ():
+                    index = tc.get("index", 0)
+                    call = calls.get(index)
+                    if call is None:
+                        call = calls[index] = AssembledCall()
+                    if tc.get("id"):
+                        call.id = tc["id"]
+                    fn = tc.get("function")
+                    if fn:
+                        if fn.get("name") and not call.name:
+                            call.name = fn["name"]
+                        if fn.get("arguments"):
+                            call.fragments.append(fn["arguments"])
+            if choice.get("finish_reason"):
+                finish_reason = choice["finish_reason"]
     except Exception as exc:  # noqa: BLE001 - every failure is classified
         raise classify(exc, config, limits) from exc
     finally:

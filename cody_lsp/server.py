@@ -100,18 +100,36 @@ class CodyProtocol(LanguageServerProtocol):
         return result
 
 
-class _RecordingReader:
-    """Wraps pygls' stdin reader and keeps the last message body it read."""
+class _StdinReader:
+    """Reads the protocol from stdin with asyncio (no thread-pool round trip per line,
+    unlike pygls' StdinAsyncReader) and keeps the last message body it read, so a
+    parse error can be answered with the request's id."""
 
-    def __init__(self, inner: Any):
-        self._inner = inner
+    def __init__(self, stdin: Any):
+        self._stdin = stdin
+        self._reader: asyncio.StreamReader | None = None
         self.last = b""
 
+    async def _stream(self) -> asyncio.StreamReader:
+        if self._reader is None:
+            reader = asyncio.StreamReader(limit=2 ** 26)
+            loop = asyncio.get_running_loop()
+            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stdin)
+            self._reader = reader
+        return self._reader
+
     async def readline(self) -> bytes:
-        return await self._inner.readline()
+        # Let the handler of the message just read take its first step before the next
+        # message is handled (a `$/cancelRequest` right behind a `cody/run` must find
+        # the run registered), as pygls' thread-pool reader did.
+        await asyncio.sleep(0)
+        return await (await self._stream()).readline()
 
     async def readexactly(self, n: int) -> bytes:
-        self.last = await self._inner.readexactly(n)
+        try:
+            self.last = await (await self._stream()).readexactly(n)
+        except asyncio.IncompleteReadError as exc:
+            self.last = exc.partial
         return self.last
 
 
@@ -126,12 +144,12 @@ class CodyServer(LanguageServer):
         self._client_gone = False
 
     def _start_io_async(self, stdin=None, stdout=None) -> None:
-        """pygls' stdio loop, with a reader that keeps the last body (for parse-error
-        replies), and a clean close of the store however the loop ends."""
-        from pygls.io_ import StdinAsyncReader, StdoutWriter, run_async
+        """pygls' stdio loop, with an asyncio stdin reader that keeps the last body (for
+        parse-error replies), and a clean close of the store however the loop ends."""
+        from pygls.io_ import StdoutWriter, run_async
 
         self._stop_event = threading.Event()
-        reader = _RecordingReader(StdinAsyncReader(stdin or sys.stdin.buffer, self.thread_pool))
+        reader = _StdinReader(stdin or sys.stdin.buffer)
         self._reader = reader
         self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
 

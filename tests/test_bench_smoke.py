@@ -22,7 +22,7 @@ TABLE_HEADER = "| measure | figure | goal | verdict |"
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_bench_script_runs_with_tiny_sizes(name: str, tmp_path: Path) -> None:
     proc = subprocess.run([sys.executable, str(BENCH / f"{name}.py"), "--smoke", "--json", str(tmp_path / "r.json")],
-                          capture_output=True, text=True, timeout=80, cwd=tmp_path)
+                          capture_output=True, text=True, timeout=80, cwd=tmp_path, check=False)
     assert proc.returncode == 0, f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     assert TABLE_HEADER in proc.stdout, proc.stdout
     assert "Machine: " in proc.stdout

@@ -113,7 +113,7 @@ def write_results(path: Path, block: str, name: str = "results") -> None:
         path.write_text(head + generated + tail)
         return
     title = ("## Latest run" if name == "results" else
-             "## The same benchmarks with the proposed server changes (bench/candidates.py)")
+             "## The same benchmarks with `initialize` answered before the imports (bench/candidates.py)")
     path.write_text(text.rstrip("\n") + f"\n\n{title}\n\n{generated}\n")
 
 

@@ -8,7 +8,9 @@ package is imported lazily: it is the heaviest import of the server.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -53,6 +55,24 @@ class StepResult:
 
 
 _clients: dict[tuple[str, str, float, float], Any] = {}
+_openai: Any = None
+_openai_lock = threading.Lock()
+
+
+def load_openai() -> Any:
+    """Import openai once, from whichever thread asks first (the server warms it in a
+    background thread; two threads importing it at once could see it half-initialized)."""
+    global _openai
+    with _openai_lock:
+        if _openai is None:
+            import openai
+
+            _openai = openai
+    return _openai
+
+
+async def _openai_module() -> Any:
+    return _openai if _openai is not None else await asyncio.to_thread(load_openai)
 
 
 def get_client(config: ModelConfig, limits: Limits) -> Any:
@@ -60,8 +80,7 @@ def get_client(config: ModelConfig, limits: Limits) -> Any:
     key = (config.base_url or "", config.api_key or "", limits.stall_timeout, limits.connect_timeout)
     client = _clients.get(key)
     if client is None:
-        import openai
-
+        openai = load_openai()
         client = openai.AsyncOpenAI(
             base_url=config.base_url,
             api_key=config.api_key,
@@ -108,7 +127,7 @@ def _body_message(body: Any, fallback: str) -> str:
 
 def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelError:
     """Turn whatever the openai client raised into a ModelError a user can act on."""
-    import openai
+    openai = load_openai()
 
     base = config.base_url
     key = config.api_key
@@ -162,8 +181,7 @@ async def stream_step(
     history through its request transform on every step (~1 s for 5k messages) and
     build a pydantic object per streamed chunk. Errors are the SDK's own, as before.
     """
-    from openai import AsyncStream
-
+    openai = await _openai_module()
     client = get_client(config, limits)
     text: list[str] = []
     reasoning: list[str] = []
@@ -177,7 +195,7 @@ async def stream_step(
     stream = None
     try:
         stream = await client.post("/chat/completions", body=body, cast_to=object, stream=True,
-                                   stream_cls=AsyncStream[object])
+                                   stream_cls=openai.AsyncStream[object])
         async for chunk in stream:
             u = chunk.get("usage")
             if u:

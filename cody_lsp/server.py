@@ -345,6 +345,8 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
 
 def _warm_imports() -> None:
     try:
-        import openai  # noqa: F401
+        from .model import load_openai
+
+        load_openai()
     except Exception:  # noqa: BLE001
         log.warning("could not import openai", exc_info=True)

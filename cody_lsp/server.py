@@ -107,15 +107,20 @@ class _StdinReader:
 
     def __init__(self, stdin: Any):
         self._stdin = stdin
-        self._reader: asyncio.StreamReader | None = None
+        self._reader: Any = None
         self.last = b""
 
-    async def _stream(self) -> asyncio.StreamReader:
+    async def _stream(self) -> Any:
         if self._reader is None:
             reader = asyncio.StreamReader(limit=2 ** 26)
             loop = asyncio.get_running_loop()
-            await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stdin)
-            self._reader = reader
+            try:
+                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stdin)
+                self._reader = reader
+            except ValueError:  # stdin is a regular file: read it in a thread, as pygls does
+                from pygls.io_ import StdinAsyncReader
+
+                self._reader = StdinAsyncReader(self._stdin)
         return self._reader
 
     async def readline(self) -> bytes:

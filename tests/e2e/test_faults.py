@@ -41,18 +41,20 @@ def run_rows(db: Path) -> dict[str, tuple[str, str | None]]:
         return {r[0]: (r[1], r[2]) for r in conn.execute("SELECT id, status, error FROM runs")}
 
 
-RETRIED = [
-    ("429 with retry-after", Fault.http(429, headers={"retry-after": "0.05"}), "http_429"),
-    ("500", Fault.http(500), "http_500"),
-    ("disconnect before the first byte", Fault.disconnect(after=-1), "connection"),
-    ("disconnect mid-text", Fault.disconnect(after=4), None),
-    ("malformed SSE line", Fault.malformed(after=3), "malformed_stream"),
-    ("error event", Fault.error_event(after=3, code="server_error"), "server_error"),
+RETRIED = [  # (name, fault, reason the retry chunk gives, the delay it must announce)
+    ("429 with retry-after", Fault.http(429, headers={"retry-after": "0.05"}), "http_429", 50),
+    ("429 with retry-after-ms", Fault.http(429, headers={"retry-after-ms": "30"}), "http_429", 30),
+    ("500", Fault.http(500), "http_500", None),
+    ("disconnect before the first byte", Fault.disconnect(after=-1), "connection", None),
+    ("disconnect mid-text", Fault.disconnect(after=4), None, None),
+    ("malformed SSE line", Fault.malformed(after=3), "malformed_stream", None),
+    ("error event", Fault.error_event(after=3, code="server_error"), "server_error", None),
 ]
 
 
-@pytest.mark.parametrize("fault,reason", [(f, r) for _, f, r in RETRIED], ids=[n for n, _, _ in RETRIED])
-async def test_retryable_fault_is_retried_and_only_the_final_text_remains(wire: CodyWire, provider, fault, reason):
+@pytest.mark.parametrize("fault,reason,delay_ms", [r[1:] for r in RETRIED], ids=[r[0] for r in RETRIED])
+async def test_retryable_fault_is_retried_and_only_the_final_text_remains(wire: CodyWire, provider, fault,
+                                                                          reason, delay_ms):
     provider.add(Reply(text="half of a first attempt that must vanish", text_deltas=8, fault=fault),
                  Reply(text="The final answer.", text_deltas=3))
     result, chunks = await wire.run("hello")
@@ -63,8 +65,8 @@ async def test_retryable_fault_is_retried_and_only_the_final_text_remains(wire: 
     assert retry["retryAttempt"] == 1 and retry["retryMaxAttempts"] == 4 and retry["delayMs"] >= 0
     if reason:
         assert retry["reason"].startswith(reason)
-    if "429" in retry["reason"]:
-        assert retry["delayMs"] == 50  # retry-after honoured
+    if delay_ms is not None:
+        assert retry["delayMs"] == delay_ms  # the server's retry-after is honoured
     assert visible_text(chunks) == "The final answer."
     assert await history(wire, result["sessionId"]) == [("user", "hello"), ("assistant", "The final answer.")]
     assert len(provider.requests) == 2 and provider.requests[0]["messages"] == provider.requests[1]["messages"]
@@ -89,9 +91,11 @@ async def test_stall_is_detected_and_retried(wire_factory, provider):
                  Reply(text="Recovered."))
     result, chunks = await wire.run("hello")
     assert result["status"] == "done" and result["output"] == "Recovered."
+    assert types_of(chunks)[0] == "session_start" and types_of(chunks)[-1] == "done"
     retry = next(c for c in chunks if c["type"] == "retry")
     assert retry["reason"].startswith("stall")
     assert visible_text(chunks) == "Recovered."
+    assert await history(wire, result["sessionId"]) == [("user", "hello"), ("assistant", "Recovered.")]
 
 
 async def test_retries_give_up_with_an_error_and_leave_history_untouched(wire_factory, provider, db_path):

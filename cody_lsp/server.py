@@ -15,7 +15,7 @@ import sys
 import threading
 import uuid
 from functools import wraps
-from typing import Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
 from lsprotocol import types
 from lsprotocol.converters import get_converter
@@ -26,13 +26,14 @@ from pygls.uris import to_fs_path
 
 from . import __version__
 from .config import ServerConfig
-from .runs import LiveRun, RunManager
-from .store import Store
 from .wire import (
-    INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, PROTOCOL_VERSION, UNKNOWN_SESSION, CancelParams,
+    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, PROTOCOL_VERSION, UNKNOWN_SESSION, CancelParams,
     CancelResult, CreateSessionParams, DeleteResult, DeleteSessionParams, GetSessionParams, InvalidParams,
     LatestSessionParams, ListSessionsParams, PermissionParams, RunParams, WireError, parse, to_wire,
 )
+
+if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
+    from .runs import LiveRun, RunManager
 
 log = logging.getLogger(__name__)
 
@@ -214,7 +215,15 @@ class CodyServer(LanguageServer):
         return await asyncio.shield(self._manager_ready)
 
     async def _open_manager(self) -> RunManager:
-        store = await Store.open(self.config.db)
+        from .runs import RunManager
+        from .store import Store
+
+        try:
+            store = await Store.open(self.config.db)
+        except Exception as exc:  # noqa: BLE001 - said to the client by each request
+            log.exception("could not open the session store %s", self.config.db)
+            raise WireError(INTERNAL_ERROR, f"cannot open the session database {self.config.db}: {exc}; "
+                                            "set CODY_DB to a writable file") from None
         interrupted = await store.mark_interrupted_runs()
         if interrupted:
             log.warning("marked %d run(s) left by an ended server process as interrupted", interrupted)
@@ -265,13 +274,24 @@ class CodyServer(LanguageServer):
         return outcome if outcome in ("allow", "allow_always", "deny") else "deny"
 
 
-def _handler(server: CodyServer, fn: Callable[[RunManager, Any], Awaitable[Any]]):
+def _handler(server: CodyServer, fn: Callable[[RunManager, Any], Awaitable[Any]],
+             cancelled_early: Callable[[RunManager, Any], Awaitable[None]] | None = None):
     """Wrap a handler: typed params in, camelCase out, errors as JSON-RPC errors."""
 
     @wraps(fn)
     async def handle(params: Any) -> Any:
         try:
-            manager = await server.get_manager()
+            try:
+                manager = await server.get_manager()
+            except asyncio.CancelledError:
+                # `$/cancelRequest` while the store was still opening (just after start):
+                # finish as if the cancel had come right after the request, then -32800.
+                if cancelled_early is not None:
+                    try:
+                        await cancelled_early(await server.get_manager(), params)
+                    except Exception:  # noqa: BLE001 - nothing began: -32800 says it all
+                        pass
+                raise
             return to_wire(await fn(manager, params))
         except InvalidParams as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
@@ -284,30 +304,29 @@ def _handler(server: CodyServer, fn: Callable[[RunManager, Any], Awaitable[Any]]
 def create_server(config: ServerConfig | None = None) -> CodyServer:
     server = CodyServer(config or ServerConfig())
 
-    def method(name: str):
+    def method(name: str, cancelled_early: Callable[[RunManager, Any], Awaitable[None]] | None = None):
         def register(fn):
-            server.feature(name)(_handler(server, fn))
+            server.feature(name)(_handler(server, fn, cancelled_early))
             return fn
         return register
 
     @server.feature(types.INITIALIZE)
-    async def on_initialize(params: types.InitializeParams) -> None:
+    def on_initialize(params: types.InitializeParams) -> None:
         experimental = getattr(params.capabilities, "experimental", None)
         cody = experimental.get("cody") if isinstance(experimental, dict) else None
         server.client_can_approve = bool(isinstance(cody, dict) and cody.get("permissions"))
-        # Open the store before answering, so every cody/* request finds it ready
-        # (and a run cancelled right away still gets its chunks). A failure here is
-        # reported by each request instead.
-        try:
-            await server.get_manager()
-        except Exception:  # noqa: BLE001
-            log.exception("could not open the session store %s", server.config.db)
 
     @server.feature(types.INITIALIZED)
     def on_initialized(_params: Any) -> None:
-        # Warm the model client's imports in the background so the first run starts at once
-        # (a daemon thread: a short-lived server does not wait for it at exit).
-        threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
+        # `initialize` has been answered: now open the store (and import what runs need),
+        # then warm the model client's imports in a daemon thread (not sooner: it would
+        # compete for the GIL; a short-lived server does not wait for it at exit), so the
+        # first run starts at once. A store that cannot open is reported per request.
+        def opened(future: asyncio.Future) -> None:
+            if not future.cancelled() and future.exception() is None:
+                threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
+
+        asyncio.ensure_future(server.get_manager()).add_done_callback(opened)
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
@@ -318,7 +337,13 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
     async def create_session(m: RunManager, raw: Any):
         return await m.create_session(parse(CreateSessionParams, raw))
 
-    @method("cody/run")
+    async def run_cancelled_early(m: RunManager, raw: Any) -> None:
+        params = parse(RunParams, raw)
+        live = m.register(params)
+        m.cancel(CancelParams(run_id=live.run_id))
+        await m.run(live, params)  # sends session_start, then cancelled
+
+    @method("cody/run", cancelled_early=run_cancelled_early)
     async def run(m: RunManager, raw: Any):
         params = parse(RunParams, raw)
         # $/cancelRequest cancels this handler: the manager stops the run, lets it send

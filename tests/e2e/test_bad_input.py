@@ -160,3 +160,13 @@ def test_fuzz_every_method_gets_an_answer(tmp_path: Path):
         loop.run_until_complete(stop_wire(wire))
         loop.run_until_complete(provider.stop())
         loop.close()
+
+
+async def test_an_unusable_database_is_reported_by_each_request(wire_factory, provider, tmp_path: Path):
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("a file where the database's folder should be")
+    wire = await wire_factory(env=server_env(provider, blocker / "sessions.db"))
+    for method, params in (("cody/listSessions", {}), ("cody/run", {"prompt": "hi"})):
+        err = await wire.error_of(method, params)
+        assert err.code == -32603 and "cannot open the session database" in err.message and "CODY_DB" in err.message
+    assert wire.process.returncode is None

@@ -17,6 +17,7 @@ import uuid
 from functools import wraps
 from typing import TYPE_CHECKING, Any, Awaitable, Callable
 
+from attrs import has as attrs_has
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
@@ -54,6 +55,12 @@ class CodyProtocol(LanguageServerProtocol):
         return data  # structured in handle_message, once, at the top level
 
     def handle_message(self, message: Any):
+        if not isinstance(message, dict) and not attrs_has(type(message)):
+            # A batch (JSON array) or a bare value: answer once, with id null.
+            kind = "batch requests are not supported" if isinstance(message, list) else "not a JSON object"
+            self._send_data({"jsonrpc": "2.0", "id": None,
+                             "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: {kind}"}})
+            return None
         if isinstance(message, dict):
             if not isinstance(message.get("jsonrpc"), str):
                 return self._reject(message, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")

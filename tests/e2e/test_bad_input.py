@@ -170,3 +170,9 @@ async def test_an_unusable_database_is_reported_by_each_request(wire_factory, pr
         err = await wire.error_of(method, params)
         assert err.code == -32603 and "cannot open the session database" in err.message and "CODY_DB" in err.message
     assert wire.process.returncode is None
+
+
+async def test_a_batch_is_refused_once_and_the_server_goes_on(wire: CodyWire):
+    answer = await raw_request(wire, None, b'[{"jsonrpc": "2.0", "id": 1, "method": "cody/listSessions"}]')
+    assert isinstance(answer, JsonRpcException) and answer.code == -32600 and "batch" in answer.message
+    await still_serving(wire)

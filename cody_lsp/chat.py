@@ -27,7 +27,7 @@ from rich.text import Text
 from .client import CodyClient, CodyConnectionError, CodyError, RunStream
 from .oneshot import CancelOnInterrupt, sessions_table, stop_on_termination
 from .render import (
-    RESULT_MARK, TOOL_MARK, ChunkRenderer, make_console, missing_model_variables, model_setup_help,
+    RESULT_MARK, TOOL_MARK, ChunkRenderer, make_console, preflight,
     setup_cli_logging, summarize_args,
 )
 from .wire import SessionInfo
@@ -65,13 +65,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     args = parse_args(argv[1:])
     setup_cli_logging()
-    missing = missing_model_variables()
-    if missing:
-        print(model_setup_help(missing), file=sys.stderr)
-        return 2
-    folder = Path(args.workspace).expanduser().resolve()
-    if not folder.is_dir():
-        print(f"cody-lsp chat: {folder} is not a folder", file=sys.stderr)
+    folder = preflight("chat", args.workspace)
+    if folder is None:
         return 2
     try:
         return asyncio.run(Chat(args, folder).main())

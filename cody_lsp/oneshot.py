@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .client import CodyClient, CodyError, RunStream
-from .render import ChunkRenderer, make_console, missing_model_variables, model_setup_help, setup_cli_logging
+from .render import ChunkRenderer, make_console, preflight, setup_cli_logging
 from .wire import INVALID_PARAMS, UNKNOWN_SESSION, to_wire
 
 EXIT_CODES = {"done": 0, "error": 1, "circuit_breaker": 3, "cancelled": 130}
@@ -127,13 +127,8 @@ def run_main(argv: list[str]) -> int:
     if not prompt.strip():
         print("cody-lsp run: the prompt is empty", file=sys.stderr)
         return 2
-    missing = missing_model_variables()
-    if missing:
-        print(model_setup_help(missing), file=sys.stderr)
-        return 2
-    folder = Path(args.workspace).expanduser().resolve()
-    if not folder.is_dir():
-        print(f"cody-lsp run: {folder} is not a folder", file=sys.stderr)
+    folder = preflight("run", args.workspace)
+    if folder is None:
         return 2
     try:
         return asyncio.run(_run(args, prompt, folder))

@@ -15,6 +15,7 @@ import math
 import os
 import re
 import sys
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -330,6 +331,20 @@ def model_setup_help(missing: list[str]) -> str:
         lines.append(f"  export {name}=...   # {what}{note}")
     lines += ["", "To see cody-lsp work without a model, run the offline demo:  cody-lsp demo"]
     return "\n".join(lines)
+
+
+def preflight(command: str, workspace: str) -> Path | None:
+    """What `chat` and `run` check before starting a server: the model variables and the
+    folder. Says what is wrong on stderr and returns None, or returns the folder."""
+    missing = missing_model_variables()
+    if missing:
+        print(model_setup_help(missing), file=sys.stderr)
+        return None
+    folder = Path(workspace).expanduser().resolve()
+    if not folder.is_dir():
+        print(f"cody-lsp {command}: {folder} is not a folder", file=sys.stderr)
+        return None
+    return folder
 
 
 def print_prompt_line(console: Console, prompt: str) -> None:

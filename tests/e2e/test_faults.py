@@ -9,7 +9,7 @@ import pytest
 
 from cody_lsp.testing.provider import Fault, Reply, ToolCall
 
-from ..conftest import TERMINAL, CodyWire, server_env
+from ..conftest import CodyWire, server_env
 
 
 def types_of(chunks: list[dict]) -> list[str]:

@@ -309,16 +309,18 @@ class Store:
         Returns the session's new message count.
         """
         ts = now()
-        count = await self.message_count(session_id)
-        if count is None:  # deleted while the run went on: record nothing
+        if await self.message_count(session_id) is None:  # deleted while the run went on
             return 0
         statements: list[tuple[str, tuple]] = []
         for i, entry in enumerate(entries):
             msg = entry.message
             tool_calls = msg.get("tool_calls")
+            # The position is read inside the transaction: another server process on the
+            # same DB may have appended to this session since this run began.
             statements.append((
-                f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, count + i, msg["role"], msg.get("content"),
+                f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES "
+                "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (session_id, session_id, i, msg["role"], msg.get("content"),
                  json.dumps(tool_calls) if tool_calls else None, msg.get("tool_call_id"),
                  entry.tool_name, entry.kind, run_id, ts),
             ))
@@ -334,7 +336,7 @@ class Store:
                                         "totalTokens": usage.total_tokens}), ts, run_id),
         ))
         await self._transaction(statements)
-        return count + len(entries)
+        return await self.message_count(session_id) or 0
 
     async def run_record(self, run_id: str) -> dict[str, Any] | None:
         cur = await self._conn.execute(

@@ -128,3 +128,24 @@ async def test_server_exits_when_its_editor_dies_mid_run(provider, db_path: Path
     with sqlite3.connect(db_path) as conn:
         status = conn.execute("SELECT status FROM runs WHERE id = ?", (run_id,)).fetchone()[0]
     assert status == "cancelled"  # stopped and recorded, not left running
+
+
+async def test_two_windows_on_one_session_keep_whole_turns(provider, db_path: Path, workspace: Path):
+    provider.responder = lambda body: Reply(text=f"answer to {body['messages'][-1]['content']}", text_deltas=3,
+                                            delay=0.01)
+    env = server_env(provider, db_path)
+    windows = [await start_wire(env, [workspace]) for _ in range(2)]
+    try:
+        session = await windows[0].request("cody/createSession", {})
+        runs = [wire.run(f"w{w}-q{i}", sessionId=session["id"]) for w, wire in enumerate(windows) for i in range(3)]
+        results = await asyncio.gather(*runs)
+        assert [r["status"] for r, _ in results] == ["done"] * 6
+        page = await windows[1].request("cody/getSession", {"sessionId": session["id"]})
+        messages = page["messages"]
+        assert [m["position"] for m in messages] == list(range(12))
+        pairs = [(messages[i]["content"], messages[i + 1]["content"]) for i in range(0, 12, 2)]
+        assert all(answer == f"answer to {question}" for question, answer in pairs)  # turns never interleave
+        assert page["session"]["messageCount"] == 12
+    finally:
+        for wire in windows:
+            await stop_wire(wire)

@@ -177,7 +177,7 @@ class Turn:
                 result = await self._call_tool(call["id"], name, args)
             self.chunks.emit(ToolResultChunk(call["id"], name, result.ok, result.content))
             self._running_results.append(Entry(
-                {"role": "tool", "tool_call_id": call["id"], "content": result.content}, tool_name=name))
+                {"role": "tool", "tool_call_id": call["id"], "content": result.content}, tool_name=name, ok=result.ok))
             self._tool_failures = 0 if result.ok else self._tool_failures + 1
             if self._tool_failures >= self.limits.max_consecutive_tool_failures:
                 raise CircuitBreakerTripped(self._breaker(

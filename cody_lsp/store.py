@@ -67,11 +67,15 @@ MIGRATIONS: list[str] = [
     CREATE INDEX runs_by_session ON runs (session_id);
     CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
     """,
+    # 1 → 2: whether a tool message's tool succeeded (NULL for other messages and old rows).
+    """
+    ALTER TABLE messages ADD COLUMN ok INTEGER;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 SESSION_COLUMNS = "id, title, model, workspace_folder, message_count, created_at, updated_at"
-MESSAGE_COLUMNS = "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at"
+MESSAGE_COLUMNS = "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok"
 
 
 def now() -> str:
@@ -90,6 +94,7 @@ class Entry:
     message: dict[str, Any]
     tool_name: str | None = None
     kind: str = "message"
+    ok: bool | None = None  # tool messages: whether the tool succeeded
 
 
 @dataclass(slots=True)
@@ -287,7 +292,7 @@ class Store:
                 role=r[1], content=r[2], position=r[0], created_at=r[8], run_id=r[7],
                 tool_calls=[ToolCallInfo(c["id"], c["function"]["name"], c["function"]["arguments"])
                             for c in json.loads(r[3])] if r[3] else None,
-                tool_call_id=r[4], tool_name=r[5], kind=r[6],
+                tool_call_id=r[4], tool_name=r[5], kind=r[6], ok=None if r[9] is None else bool(r[9]),
             )
             for r in rows
         ]
@@ -319,10 +324,10 @@ class Store:
             # same DB may have appended to this session since this run began.
             statements.append((
                 f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES "
-                "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (session_id, session_id, i, msg["role"], msg.get("content"),
                  json.dumps(tool_calls) if tool_calls else None, msg.get("tool_call_id"),
-                 entry.tool_name, entry.kind, run_id, ts),
+                 entry.tool_name, entry.kind, run_id, ts, entry.ok),
             ))
         if entries:
             statements.append((

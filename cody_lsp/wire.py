@@ -290,6 +290,8 @@ class Message:
     tool_name: str | None = None
     # "message", or "interrupted" for the marker a cancelled/stopped turn leaves.
     kind: str = "message"
+    # On tool messages: whether the tool succeeded.
+    ok: bool | None = None
 
 
 # --------------------------------------------------------------------------------------

@@ -29,6 +29,8 @@ export interface Message {
   toolCallId?: string;
   toolName?: string;
   kind: string;
+  /** On tool messages: whether the tool succeeded (absent on older history). */
+  ok?: boolean;
 }
 
 export interface SessionPage {

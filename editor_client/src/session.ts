@@ -316,7 +316,7 @@ export function historyMessages(messages: Message[]): ToWebview[] {
         runId,
         toolCallId: message.toolCallId ?? '',
         toolName: message.toolName ?? '',
-        ok: null,
+        ok: message.ok ?? null,
         summary: summarizeResult(message.content ?? ''),
       });
     }

@@ -177,6 +177,7 @@ async def test_restart_keeps_history_and_continues(wire_factory, provider, works
     page = await second.request("cody/getSession", {"sessionId": result["sessionId"]})
     assert [m["role"] for m in page["messages"]] == ["user", "assistant", "tool", "assistant"]
     assert page["messages"][1]["toolCalls"][0]["name"] == "write_file"
+    assert page["messages"][2]["ok"] is True and page["messages"][2]["toolName"] == "write_file"
     again, _ = await second.run("what does it say?", sessionId=result["sessionId"])
     assert again["output"] == "It says one."
     sent = provider.requests[-1]["messages"]
@@ -204,3 +205,5 @@ async def test_tools_stay_inside_the_folder(wire: CodyWire, provider, workspace:
     assert sorted(os.listdir(outside)) == ["secret.txt"]
     tool_msgs = [m for m in provider.requests[1]["messages"] if m["role"] == "tool"]
     assert len(tool_msgs) == 4 and all("outside the workspace" in m["content"] for m in tool_msgs)
+    stored = (await wire.request("cody/getSession", {"sessionId": result["sessionId"]}))["messages"]
+    assert [m["ok"] for m in stored if m["role"] == "tool"] == [False] * 4

@@ -78,3 +78,26 @@ async def test_runs_of_a_dead_process_are_marked_interrupted(tmp_path: Path):
     assert (await store.run_record("run_dead"))["status"] == "interrupted"
     assert (await store.run_record("run_other_host"))["status"] == "running"
     await store.close()
+
+
+async def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path: Path):
+    from cody_lsp.store import MIGRATIONS
+
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:  # a database written by the first release
+        conn.executescript(MIGRATIONS[0])
+        conn.execute("PRAGMA user_version = 1")
+        conn.execute("INSERT INTO sessions VALUES ('ses_1', 't', 'm', '/ws', 'a', 'a', 1)")
+        conn.execute("INSERT INTO messages (session_id, position, role, content, kind, created_at) "
+                     "VALUES ('ses_1', 0, 'tool', 'old result', 'message', 'a')")
+    store = await Store.open(db)
+    messages, _ = await store.get_messages("ses_1", 10, None)
+    assert [(m.content, m.ok) for m in messages] == [("old result", None)]
+    await store.start_run("run_1", "ses_1")
+    await store.finish_run("ses_1", "run_1", "done", [
+        Entry({"role": "tool", "tool_call_id": "c", "content": "failed"}, tool_name="read_file", ok=False)], Usage())
+    messages, _ = await store.get_messages("ses_1", 10, None)
+    assert [(m.position, m.ok) for m in messages] == [(0, None), (1, False)]
+    await store.close()
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2

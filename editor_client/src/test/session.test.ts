@@ -272,7 +272,7 @@ describe('Session', () => {
           kind: 'message',
           toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path": "app.py"}' }],
         },
-        { role: 'tool', content: '1\tfrom flask import Flask\n2\t', position: 2, createdAt: 't', runId: 'r1', toolCallId: 'call_1', toolName: 'read_file', kind: 'message' },
+        { role: 'tool', content: '1\tfrom flask import Flask\n2\t', position: 2, createdAt: 't', runId: 'r1', toolCallId: 'call_1', toolName: 'read_file', kind: 'message', ok: true },
         { role: 'user', content: '[This turn was interrupted]', position: 3, createdAt: 't', kind: 'interrupted' },
       ],
     }));
@@ -287,7 +287,7 @@ describe('Session', () => {
       { type: 'stepStart', runId: 'history-r1' },
       { type: 'text', runId: 'history-r1', text: 'Let me look.' },
       { type: 'toolCall', runId: 'history-r1', toolCallId: 'call_1', toolName: 'read_file', summary: 'read_file app.py' },
-      { type: 'toolResult', runId: 'history-r1', toolCallId: 'call_1', toolName: 'read_file', ok: null, summary: '1\tfrom flask import Flask (+1 lines)' },
+      { type: 'toolResult', runId: 'history-r1', toolCallId: 'call_1', toolName: 'read_file', ok: true, summary: '1\tfrom flask import Flask (+1 lines)' },
       { type: 'notice', level: 'info', text: '[This turn was interrupted]' },
     ]);
   });

@@ -270,12 +270,7 @@ class CodyClient:
         self.server_process = process
         self._start(process.stdout, process.stdin)
         self._tasks.append(asyncio.ensure_future(self._drain_stderr(process.stderr)))
-        try:
-            await self._initialize(workspace_folders)
-        except BaseException:
-            await self._abort()
-            raise
-        return self
+        return await self._initialize_or_abort(workspace_folders)
 
     @classmethod
     async def connect_tcp(cls, host: str, port: int, *, workspace_folders: Sequence[str | Path] = (),
@@ -287,6 +282,9 @@ class CodyClient:
         except OSError as exc:
             raise CodyConnectionError(f"could not connect to cody-lsp at {host}:{port}: {exc}") from None
         self._start(reader, writer)
+        return await self._initialize_or_abort(workspace_folders)
+
+    async def _initialize_or_abort(self, workspace_folders: Sequence[str | Path]) -> "CodyClient":
         try:
             await self._initialize(workspace_folders)
         except BaseException:

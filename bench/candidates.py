@@ -105,11 +105,11 @@ def feed_prefix(prefix: bytes) -> None:
     """Make the server's stdin reader return `prefix` before what the pipe brings."""
     import asyncio
 
-    from cody_lsp import server
+    from cody_lsp.server import lsp as server
 
     async def _stream(self: Any) -> Any:
         if self._reader is None:
-            reader = asyncio.StreamReader(limit=2 ** 26)
+            reader = asyncio.StreamReader(limit=2**26)
             reader.feed_data(prefix)
             pipe = os.fdopen(self._stdin.fileno(), "rb", buffering=0, closefd=False)
             await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
@@ -131,9 +131,9 @@ def serve_with_early_initialize() -> int:
         out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
         out.flush()
         drop_id = message["id"]
-    import cody_lsp.diagnostics  # noqa: F401  (CODY_LOOP_LAG_REPORT)
+    import cody_lsp.server.diagnostics  # noqa: F401  (CODY_LOOP_LAG_REPORT)
     from cody_lsp import cli
-    from cody_lsp.server import create_server
+    from cody_lsp.server.lsp import create_server
 
     cli._setup_logging()
     cli._use_pidfd_child_watcher()

@@ -32,8 +32,9 @@ def pieces_of(text: str, n: int) -> list[str]:
     return _split(text, n)
 
 
-def chunk_latencies(text: str, n: int, sent: list[float], chunks: list[tuple[float, str]]
-                    ) -> tuple[list[float], list[float], list[float]]:
+def chunk_latencies(
+    text: str, n: int, sent: list[float], chunks: list[tuple[float, str]]
+) -> tuple[list[float], list[float], list[float]]:
     """(oldest-token latency per chunk, newest-token latency per chunk, latency per token).
 
     sent[0] is the role event; sent[1 + i] is text piece i.
@@ -60,8 +61,9 @@ def chunk_latencies(text: str, n: int, sent: list[float], chunks: list[tuple[flo
     return oldest, newest, per_token
 
 
-async def one_run(client, provider: ProviderProcess, folder: Path, text: str, n: int
-                  ) -> tuple[list[float], list[float], list[float]]:
+async def one_run(
+    client, provider: ProviderProcess, folder: Path, text: str, n: int
+) -> tuple[list[float], list[float], list[float]]:
     session = await client.create_session(title="latency", workspace_folder=folder)
     received: list[tuple[float, str]] = []
 
@@ -96,8 +98,7 @@ async def main_async(args) -> None:
         async with ProviderProcess() as provider:
             await provider.set_reply(text=text, text_deltas=tokens, delay=delay)
             extra_env = {"CODY_TEXT_FLUSH_MS": str(args.flush_ms)} if args.flush_ms else {}
-            client = await spawn_client(server_env(provider.base_url, Path(tmp) / "sessions.db", **extra_env),
-                                        [folder])
+            client = await spawn_client(server_env(provider.base_url, Path(tmp) / "sessions.db", **extra_env), [folder])
             try:
                 await one_run(client, provider, folder, text, tokens)  # warm-up (imports, connection)
                 for _ in range(runs):
@@ -109,17 +110,29 @@ async def main_async(args) -> None:
                 await client.close()
     p50 = percentile(oldest, 50)
     rows = [
-        Row(f"text chunk, from its oldest token: p50 ({len(oldest)} chunks, {runs} runs of {tokens} tokens "
-            f"at {delay * 1000:g} ms/token)", ms(p50), f"≤ {GOAL * 1000:.0f} ms", p50 <= GOAL),
+        Row(
+            f"text chunk, from its oldest token: p50 ({len(oldest)} chunks, {runs} runs of {tokens} tokens "
+            f"at {delay * 1000:g} ms/token)",
+            ms(p50),
+            f"≤ {GOAL * 1000:.0f} ms",
+            p50 <= GOAL,
+        ),
         Row("text chunk, from its oldest token: p99", ms(percentile(oldest, 99))),
-        Row("text chunk, from its newest token: p50 / p99",
-            f"{ms(percentile(newest, 50))} / {ms(percentile(newest, 99))}"),
+        Row(
+            "text chunk, from its newest token: p50 / p99",
+            f"{ms(percentile(newest, 50))} / {ms(percentile(newest, 99))}",
+        ),
         Row("per token: p50 / p99", f"{ms(percentile(per_token, 50))} / {ms(percentile(per_token, 99))}"),
     ]
     if args.flush_ms:
         rows[0].note = f"CODY_TEXT_FLUSH_MS={args.flush_ms}"
-    report("chunk_latency", "Chunk latency", rows, args,
-           extra={"oldest": oldest, "newest": newest, "tokens": tokens, "delay": delay})
+    report(
+        "chunk_latency",
+        "Chunk latency",
+        rows,
+        args,
+        extra={"oldest": oldest, "newest": newest, "tokens": tokens, "delay": delay},
+    )
 
 
 def main() -> None:

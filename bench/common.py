@@ -64,10 +64,17 @@ def machine() -> dict[str, str]:
     except AttributeError:
         cores = os.cpu_count() or 0
     try:
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False, capture_output=True,
-                                text=True, timeout=5).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, check=False,
-                               capture_output=True, text=True, timeout=5).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, check=False, capture_output=True, text=True, timeout=5
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--untracked-files=no"],
+            cwd=ROOT,
+            check=False,
+            capture_output=True,
+            text=True,
+            timeout=5,
+        ).stdout.strip()
         if commit and dirty:
             commit += "+changes"
     except (OSError, subprocess.SubprocessError):
@@ -86,8 +93,10 @@ def machine() -> dict[str, str]:
 
 def machine_line(m: dict[str, str] | None = None) -> str:
     m = m or machine()
-    return (f"{m['cpu']}, {m['cores']} cores, {m['memory']}, {m['os']}, Python {m['python']}; "
-            f"{m['date']}; commit {m['commit']}; load average {m.get('load', '?')} at the end")
+    return (
+        f"{m['cpu']}, {m['cores']} cores, {m['memory']}, {m['os']}, Python {m['python']}; "
+        f"{m['date']}; commit {m['commit']}; load average {m.get('load', '?')} at the end"
+    )
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -129,11 +138,22 @@ class Row:
         return {"what": self.what, "figure": self.figure, "goal": self.goal, "met": self.met, "note": self.note}
 
 
-def table(title: str, rows: list[Row], *, smoke: bool = False, details: list[str] | None = None,
-          m: dict[str, str] | None = None) -> str:
-    lines = [f"### {title}{' (smoke: tiny sizes, times mean nothing)' if smoke else ''}", "",
-             f"Machine: {machine_line(m)}", "",
-             "| measure | figure | goal | verdict |", "| --- | --- | --- | --- |"]
+def table(
+    title: str,
+    rows: list[Row],
+    *,
+    smoke: bool = False,
+    details: list[str] | None = None,
+    m: dict[str, str] | None = None,
+) -> str:
+    lines = [
+        f"### {title}{' (smoke: tiny sizes, times mean nothing)' if smoke else ''}",
+        "",
+        f"Machine: {machine_line(m)}",
+        "",
+        "| measure | figure | goal | verdict |",
+        "| --- | --- | --- | --- |",
+    ]
     for r in rows:
         figure = r.figure + (f" ({r.note})" if r.note else "")
         lines.append(f"| {r.what} | {figure} | {r.goal} | {r.verdict} |")
@@ -150,17 +170,33 @@ def arg_parser(description: str) -> argparse.ArgumentParser:
     return parser
 
 
-def report(name: str, title: str, rows: list[Row], args: argparse.Namespace,
-           details: list[str] | None = None, extra: dict[str, Any] | None = None) -> None:
+def report(
+    name: str,
+    title: str,
+    rows: list[Row],
+    args: argparse.Namespace,
+    details: list[str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> None:
     """Print the table; write the JSON for run_all.py when asked."""
     m = machine()
     text = table(title, rows, smoke=args.smoke, details=details, m=m)
     print(text, flush=True)
     if args.json:
-        Path(args.json).write_text(json.dumps({
-            "name": name, "title": title, "smoke": args.smoke, "machine": m,
-            "rows": [r.as_dict() for r in rows], "table": text, "extra": extra or {},
-        }, indent=2))
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "name": name,
+                    "title": title,
+                    "smoke": args.smoke,
+                    "machine": m,
+                    "rows": [r.as_dict() for r in rows],
+                    "table": text,
+                    "extra": extra or {},
+                },
+                indent=2,
+            )
+        )
 
 
 # --------------------------------------------------------------------------------------
@@ -169,13 +205,22 @@ def report(name: str, title: str, rows: list[Row], args: argparse.Namespace,
 
 def server_env(base_url: str | None, db: Path, **extra: str) -> dict[str, str]:
     """The environment of a server under test (like tests/conftest.py's)."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("CODY_") or k.startswith("CODY_BENCH_") or k == "CODY_CANDIDATES"}
-    env.update({"CODY_DB": str(db), "CODY_LOG_LEVEL": "WARNING", "CODY_APPROVALS": "never",
-                "CODY_RETRY_ATTEMPTS": "0", "PYTHONUNBUFFERED": "1"})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith("CODY_") or k.startswith("CODY_BENCH_") or k == "CODY_CANDIDATES"
+    }
+    env.update(
+        {
+            "CODY_DB": str(db),
+            "CODY_LOG_LEVEL": "WARNING",
+            "CODY_APPROVALS": "never",
+            "CODY_RETRY_ATTEMPTS": "0",
+            "PYTHONUNBUFFERED": "1",
+        }
+    )
     if base_url is not None:
-        env.update({"CODY_MODEL": "scripted-model", "CODY_MODEL_BASE_URL": base_url,
-                    "CODY_MODEL_API_KEY": "sk-bench"})
+        env.update({"CODY_MODEL": "scripted-model", "CODY_MODEL_BASE_URL": base_url, "CODY_MODEL_API_KEY": "sk-bench"})
     env.update(extra)
     return env
 
@@ -188,17 +233,19 @@ MONITORED_SERVER = [PY, "-m", "cody_lsp"]
 def profiled_server(stats_path: Path) -> list[str]:
     """A server command that runs under cProfile and dumps its stats to `stats_path` when
     it exits normally (shutdown + exit); for finding what limits a figure."""
-    code = ("import cProfile, os, sys\n"
-            "from cody_lsp import cli\n"
-            "profile = cProfile.Profile()\n"
-            "real_exit = os._exit\n"
-            "def dump_and_exit(code):\n"
-            "    profile.disable()\n"
-            f"    profile.dump_stats({str(stats_path)!r})\n"
-            "    real_exit(code)\n"
-            "os._exit = dump_and_exit\n"
-            "profile.enable()\n"
-            "cli.main([])\n")
+    code = (
+        "import cProfile, os, sys\n"
+        "from cody_lsp import cli\n"
+        "profile = cProfile.Profile()\n"
+        "real_exit = os._exit\n"
+        "def dump_and_exit(code):\n"
+        "    profile.disable()\n"
+        f"    profile.dump_stats({str(stats_path)!r})\n"
+        "    real_exit(code)\n"
+        "os._exit = dump_and_exit\n"
+        "profile.enable()\n"
+        "cli.main([])\n"
+    )
     return [PY, "-c", code]
 
 
@@ -272,7 +319,7 @@ def server_pid(client: Any) -> int | None:
 def server_command(default: list[str] | None = None) -> list[str] | None:
     """CODY_BENCH_SERVER (a shell-quoted command line) replaces the server command, to
     measure a candidate change without editing the server; it must import
-    cody_lsp.diagnostics itself for the event-loop lag figures."""
+    cody_lsp.server.diagnostics itself for the event-loop lag figures."""
     override = os.environ.get("CODY_BENCH_SERVER")
     return shlex.split(override) if override else default
 
@@ -292,8 +339,13 @@ class ProviderProcess:
 
     async def start(self) -> ProviderProcess:
         self.proc = await asyncio.create_subprocess_exec(
-            PY, str(BENCH / "common.py"), "provider", stdin=asyncio.subprocess.PIPE,
-            stdout=asyncio.subprocess.PIPE, limit=256 * 1024 * 1024)
+            PY,
+            str(BENCH / "common.py"),
+            "provider",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            limit=256 * 1024 * 1024,
+        )
         assert self.proc.stdout is not None
         line = await asyncio.wait_for(self.proc.stdout.readline(), 30)
         self.base_url = line.decode().strip()
@@ -366,8 +418,11 @@ def _agent_reply(body: dict, settings: dict) -> Any:
             tools_done += 1
     delay = float(settings.get("delay", 0.0))
     if tools_done == 0:
-        return Reply(text="Let me look.", tool_calls=[
-            ToolCall("run_command", {"command": settings.get("command", "echo bench && ls")})], delay=delay)
+        return Reply(
+            text="Let me look.",
+            tool_calls=[ToolCall("run_command", {"command": settings.get("command", "echo bench && ls")})],
+            delay=delay,
+        )
     if tools_done == 1:
         return Reply(tool_calls=[ToolCall("read_file", {"path": settings.get("path", "notes.txt")})], delay=delay)
     words = int(settings.get("answer_tokens", 200))
@@ -418,8 +473,12 @@ def _provider_main() -> None:
                         state["agent"] = cmd.get("settings") or {}
                         out = {"ok": True}
                     elif kind == "stats":
-                        out = {"requests": len(provider.requests), "recv": recv, "messages": msg_counts,
-                               "active": provider.active_streams}
+                        out = {
+                            "requests": len(provider.requests),
+                            "recv": recv,
+                            "messages": msg_counts,
+                            "active": provider.active_streams,
+                        }
                         if cmd.get("times", True):
                             out["sent_times"] = provider.sent_times
                     elif kind == "clear":
@@ -431,7 +490,7 @@ def _provider_main() -> None:
                         out = {"ok": True}
                     else:
                         out = {"error": f"unknown command {kind!r}"}
-                except Exception as exc:  # noqa: BLE001
+                except Exception as exc:
                     out = {"error": f"{type(exc).__name__}: {exc}"}
                 sys.stdout.write(json.dumps(out) + "\n")
                 sys.stdout.flush()

@@ -9,7 +9,7 @@ give enough lag samples for a stable p99.
 
 Event-loop lag is sampled inside the server by `cody_lsp/diagnostics.py` (a task
 that sleeps 10 ms and records how late it wakes), which the server is started
-with here (`python -c "import cody_lsp.diagnostics; …cli.main()"`) until it
+with here (`python -c "import cody_lsp.server.diagnostics; …cli.main()"`) until it
 imports it itself; only the samples taken while the 50 runs were going count.
 From outside, a client probe sends a no-op request (`cody/cancel` of an unknown
 run) every PROBE seconds during the runs and times its round trip.
@@ -84,8 +84,7 @@ async def main_async(args) -> None:
             folders.append(folder)
         lag_path = root / "lag.json"
         async with ProviderProcess() as provider:
-            await provider.agent_mode(command="echo bench && ls", path="notes.txt", answer_tokens=answer,
-                                      delay=delay)
+            await provider.agent_mode(command="echo bench && ls", path="notes.txt", answer_tokens=answer, delay=delay)
             env = with_loop_monitor(server_env(provider.base_url, root / "sessions.db"), lag_path)
             client = await spawn_client(env, [folders[0]], MONITORED_SERVER)
             pid = server_pid(client)
@@ -95,8 +94,9 @@ async def main_async(args) -> None:
                 warm = await client.run("warm up", workspace_folder=folders[0])
                 assert warm.status == "done", warm
                 idle_after_run = await settle_rss(pid, 2.0)
-                sessions = [await client.create_session(title=f"s{i}", workspace_folder=folders[i % 10])
-                            for i in range(n_runs)]
+                sessions = [
+                    await client.create_session(title=f"s{i}", workspace_folder=folders[i % 10]) for i in range(n_runs)
+                ]
                 await provider.clear()
 
                 rss_samples: list[int] = []
@@ -125,14 +125,17 @@ async def main_async(args) -> None:
                     cpu0 = (cpu_seconds(pid), cpu_seconds(provider.proc.pid), cpu_seconds())
                     t_start = time.perf_counter()
                     running.set()
-                    results += await asyncio.gather(*(
-                        client.run(f"task {i}: look around and report", session_id=s.id)
-                        for i, s in enumerate(sessions)))
+                    results += await asyncio.gather(
+                        *(
+                            client.run(f"task {i}: look around and report", session_id=s.id)
+                            for i, s in enumerate(sessions)
+                        )
+                    )
                     running.clear()
                     t_end = time.perf_counter()
                     cpu1 = (cpu_seconds(pid), cpu_seconds(provider.proc.pid), cpu_seconds())
                     windows.append((t_start, t_end))
-                    cpu_used = [u + b - a for u, a, b in zip(cpu_used, cpu0, cpu1)]
+                    cpu_used = [u + b - a for u, a, b in zip(cpu_used, cpu0, cpu1, strict=False)]
                     await asyncio.sleep(0.3)  # let the server go idle between rounds
                 done.set()
                 running.set()
@@ -154,40 +157,75 @@ async def main_async(args) -> None:
     lag_p99 = percentile(lag, 99)
     # How much of the worst samples' time the loop's thread was running (its own work)
     # rather than waiting for the GIL (other threads) or for a core (other processes).
-    worst = sorted(lag_cpu, reverse=True)[:max(1, len(lag_cpu) // 20)]
+    worst = sorted(lag_cpu, reverse=True)[: max(1, len(lag_cpu) // 20)]
 
     def running_share(samples: list[tuple[float, float]]) -> float:
-        return (sum(min(cpu, LAG_INTERVAL + lag) for lag, cpu in samples)
-                / sum(LAG_INTERVAL + lag for lag, _ in samples))
+        return sum(min(cpu, LAG_INTERVAL + lag) for lag, cpu in samples) / sum(LAG_INTERVAL + lag for lag, _ in samples)
 
     busy, all_busy = running_share(worst), running_share(lag_cpu)
     peak = max(max(rss_samples, default=0), status.get("VmHWM", 0))
     walls = [b - a for a, b in windows]
     server_cpu, provider_cpu, client_cpu = (used / sum(walls) * 100 for used in cpu_used)
     rows = [
-        Row(f"{n_runs} runs at once (3 model steps, run_command + read_file, {answer}-token answers at "
-            f"{delay * 1000:g} ms/token): wall time, median of {rounds} round{'s' if rounds > 1 else ''}", ms(median(walls)),
-            note=f"{3 * n_runs} model requests, {2 * n_runs} tool calls a round; the same sessions each round"),
-        Row("event-loop lag inside the server during the runs: p99", ms(lag_p99), f"≤ {LAG_GOAL * 1000:.0f} ms",
-            lag_p99 <= LAG_GOAL, note=f"p50 {ms(percentile(lag, 50))}, max {ms(max(lag))}, {len(lag)} samples "
-                                      f"every 10 ms"),
-        Row("share of time the loop's thread was running (not waiting for the GIL or a core): "
-            "in the worst 5% of lag samples / overall", f"{busy * 100:.0f}% / {all_busy * 100:.0f}%"),
-        Row("CPU used during the runs, in % of one core (the machine has 2)",
-            f"server {server_cpu:.0f}%, scripted provider {provider_cpu:.0f}%, bench client {client_cpu:.0f}%"),
-        Row(f"no-op request round trip from a client during the runs (every {PROBE * 1000:g} ms): p50 / p99",
-            f"{ms(percentile(probe_rtts, 50))} / {ms(percentile(probe_rtts, 99))}"),
-        Row("RSS idle after start-up (initialized; openai warmed in the background)", mb(idle_start),
-            f"≤ {IDLE_GOAL_MB:.0f} MB", idle_start / 1024 <= IDLE_GOAL_MB),
-        Row("RSS idle after one run", mb(idle_after_run), f"≤ {IDLE_GOAL_MB:.0f} MB",
-            idle_after_run / 1024 <= IDLE_GOAL_MB),
+        Row(
+            f"{n_runs} runs at once (3 model steps, run_command + read_file, {answer}-token answers at "
+            f"{delay * 1000:g} ms/token): wall time, median of {rounds} round{'s' if rounds > 1 else ''}",
+            ms(median(walls)),
+            note=f"{3 * n_runs} model requests, {2 * n_runs} tool calls a round; the same sessions each round",
+        ),
+        Row(
+            "event-loop lag inside the server during the runs: p99",
+            ms(lag_p99),
+            f"≤ {LAG_GOAL * 1000:.0f} ms",
+            lag_p99 <= LAG_GOAL,
+            note=f"p50 {ms(percentile(lag, 50))}, max {ms(max(lag))}, {len(lag)} samples every 10 ms",
+        ),
+        Row(
+            "share of time the loop's thread was running (not waiting for the GIL or a core): "
+            "in the worst 5% of lag samples / overall",
+            f"{busy * 100:.0f}% / {all_busy * 100:.0f}%",
+        ),
+        Row(
+            "CPU used during the runs, in % of one core (the machine has 2)",
+            f"server {server_cpu:.0f}%, scripted provider {provider_cpu:.0f}%, bench client {client_cpu:.0f}%",
+        ),
+        Row(
+            f"no-op request round trip from a client during the runs (every {PROBE * 1000:g} ms): p50 / p99",
+            f"{ms(percentile(probe_rtts, 50))} / {ms(percentile(probe_rtts, 99))}",
+        ),
+        Row(
+            "RSS idle after start-up (initialized; openai warmed in the background)",
+            mb(idle_start),
+            f"≤ {IDLE_GOAL_MB:.0f} MB",
+            idle_start / 1024 <= IDLE_GOAL_MB,
+        ),
+        Row(
+            "RSS idle after one run",
+            mb(idle_after_run),
+            f"≤ {IDLE_GOAL_MB:.0f} MB",
+            idle_after_run / 1024 <= IDLE_GOAL_MB,
+        ),
         Row(f"RSS peak during the {n_runs} runs (VmHWM)", mb(peak)),
     ]
-    report("concurrency", "Concurrency and memory", rows, args,
-           extra={"lag": lag, "lag_cpu": [cpu for _, cpu in lag_cpu], "worst_busy": busy, "probe": probe_rtts,
-                  "rss": rss_samples, "idle_start_kb": idle_start, "idle_after_run_kb": idle_after_run,
-                  "peak_kb": peak, "walls": walls, "windows": windows,
-                  "cpu_percent": {"server": server_cpu, "provider": provider_cpu, "client": client_cpu}})
+    report(
+        "concurrency",
+        "Concurrency and memory",
+        rows,
+        args,
+        extra={
+            "lag": lag,
+            "lag_cpu": [cpu for _, cpu in lag_cpu],
+            "worst_busy": busy,
+            "probe": probe_rtts,
+            "rss": rss_samples,
+            "idle_start_kb": idle_start,
+            "idle_after_run_kb": idle_after_run,
+            "peak_kb": peak,
+            "walls": walls,
+            "windows": windows,
+            "cpu_percent": {"server": server_cpu, "provider": provider_cpu, "client": client_cpu},
+        },
+    )
 
 
 def main() -> None:

@@ -48,14 +48,19 @@ def check_run(chunks: list[dict], step1: str, step2: str) -> None:
         raise SystemExit("notification rate: " + "; ".join(problems))
 
 
-async def one_run(client, provider: ProviderProcess, folder: Path, step1: str, step2: str, n1: int, n2: int,
-                  delay: float) -> tuple[list[float], float, int]:
+async def one_run(
+    client, provider: ProviderProcess, folder: Path, step1: str, step2: str, n1: int, n2: int, delay: float
+) -> tuple[list[float], float, int]:
     """(text_delta rate of each step, all-chunk rate of the run, notifications)."""
     session = await client.create_session(title="rate", workspace_folder=folder)
     (folder / "notes.txt").write_text("some notes\n")
     await provider.queue(
-        {"text": step1, "text_deltas": n1, "delay": delay,
-         "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+        {
+            "text": step1,
+            "text_deltas": n1,
+            "delay": delay,
+            "tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}],
+        },
         {"text": step2, "text_deltas": n2, "delay": delay},
     )
     stamped: list[tuple[float, dict]] = []
@@ -97,8 +102,7 @@ async def main_async(args) -> None:
         folder = Path(tmp) / "ws"
         folder.mkdir()
         async with ProviderProcess() as provider:
-            client = await spawn_client(server_env(provider.base_url, Path(tmp) / "sessions.db", **extra_env),
-                                        [folder])
+            client = await spawn_client(server_env(provider.base_url, Path(tmp) / "sessions.db", **extra_env), [folder])
             try:
                 for _ in range(runs):
                     r, run_rate, count = await one_run(client, provider, folder, step1, step2, n1, n2, delay)
@@ -110,11 +114,18 @@ async def main_async(args) -> None:
     worst = max(rates)
     tokens_per_s = 1 / delay
     rows = [
-        Row(f"text_delta notifications per second while text streams (worst of {len(rates)} steps)",
-            f"{worst:.1f}/s", f"≤ {GOAL:.0f}/s", worst <= GOAL,
-            note=f"median {median(rates):.1f}/s; the provider sent up to {tokens_per_s:.0f} tokens/s"),
-        Row("all cody/chunk notifications ÷ run wall time", f"{max(run_rates):.1f}/s",
-            note=f"{median(counts):.0f} notifications per run of {n1 + n2} tokens"),
+        Row(
+            f"text_delta notifications per second while text streams (worst of {len(rates)} steps)",
+            f"{worst:.1f}/s",
+            f"≤ {GOAL:.0f}/s",
+            worst <= GOAL,
+            note=f"median {median(rates):.1f}/s; the provider sent up to {tokens_per_s:.0f} tokens/s",
+        ),
+        Row(
+            "all cody/chunk notifications ÷ run wall time",
+            f"{max(run_rates):.1f}/s",
+            note=f"{median(counts):.0f} notifications per run of {n1 + n2} tokens",
+        ),
         Row("every byte of text arrives, in order, flushed before tool_call and done", "yes (checked every run)"),
     ]
     if args.flush_ms:

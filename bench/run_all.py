@@ -34,12 +34,15 @@ SCRIPTS = [
     ("sessions_at_scale", "Sessions at scale"),
     ("concurrency", "Concurrency and memory"),
 ]
+
+
 def markers(block: str) -> tuple[str, str]:
     return f"<!-- {block}:begin -->", f"<!-- {block}:end -->"
 
 
 def cpu_busy(seconds: float = 0.5) -> float:
     """Fraction of all CPUs busy over `seconds`, from /proc/stat."""
+
     def snapshot() -> tuple[int, int]:
         fields = [int(x) for x in Path("/proc/stat").read_text().splitlines()[0].split()[1:]]
         idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
@@ -80,13 +83,17 @@ def summary(results: list[tuple[str, str, dict | None, float, str, float]], tota
     lines = [f"Machine: {machine_line(m)}", ""]
     if server:
         lines += [f"Server command: `{server}` (CODY_CANDIDATES={os.environ.get('CODY_CANDIDATES', 'default')})", ""]
-    lines += [f"All scripts ran one after the other in {total:.0f} s.", "",
-              "| script | goal measure | figure | goal | verdict | CPUs busy before it | script time |",
-              "| --- | --- | --- | --- | --- | --- | --- |"]
+    lines += [
+        f"All scripts ran one after the other in {total:.0f} s.",
+        "",
+        "| script | goal measure | figure | goal | verdict | CPUs busy before it | script time |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
     for name, title, data, elapsed, error, busy in results:
         if data is None:
-            lines.append(f"| {title} (`bench/{name}.py`) | failed: {error} |  |  | NOT met | {busy:.0%} "
-                         f"| {elapsed:.0f} s |")
+            lines.append(
+                f"| {title} (`bench/{name}.py`) | failed: {error} |  |  | NOT met | {busy:.0%} | {elapsed:.0f} s |"
+            )
             continue
         goals = [r for r in data["rows"] if r["goal"]]
         for i, row in enumerate(goals):
@@ -105,23 +112,34 @@ def write_results(path: Path, block: str, name: str = "results") -> None:
     """Replace the generated block `name` of RESULTS.md, keeping everything else."""
     begin, end = markers(name)
     generated = f"{begin}\n{block}\n{end}"
-    text = path.read_text() if path.exists() else (
-        "# Benchmark results\n\nWritten by `python bench/run_all.py`; see bench/README.md.\n")
+    text = (
+        path.read_text()
+        if path.exists()
+        else ("# Benchmark results\n\nWritten by `python bench/run_all.py`; see bench/README.md.\n")
+    )
     if begin in text and end in text:
         head, _, rest = text.partition(begin)
         _, _, tail = rest.partition(end)
         path.write_text(head + generated + tail)
         return
-    title = ("## Latest run" if name == "results" else
-             "## The same benchmarks with `initialize` answered before the imports (bench/candidates.py)")
+    title = (
+        "## Latest run"
+        if name == "results"
+        else "## The same benchmarks with `initialize` answered before the imports (bench/candidates.py)"
+    )
     path.write_text(text.rstrip("\n") + f"\n\n{title}\n\n{generated}\n")
 
 
 def main() -> None:
     parser = arg_parser(__doc__.splitlines()[0])
     parser.add_argument("--only", help="comma-separated script names")
-    parser.add_argument("--wait-quiet", type=float, default=0.0, metavar="SECONDS",
-                        help="before each script, wait up to SECONDS for the CPUs to be idle")
+    parser.add_argument(
+        "--wait-quiet",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="before each script, wait up to SECONDS for the CPUs to be idle",
+    )
     parser.add_argument("--results", default=str(BENCH / "RESULTS.md"), help="file to write (full runs only)")
     args = parser.parse_args()
     chosen = [s for s in SCRIPTS if not args.only or s[0] in args.only.split(",")]

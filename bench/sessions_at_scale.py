@@ -68,21 +68,42 @@ def message_rows(session_id: str, count: int, created: str):
         if step == 0:
             yield (session_id, pos, "user", f"please fix bug {turn}", None, None, None, "message", None, created)
         elif step == 1:
-            calls = ('[{"id":"c%d","type":"function","function":{"name":"read_file",'
-                     '"arguments":"{\\"path\\":\\"src/m%d.py\\"}"}}]' % (turn, turn % 50))
+            calls = (
+                '[{"id":"c%d","type":"function","function":{"name":"read_file",'
+                '"arguments":"{\\"path\\":\\"src/m%d.py\\"}"}}]' % (turn, turn % 50)
+            )
             yield (session_id, pos, "assistant", None, calls, None, None, "message", None, created)
         elif step == 2:
-            yield (session_id, pos, "tool", f"1\tdef f{turn}():\n2\t    return {turn}", None, f"c{turn}",
-                   "read_file", "message", None, created)
+            yield (
+                session_id,
+                pos,
+                "tool",
+                f"1\tdef f{turn}():\n2\t    return {turn}",
+                None,
+                f"c{turn}",
+                "read_file",
+                "message",
+                None,
+                created,
+            )
         else:
-            yield (session_id, pos, "assistant", f"Fixed bug {turn} in src/m{turn % 50}.py.", None, None, None,
-                   "message", None, created)
+            yield (
+                session_id,
+                pos,
+                "assistant",
+                f"Fixed bug {turn} in src/m{turn % 50}.py.",
+                None,
+                None,
+                None,
+                "message",
+                None,
+                created,
+            )
 
 
-def build_db(path: Path, folders_root: Path, n_sessions: int, n_messages: int, n_folders: int, big: int
-             ) -> str:
+def build_db(path: Path, folders_root: Path, n_sessions: int, n_messages: int, n_folders: int, big: int) -> str:
     """Write the DB; returns the id of the big session."""
-    from cody_lsp.store import Store
+    from cody_lsp.server.store import Store
 
     asyncio.run(_create_schema(Store, path))
     rng = random.Random(42)
@@ -110,16 +131,22 @@ def build_db(path: Path, folders_root: Path, n_sessions: int, n_messages: int, n
         created = updated - rng.random() * 7 * 86400
         folder = folder_path(folders_root, 0 if sid == big_id else rng.randrange(n_folders))
         sessions.append((sid, f"session {sid[-6:]}", "scripted-model", folder, iso(created), iso(updated), count))
-    conn.executemany("INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at, "
-                     "message_count) VALUES (?, ?, ?, ?, ?, ?, ?)", sessions)
+    conn.executemany(
+        "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at, "
+        "message_count) VALUES (?, ?, ?, ?, ?, ?, ?)",
+        sessions,
+    )
     created_at = iso(now - 86400)
 
     def all_messages():
         for sid in ids:
             yield from message_rows(sid, counts[sid], created_at)
 
-    conn.executemany("INSERT INTO messages (session_id, position, role, content, tool_calls, tool_call_id, "
-                     "tool_name, kind, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", all_messages())
+    conn.executemany(
+        "INSERT INTO messages (session_id, position, role, content, tool_calls, tool_call_id, "
+        "tool_name, kind, run_id, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        all_messages(),
+    )
     conn.execute("COMMIT")
     conn.execute("ANALYZE")
     conn.close()
@@ -194,7 +221,7 @@ async def main_async(args, size: dict[str, int], db_cached: Path, meta: dict, bu
         shutil.copyfile(db_cached, db)
         copy_seconds = time.perf_counter() - t0
 
-        from cody_lsp.store import Store
+        from cody_lsp.server.store import Store
 
         store = await Store.open(db)
         try:
@@ -235,8 +262,11 @@ async def main_async(args, size: dict[str, int], db_cached: Path, meta: dict, bu
                         raw_request = getattr(client, "_request", None)
                         if raw_request is not None:  # the same request without the client's result parsing
                             for folder in folders:
-                                raw_list_times.append(await timed(raw_request(
-                                    "cody/listSessions", {"workspaceFolder": folder, "limit": 50})))
+                                raw_list_times.append(
+                                    await timed(
+                                        raw_request("cody/listSessions", {"workspaceFolder": folder, "limit": 50})
+                                    )
+                                )
                         for _ in range(len(folders)):
                             noop_times.append(await timed(client.cancel(run_id="run_that_does_not_exist")))
                         for folder in folders:
@@ -245,39 +275,79 @@ async def main_async(args, size: dict[str, int], db_cached: Path, meta: dict, bu
                             t0 = time.perf_counter()
                             page = await client.get_session(big_id, limit=100)
                             page_times.append(time.perf_counter() - t0)
-                            back_times.append(await timed(client.get_session(
-                                big_id, limit=100, before=page.next_before - size["big"] // 2)))
+                            back_times.append(
+                                await timed(
+                                    client.get_session(big_id, limit=100, before=page.next_before - size["big"] // 2)
+                                )
+                            )
                             assert len(page.messages) == 100
                 finally:
                     await client.close()
     history_wire = median(big_runs) - median(empty_runs)
     list_p50 = percentile(list_times, 50)
     rows = [
-        Row(f"listSessions(folder, 50): p50 ({len(list_times)} calls, random folders)", ms(list_p50),
-            f"≤ {LIST_GOAL * 1000:.0f} ms", list_p50 <= LIST_GOAL, note=f"p99 {ms(percentile(list_times, 99))}"),
-        Row("… the same without the client's parsing of the result (raw JSON-RPC request): p50",
-            ms(percentile(raw_list_times, 50)) if raw_list_times else "n/a"),
+        Row(
+            f"listSessions(folder, 50): p50 ({len(list_times)} calls, random folders)",
+            ms(list_p50),
+            f"≤ {LIST_GOAL * 1000:.0f} ms",
+            list_p50 <= LIST_GOAL,
+            note=f"p99 {ms(percentile(list_times, 99))}",
+        ),
+        Row(
+            "… the same without the client's parsing of the result (raw JSON-RPC request): p50",
+            ms(percentile(raw_list_times, 50)) if raw_list_times else "n/a",
+        ),
         Row("… a no-op request's round trip (cody/cancel of an unknown run): p50", ms(percentile(noop_times, 50))),
         Row("… Store.list_sessions(folder, 50) in process: p50", ms(percentile(direct_list, 50))),
-        Row("latestSession(folder): p50 / p99", f"{ms(percentile(latest_times, 50))} / "
-            f"{ms(percentile(latest_times, 99))}"),
-        Row(f"getSession page (100 newest of {size['big']}): p50 / p99",
+        Row(
+            "latestSession(folder): p50 / p99",
+            f"{ms(percentile(latest_times, 50))} / {ms(percentile(latest_times, 99))}",
+        ),
+        Row(
+            f"getSession page (100 newest of {size['big']}): p50 / p99",
             f"{ms(percentile(page_times, 50))} / {ms(percentile(page_times, 99))}",
-            note=f"a page further back: p50 {ms(percentile(back_times, 50))}"),
-        Row(f"history load of the {size['big']}-message session through the wire: cody/run → model request, "
-            f"minus an empty session's (median of {len(big_runs)} fresh servers)", ms(history_wire),
-            f"≤ {HISTORY_GOAL * 1000:.0f} ms", history_wire <= HISTORY_GOAL,
+            note=f"a page further back: p50 {ms(percentile(back_times, 50))}",
+        ),
+        Row(
+            f"history load of the {size['big']}-message session through the wire: cody/run → model request, "
+            f"minus an empty session's (median of {len(big_runs)} fresh servers)",
+            ms(history_wire),
+            f"≤ {HISTORY_GOAL * 1000:.0f} ms",
+            history_wire <= HISTORY_GOAL,
             note=f"{ms(median(big_runs))} vs {ms(median(empty_runs))}; with the history cached: "
-                 f"{ms(median(big_cached))}"),
+            f"{ms(median(big_cached))}",
+        ),
         Row(f"Store.load_history of the {size['big']}-message session, in process: median", ms(median(direct))),
     ]
-    details = [f"DB: {size['sessions']:,} sessions, {size['messages']:,} messages, {size['folders']} folders; "
-               + (f"built in {built:.1f} s (cached for reruns)" if built else
-                  f"cached (built in {meta['build_seconds']:.1f} s)") + f"; copied in {copy_seconds:.1f} s"]
-    report("sessions_at_scale", "Sessions at scale", rows, args, details,
-           extra={"list": list_times, "raw_list": raw_list_times, "noop": noop_times, "direct_list": direct_list,
-                  "latest": latest_times, "page": page_times, "big_runs": big_runs,
-                  "empty_runs": empty_runs, "big_cached": big_cached, "direct": direct, "build_seconds": built})
+    details = [
+        f"DB: {size['sessions']:,} sessions, {size['messages']:,} messages, {size['folders']} folders; "
+        + (
+            f"built in {built:.1f} s (cached for reruns)"
+            if built
+            else f"cached (built in {meta['build_seconds']:.1f} s)"
+        )
+        + f"; copied in {copy_seconds:.1f} s"
+    ]
+    report(
+        "sessions_at_scale",
+        "Sessions at scale",
+        rows,
+        args,
+        details,
+        extra={
+            "list": list_times,
+            "raw_list": raw_list_times,
+            "noop": noop_times,
+            "direct_list": direct_list,
+            "latest": latest_times,
+            "page": page_times,
+            "big_runs": big_runs,
+            "empty_runs": empty_runs,
+            "big_cached": big_cached,
+            "direct": direct,
+            "build_seconds": built,
+        },
+    )
 
 
 def main() -> None:

@@ -44,8 +44,11 @@ async def baseline_once(client, text: str, cpu: list[float] | None = None) -> fl
     c0 = time.process_time()
     t0 = time.perf_counter()
     stream = await client.chat.completions.create(
-        model="scripted-model", messages=[{"role": "user", "content": "stream please"}], stream=True,
-        stream_options={"include_usage": True})
+        model="scripted-model",
+        messages=[{"role": "user", "content": "stream please"}],
+        stream=True,
+        stream_options={"include_usage": True},
+    )
     parts = []
     async for chunk in stream:
         if chunk.choices:
@@ -76,8 +79,10 @@ async def ours_once(client, folder: Path, text: str, counts: list[int], cpu: lis
     finally:
         client.on_chunk.remove(received.append)
     if result.status != "done" or result.output != text:
-        raise SystemExit(f"cody/run: status {result.status}, {len(result.output)} chars of output "
-                         f"(expected {len(text)}); error {result.error}")
+        raise SystemExit(
+            f"cody/run: status {result.status}, {len(result.output)} chars of output "
+            f"(expected {len(text)}); error {result.error}"
+        )
     streamed = "".join(c["content"] for c in received if c["type"] == "text_delta")
     if streamed != text:
         raise SystemExit(f"cody/run: the text_delta chunks join to {len(streamed)} chars, expected {len(text)}")
@@ -111,21 +116,42 @@ async def main_async(args) -> None:
                 await direct.close()
     base, ours = median(base_times), median(our_times)
     ratio = ours / base
-    pair_ratios = [o / b for o, b in zip(our_times, base_times)]
+    pair_ratios = [o / b for o, b in zip(our_times, base_times, strict=False)]
     rows = [
         Row(f"openai client reads the stream directly ({tokens} tokens), median of {reps}", ms(base)),
-        Row("cody/run wall time seen by the client, median", ms(ours),
-            note=f"{median(counts[1:]):.0f} cody/chunk notifications per run"),
-        Row("ratio cody/run ÷ direct", f"{ratio:.3f}", f"≤ {GOAL:.2f}", ratio <= GOAL,
-            note=f"per-pair ratios {min(pair_ratios):.2f}–{max(pair_ratios):.2f}"),
-        Row("CPU time: server process per run ÷ openai client process per read (medians)",
+        Row(
+            "cody/run wall time seen by the client, median",
+            ms(ours),
+            note=f"{median(counts[1:]):.0f} cody/chunk notifications per run",
+        ),
+        Row(
+            "ratio cody/run ÷ direct",
+            f"{ratio:.3f}",
+            f"≤ {GOAL:.2f}",
+            ratio <= GOAL,
+            note=f"per-pair ratios {min(pair_ratios):.2f}–{max(pair_ratios):.2f}",
+        ),
+        Row(
+            "CPU time: server process per run ÷ openai client process per read (medians)",
             f"{median(our_cpu) / median(base_cpu):.3f}",
-            note=f"{ms(median(our_cpu))} vs {ms(median(base_cpu))}; insensitive to other load on the machine"),
+            note=f"{ms(median(our_cpu))} vs {ms(median(base_cpu))}; insensitive to other load on the machine",
+        ),
     ]
-    report("stream_overhead", "Stream overhead", rows, args,
-           extra={"tokens": tokens, "baseline": base_times, "ours": our_times, "ratio": ratio,
-                  "baseline_cpu": base_cpu, "ours_cpu": our_cpu,
-                  "chunks_per_run": counts})
+    report(
+        "stream_overhead",
+        "Stream overhead",
+        rows,
+        args,
+        extra={
+            "tokens": tokens,
+            "baseline": base_times,
+            "ours": our_times,
+            "ratio": ratio,
+            "baseline_cpu": base_cpu,
+            "ours_cpu": our_cpu,
+            "chunks_per_run": counts,
+        },
+    )
 
 
 def main() -> None:

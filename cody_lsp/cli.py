@@ -15,8 +15,11 @@ import sys
 def _setup_logging() -> None:
     # stdout is the protocol: everything the server says goes to stderr.
     level = os.environ.get("CODY_LOG_LEVEL", "WARNING").upper()
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.WARNING),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr,
+        level=getattr(logging, level, logging.WARNING),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
     logging.getLogger("pygls.protocol").setLevel(logging.WARNING)
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
 
@@ -42,8 +45,8 @@ def serve(argv: list[str]) -> int:
     _setup_logging()
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
     _use_pidfd_child_watcher()
-    from . import diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
-    from .server import create_server
+    from .server import diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
+    from .server.lsp import create_server
 
     server = create_server()
     if args.tcp:
@@ -61,10 +64,10 @@ def serve(argv: list[str]) -> int:
 
 
 COMMANDS = {
-    "chat": "cody_lsp.chat",
-    "run": "cody_lsp.oneshot",
-    "sessions": "cody_lsp.oneshot",
-    "demo": "cody_lsp.demo",
+    "chat": "cody_lsp.client.chat",
+    "run": "cody_lsp.client.oneshot",
+    "sessions": "cody_lsp.client.oneshot",
+    "demo": "cody_lsp.client.demo",
 }
 
 

@@ -44,7 +44,7 @@ class ModelConfig:
     api_key: str | None
 
     @classmethod
-    def from_env(cls) -> "ModelConfig":
+    def from_env(cls) -> ModelConfig:
         return cls(
             model=os.environ.get("CODY_MODEL") or None,
             base_url=os.environ.get("CODY_MODEL_BASE_URL") or None,
@@ -78,7 +78,7 @@ class Limits:
     connect_timeout: float = 30.0
 
     @classmethod
-    def from_env(cls) -> "Limits":
+    def from_env(cls) -> Limits:
         d = cls()
         return cls(
             max_steps=_env_int("CODY_MAX_STEPS", d.max_steps),
@@ -102,7 +102,8 @@ def _approvals_mode() -> str:
     raw = os.environ.get("CODY_APPROVALS", "auto").strip().lower()
     if raw not in APPROVAL_MODES:
         logging.getLogger(__name__).warning(
-            "CODY_APPROVALS=%r is not one of %s; using 'auto'", raw, ", ".join(APPROVAL_MODES))
+            "CODY_APPROVALS=%r is not one of %s; using 'auto'", raw, ", ".join(APPROVAL_MODES)
+        )
         return "auto"
     return raw
 

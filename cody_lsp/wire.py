@@ -62,10 +62,7 @@ def _fields(cls: type) -> list[tuple[str, str, Any, bool]]:
     cached = _FIELDS_CACHE.get(cls)
     if cached is None:
         hints = typing.get_type_hints(cls)
-        cached = [
-            (f.name, camel(f.name), hints[f.name], f.default is not attrs.NOTHING)
-            for f in attrs.fields(cls)
-        ]
+        cached = [(f.name, camel(f.name), hints[f.name], f.default is not attrs.NOTHING) for f in attrs.fields(cls)]
         _FIELDS_CACHE[cls] = cached
     return cached
 
@@ -100,8 +97,14 @@ def _type_name(tp: Any) -> str:
         return "an array" if origin is list else "an object"
     if attrs.has(tp):
         return "an object"
-    return {str: "a string", int: "an integer", bool: "a boolean", float: "a number",
-            type(None): "null", Any: "any value"}.get(tp, getattr(tp, "__name__", str(tp)))
+    return {
+        str: "a string",
+        int: "an integer",
+        bool: "a boolean",
+        float: "a number",
+        type(None): "null",
+        Any: "any value",
+    }.get(tp, getattr(tp, "__name__", str(tp)))
 
 
 def _check_text(value: str, where: str) -> str:
@@ -109,8 +112,7 @@ def _check_text(value: str, where: str) -> str:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidParams(
-            f"{where} contains a lone UTF-16 surrogate, which is not valid Unicode; "
-            "send well-formed text"
+            f"{where} contains a lone UTF-16 surrogate, which is not valid Unicode; send well-formed text"
         ) from None
     return value
 
@@ -244,7 +246,7 @@ class Usage:
     output_tokens: int = 0
     total_tokens: int = 0
 
-    def __add__(self, other: "Usage") -> "Usage":
+    def __add__(self, other: Usage) -> Usage:
         return Usage(
             self.input_tokens + other.input_tokens,
             self.output_tokens + other.output_tokens,
@@ -475,8 +477,18 @@ class Error:
 
 CHUNK_TYPES: dict[str, type] = {
     cls.TYPE: cls
-    for cls in (SessionStart, TextDelta, Thinking, ToolCall, ToolResultChunk, Retry,
-                Done, Cancelled, CircuitBreaker, Error)
+    for cls in (
+        SessionStart,
+        TextDelta,
+        Thinking,
+        ToolCall,
+        ToolResultChunk,
+        Retry,
+        Done,
+        Cancelled,
+        CircuitBreaker,
+        Error,
+    )
 }
 TERMINAL_TYPES = frozenset({"done", "cancelled", "circuit_breaker", "error"})
 

@@ -11,8 +11,9 @@ import asyncio
 import os
 import sys
 from collections import defaultdict
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 import pytest_asyncio
@@ -93,26 +94,36 @@ class CodyWire:
 
 def server_env(provider: ScriptedProvider | None, db: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODY_")}
-    env.update({"CODY_DB": str(db), "CODY_RETRY_BASE_DELAY": "0.01", "CODY_LOG_LEVEL": "WARNING",
-                "PYTHONUNBUFFERED": "1"})
+    env.update(
+        {"CODY_DB": str(db), "CODY_RETRY_BASE_DELAY": "0.01", "CODY_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1"}
+    )
     if provider is not None:
-        env.update({"CODY_MODEL": "scripted-model", "CODY_MODEL_BASE_URL": provider.base_url,
-                    "CODY_MODEL_API_KEY": "sk-test-secret-key-123"})
+        env.update(
+            {
+                "CODY_MODEL": "scripted-model",
+                "CODY_MODEL_BASE_URL": provider.base_url,
+                "CODY_MODEL_API_KEY": "sk-test-secret-key-123",
+            }
+        )
     env.update(extra)
     return env
 
 
-async def start_wire(env: dict[str, str], folders: list[Path] | None = None,
-                     capabilities: dict[str, Any] | None = None) -> CodyWire:
-    config = ClientServerConfig(server_command=[sys.executable, "-m", "cody_lsp"], server_env=env,
-                                client_factory=make_client)
+async def start_wire(
+    env: dict[str, str], folders: list[Path] | None = None, capabilities: dict[str, Any] | None = None
+) -> CodyWire:
+    config = ClientServerConfig(
+        server_command=[sys.executable, "-m", "cody_lsp"], server_env=env, client_factory=make_client
+    )
     client = await config.start()
     wire = CodyWire(client, env)
     experimental = {"cody": capabilities} if capabilities else None
-    result = await client.initialize_session(types.InitializeParams(
-        capabilities=types.ClientCapabilities(experimental=experimental),
-        workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders or []],
-    ))
+    result = await client.initialize_session(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(experimental=experimental),
+            workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders or []],
+        )
+    )
     assert result.capabilities.experimental == {"cody": {"protocolVersion": 1}}
     return wire
 
@@ -121,7 +132,7 @@ async def stop_wire(wire: CodyWire) -> None:
     try:
         if wire.process.returncode is None:
             await asyncio.wait_for(wire.client.shutdown_session(), 10)
-    except Exception:  # noqa: BLE001 - a test may have killed the server
+    except Exception:
         pass
     await wire.client.stop()
 
@@ -149,10 +160,16 @@ async def wire_factory(provider: ScriptedProvider, db_path: Path, workspace: Pat
     """Start servers (several may share one DB); all are stopped at the end."""
     started: list[CodyWire] = []
 
-    async def start(folders: list[Path] | None = None, *, env: dict[str, str] | None = None,
-                    capabilities: dict[str, Any] | None = None, **extra: str) -> CodyWire:
-        wire = await start_wire(env or server_env(provider, db_path, **extra),
-                                [workspace] if folders is None else folders, capabilities)
+    async def start(
+        folders: list[Path] | None = None,
+        *,
+        env: dict[str, str] | None = None,
+        capabilities: dict[str, Any] | None = None,
+        **extra: str,
+    ) -> CodyWire:
+        wire = await start_wire(
+            env or server_env(provider, db_path, **extra), [workspace] if folders is None else folders, capabilities
+        )
         started.append(wire)
         return wire
 

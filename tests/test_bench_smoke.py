@@ -13,16 +13,21 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-SCRIPTS = ["cold_start", "stream_overhead", "chunk_latency", "notification_rate", "sessions_at_scale",
-           "concurrency"]
+SCRIPTS = ["cold_start", "stream_overhead", "chunk_latency", "notification_rate", "sessions_at_scale", "concurrency"]
 TABLE_HEADER = "| measure | figure | goal | verdict |"
 
 
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_bench_script_runs_with_tiny_sizes(name: str, tmp_path: Path) -> None:
-    proc = subprocess.run([sys.executable, str(BENCH / f"{name}.py"), "--smoke", "--json", str(tmp_path / "r.json")],
-                          capture_output=True, text=True, timeout=80, cwd=tmp_path, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(BENCH / f"{name}.py"), "--smoke", "--json", str(tmp_path / "r.json")],
+        capture_output=True,
+        text=True,
+        timeout=80,
+        cwd=tmp_path,
+        check=False,
+    )
     assert proc.returncode == 0, f"{name} failed:\n{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}"
     assert TABLE_HEADER in proc.stdout, proc.stdout
     assert "Machine: " in proc.stdout

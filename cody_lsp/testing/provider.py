@@ -90,8 +90,9 @@ import json
 import signal
 import sys
 import time
+from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable, Iterable
+from typing import Any
 
 from aiohttp import web
 
@@ -133,9 +134,7 @@ def _check_keys(cls: type, d: dict) -> None:
     allowed = {f.name for f in dataclasses.fields(cls)}
     unknown = set(d) - allowed
     if unknown:
-        raise ValueError(
-            f"{cls.__name__}: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}"
-        )
+        raise ValueError(f"{cls.__name__}: unknown key(s) {sorted(unknown)}; allowed: {sorted(allowed)}")
 
 
 def _non_default_dict(obj: Any) -> dict:
@@ -215,9 +214,7 @@ class Fault:
         return cls("malformed", after=after)
 
     @classmethod
-    def error_event(
-        cls, after: int = 0, code: str = "server_error", message: str = "scripted fault"
-    ) -> Fault:
+    def error_event(cls, after: int = 0, code: str = "server_error", message: str = "scripted fault") -> Fault:
         return cls("error_event", after=after, code=code, message=message)
 
     @classmethod
@@ -266,8 +263,7 @@ class Reply:
         _check_keys(cls, d)
         d = dict(d)
         d["tool_calls"] = [
-            tc if isinstance(tc, ToolCall) else ToolCall.from_dict(tc)
-            for tc in d.get("tool_calls") or []
+            tc if isinstance(tc, ToolCall) else ToolCall.from_dict(tc) for tc in d.get("tool_calls") or []
         ]
         fault = d.get("fault")
         if isinstance(fault, dict):
@@ -347,9 +343,7 @@ class ScriptedProvider:
         app = web.Application(client_max_size=512 * 1024 * 1024)
         app.router.add_post("/v1/chat/completions", self._handle_chat)
         app.router.add_get("/v1/models", self._handle_models)
-        runner = web.AppRunner(
-            app, access_log=None, handler_cancellation=True, shutdown_timeout=0.25
-        )
+        runner = web.AppRunner(app, access_log=None, handler_cancellation=True, shutdown_timeout=0.25)
         await runner.setup()
         site = web.TCPSite(runner, host, port)
         await site.start()
@@ -389,10 +383,9 @@ class ScriptedProvider:
             self._waiters.append(entry)
             try:
                 await asyncio.wait_for(fut, timeout)
-            except asyncio.TimeoutError:
-                raise asyncio.TimeoutError(
-                    f"scripted provider: waited {timeout}s for {n} request(s), "
-                    f"got {len(self.requests)}"
+            except TimeoutError:
+                raise TimeoutError(
+                    f"scripted provider: waited {timeout}s for {n} request(s), got {len(self.requests)}"
                 ) from None
             finally:
                 with contextlib.suppress(ValueError):
@@ -411,9 +404,7 @@ class ScriptedProvider:
         return web.json_response(
             {
                 "object": "list",
-                "data": [
-                    {"id": self.model_name, "object": "model", "created": 0, "owned_by": "scripted"}
-                ],
+                "data": [{"id": self.model_name, "object": "model", "created": 0, "owned_by": "scripted"}],
             }
         )
 
@@ -429,9 +420,7 @@ class ScriptedProvider:
             bad_json = str(e)
         index = len(self.requests)
         self.requests.append(body)
-        self.request_headers.append(
-            {k.lower(): ", ".join(request.headers.getall(k)) for k in request.headers.keys()}
-        )
+        self.request_headers.append({k.lower(): ", ".join(request.headers.getall(k)) for k in request.headers.keys()})
         times: list[float] = []
         self.sent_times.append(times)
         self._notify_waiters()
@@ -442,15 +431,11 @@ class ScriptedProvider:
         self.active_streams += 1
         try:
             if bad_json is not None:
-                return self._error_response(
-                    400, f"scripted provider: request body is not a JSON object: {bad_json}"
-                )
+                return self._error_response(400, f"scripted provider: request body is not a JSON object: {bad_json}")
             try:
                 reply = await self._next_reply(body)
             except Exception as e:  # responder bug: make the failure readable
-                return self._error_response(
-                    500, f"scripted provider: responder raised {type(e).__name__}: {e}"
-                )
+                return self._error_response(500, f"scripted provider: responder raised {type(e).__name__}: {e}")
             if reply is None:
                 return self._error_response(
                     500,
@@ -616,9 +601,7 @@ class ScriptedProvider:
         return resp
 
     @staticmethod
-    async def _write_events(
-        resp: web.StreamResponse, events: list[bytes], times: list[float], delay: float
-    ) -> None:
+    async def _write_events(resp: web.StreamResponse, events: list[bytes], times: list[float], delay: float) -> None:
         if not events:
             return
         perf = time.perf_counter
@@ -648,9 +631,7 @@ class ScriptedProvider:
             await resp.write(ev)
 
     @staticmethod
-    def _drop_connection(
-        request: web.Request, resp: web.StreamResponse | None = None
-    ) -> web.StreamResponse:
+    def _drop_connection(request: web.Request, resp: web.StreamResponse | None = None) -> web.StreamResponse:
         """Close the TCP connection without finishing the HTTP response."""
         transport = request.transport
         if transport is not None:
@@ -690,9 +671,7 @@ class ScriptedProvider:
         }
         if reply.reasoning:
             message["reasoning_content"] = reply.reasoning
-        n_deltas = len(_split(reply.reasoning, reply.reasoning_deltas)) + len(
-            _split(reply.text, reply.text_deltas)
-        )
+        n_deltas = len(_split(reply.reasoning, reply.reasoning_deltas)) + len(_split(reply.text, reply.text_deltas))
         if reply.tool_calls:
             calls = []
             for tc in reply.tool_calls:

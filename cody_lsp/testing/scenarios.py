@@ -76,7 +76,7 @@ if __name__ == "__main__":
     main()
 '''
 
-README_MD = '''\
+README_MD = """\
 # todo
 
 A tiny todo list for the command line. Todos are kept in `todos.json` next to the script.
@@ -84,23 +84,23 @@ A tiny todo list for the command line. Todos are kept in `todos.json` next to th
 - `{py} todo.py add "Buy milk"` — add a todo
 - `{py} todo.py list` — show the todos
 - `{py} todo.py done 1` — mark todo 1 as done
-'''
+"""
 
-PARSER_OLD = '''\
+PARSER_OLD = """\
     done.add_argument("number", type=int)
     args = parser.parse_args()
-'''
-PARSER_NEW = '''\
+"""
+PARSER_NEW = """\
     done.add_argument("number", type=int)
     remove = commands.add_parser("remove", help="delete a todo")
     remove.add_argument("number", type=int)
     args = parser.parse_args()
-'''
-HANDLER_OLD = '''\
+"""
+HANDLER_OLD = """\
             print(f"{number}. [{mark}] {todo['text']}")
     elif args.command == "done":
-'''
-HANDLER_NEW = '''\
+"""
+HANDLER_NEW = """\
             print(f"{number}. [{mark}] {todo['text']}")
         if todos:
             left = sum(not todo["done"] for todo in todos)
@@ -110,9 +110,9 @@ HANDLER_NEW = '''\
         save(todos)
         print(f"removed #{args.number}: {removed['text']}")
     elif args.command == "done":
-'''
-README_OLD = '- `{py} todo.py done 1` — mark todo 1 as done\n'
-README_NEW = README_OLD + '- `{py} todo.py remove 1` — delete todo 1\n'
+"""
+README_OLD = "- `{py} todo.py done 1` — mark todo 1 as done\n"
+README_NEW = README_OLD + "- `{py} todo.py remove 1` — delete todo 1\n"
 
 
 @dataclass
@@ -134,9 +134,15 @@ def demo_turns(python: str = "python3", delay: float = 0.02) -> list[DemoTurn]:
     pause = 0.4 if delay else 0.0  # the "model is thinking" pause before a reply starts
 
     def reply(text: str = "", reasoning: str = "", tools: list[ToolCall] | None = None) -> Reply:
-        return Reply(text=text, text_deltas=_deltas(text), reasoning=reasoning,
-                     reasoning_deltas=_deltas(reasoning, 8), tool_calls=tools or [],
-                     delay=delay, first_byte_delay=pause)
+        return Reply(
+            text=text,
+            text_deltas=_deltas(text),
+            reasoning=reasoning,
+            reasoning_deltas=_deltas(reasoning, 8),
+            tool_calls=tools or [],
+            delay=delay,
+            first_byte_delay=pause,
+        )
 
     def run(*commands: list[str]) -> str:
         return " && ".join(shlex.join([py, "todo.py", *c]) for c in commands)
@@ -146,25 +152,33 @@ def demo_turns(python: str = "python3", delay: float = 0.02) -> list[DemoTurn]:
         [
             reply(
                 reasoning="A small command-line app: argparse subcommands and a JSON file next to the "
-                          "script keep it free of dependencies.",
+                "script keep it free of dependencies.",
                 text="I'll write `todo.py` with `add`, `list` and `done` commands, and a short README.",
-                tools=[ToolCall("write_file", {"path": "todo.py", "content": TODO_PY}, fragments=6),
-                       ToolCall("write_file", {"path": "README.md", "content": README_MD.format(py=py)},
-                                fragments=3)],
+                tools=[
+                    ToolCall("write_file", {"path": "todo.py", "content": TODO_PY}, fragments=6),
+                    ToolCall("write_file", {"path": "README.md", "content": README_MD.format(py=py)}, fragments=3),
+                ],
             ),
             reply(
                 text="Let me try it out.",
-                tools=[ToolCall("run_command", {"command": run(["add", "Try the cody demo"],
-                                                               ["add", "Write a README"],
-                                                               ["done", "2"], ["list"])})],
+                tools=[
+                    ToolCall(
+                        "run_command",
+                        {
+                            "command": run(
+                                ["add", "Try the cody demo"], ["add", "Write a README"], ["done", "2"], ["list"]
+                            )
+                        },
+                    )
+                ],
             ),
             reply(
                 text="Done! I created:\n\n"
-                     "- `todo.py` — `add`, `list` and `done` commands; the todos are kept in `todos.json` "
-                     "next to the script.\n"
-                     "- `README.md` — how to use it.\n\n"
-                     "To try it I added two todos and marked the second one done; `list` shows both. "
-                     f"Run `{py} todo.py list` to see them.",
+                "- `todo.py` — `add`, `list` and `done` commands; the todos are kept in `todos.json` "
+                "next to the script.\n"
+                "- `README.md` — how to use it.\n\n"
+                "To try it I added two todos and marked the second one done; `list` shows both. "
+                f"Run `{py} todo.py list` to see them.",
             ),
         ],
     )
@@ -178,14 +192,18 @@ def demo_turns(python: str = "python3", delay: float = 0.02) -> list[DemoTurn]:
             ),
             reply(
                 text="I'll add a `remove` subcommand, a summary line at the end of `list`, and document "
-                     "`remove` in the README.",
+                "`remove` in the README.",
                 tools=[
-                    ToolCall("edit_file", {"path": "todo.py", "old_string": PARSER_OLD,
-                                           "new_string": PARSER_NEW}),
-                    ToolCall("edit_file", {"path": "todo.py", "old_string": HANDLER_OLD,
-                                           "new_string": HANDLER_NEW}),
-                    ToolCall("edit_file", {"path": "README.md", "old_string": README_OLD.format(py=py),
-                                           "new_string": README_NEW.format(py=py)}),
+                    ToolCall("edit_file", {"path": "todo.py", "old_string": PARSER_OLD, "new_string": PARSER_NEW}),
+                    ToolCall("edit_file", {"path": "todo.py", "old_string": HANDLER_OLD, "new_string": HANDLER_NEW}),
+                    ToolCall(
+                        "edit_file",
+                        {
+                            "path": "README.md",
+                            "old_string": README_OLD.format(py=py),
+                            "new_string": README_NEW.format(py=py),
+                        },
+                    ),
                 ],
             ),
             reply(
@@ -194,8 +212,8 @@ def demo_turns(python: str = "python3", delay: float = 0.02) -> list[DemoTurn]:
             ),
             reply(
                 text="Added `remove`: `todo.py remove N` deletes todo N, and `list` now ends with how many "
-                     "todos are still open. To check it I removed the finished README todo — one todo is "
-                     "left, and it is still open. The README lists the new command too.",
+                "todos are still open. To check it I removed the finished README todo — one todo is "
+                "left, and it is still open. The README lists the new command too.",
             ),
         ],
     )
@@ -204,7 +222,7 @@ def demo_turns(python: str = "python3", delay: float = 0.02) -> list[DemoTurn]:
         [
             reply(
                 text="A dependency-free Python todo CLI, `todo.py`, with `add`, `list`, `done` and `remove` "
-                     "commands that keeps its todos in `todos.json`, plus a README explaining how to use it.",
+                "commands that keeps its todos in `todos.json`, plus a README explaining how to use it.",
             ),
         ],
     )

@@ -18,8 +18,7 @@ def assert_well_formed(chunks: list[dict], result: dict) -> None:
     assert chunks[0]["type"] == "session_start"
     assert [c["seq"] for c in chunks] == list(range(len(chunks)))
     assert [c["type"] in TERMINAL for c in chunks].count(True) == 1
-    assert chunks[-1]["type"] == result["status"] or (
-        chunks[-1]["type"] == "done" and result["status"] == "done")
+    assert chunks[-1]["type"] == result["status"] or (chunks[-1]["type"] == "done" and result["status"] == "done")
     assert all(c["runId"] == result["runId"] and c["sessionId"] == result["sessionId"] for c in chunks)
 
 
@@ -29,16 +28,36 @@ def tool_messages(request: dict) -> list[dict]:
 
 async def test_seed_scenario_three_runs_build_one_app(wire: CodyWire, provider, workspace: Path):
     provider.add(
-        Reply(text="I'll create the app.", tool_calls=[ToolCall("write_file", {"path": "app.py", "content": FLASK_APP})]),
+        Reply(
+            text="I'll create the app.", tool_calls=[ToolCall("write_file", {"path": "app.py", "content": FLASK_APP})]
+        ),
         Reply(text="Created app.py with a Flask app.", text_deltas=4),
-        Reply(tool_calls=[ToolCall("edit_file", {
-            "path": "app.py", "old_string": '    return "hi"\n',
-            "new_string": '    return "hi"\n\n\n@app.route("/health")\ndef health():\n    return {"status": "ok"}\n'})]),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "edit_file",
+                    {
+                        "path": "app.py",
+                        "old_string": '    return "hi"\n',
+                        "new_string": '    return "hi"\n\n\n@app.route("/health")\ndef health():\n    return {"status": "ok"}\n',
+                    },
+                )
+            ]
+        ),
         Reply(text="Added /health."),
         Reply(tool_calls=[ToolCall("read_file", {"path": "app.py"}, fragments=5)]),
-        Reply(tool_calls=[ToolCall("edit_file", {
-            "path": "app.py", "old_string": "from flask import Flask\n",
-            "new_string": "from flask import Flask\nimport jwt  # JWT auth\n"})]),
+        Reply(
+            tool_calls=[
+                ToolCall(
+                    "edit_file",
+                    {
+                        "path": "app.py",
+                        "old_string": "from flask import Flask\n",
+                        "new_string": "from flask import Flask\nimport jwt  # JWT auth\n",
+                    },
+                )
+            ]
+        ),
         Reply(text="Added JWT auth.", text_deltas=3),
     )
     first, chunks1 = await wire.run("create a Flask app in app.py")
@@ -87,8 +106,15 @@ async def test_seed_scenario_three_runs_build_one_app(wire: CodyWire, provider, 
 
 
 async def test_run_without_session_streams_in_order(wire: CodyWire, provider, workspace: Path):
-    provider.add(Reply(text="Hello from the scripted model, streamed in pieces.", text_deltas=7,
-                       reasoning="thinking it over", reasoning_deltas=2, usage=(120, 9)))
+    provider.add(
+        Reply(
+            text="Hello from the scripted model, streamed in pieces.",
+            text_deltas=7,
+            reasoning="thinking it over",
+            reasoning_deltas=2,
+            usage=(120, 9),
+        )
+    )
     result, chunks = await wire.run("say hello")
     assert result["status"] == "done"
     assert_well_formed(chunks, result)
@@ -114,8 +140,10 @@ async def test_two_folders_are_kept_apart(wire_factory, provider, tmp_path: Path
     err = await wire.error_of("cody/createSession", {})
     assert err.code == -32602 and "workspaceFolder" in err.message
 
-    made_a = [await wire.request("cody/createSession", {"workspaceFolder": spelling, "title": f"a{i}"})
-              for i, spelling in enumerate([str(a), str(a) + "/", a.as_uri(), str(link)])]
+    made_a = [
+        await wire.request("cody/createSession", {"workspaceFolder": spelling, "title": f"a{i}"})
+        for i, spelling in enumerate([str(a), str(a) + "/", a.as_uri(), str(link)])
+    ]
     made_b = await wire.request("cody/createSession", {"workspaceFolder": str(b)})
     assert {s["workspaceFolder"] for s in made_a} == {str(a.resolve())}
 
@@ -134,8 +162,9 @@ async def test_two_folders_are_kept_apart(wire_factory, provider, tmp_path: Path
 
     # Pages of two, newest first, no overlap.
     first = await wire.request("cody/listSessions", {"workspaceFolder": str(a), "limit": 2})
-    second = await wire.request("cody/listSessions", {"workspaceFolder": str(a), "limit": 2,
-                                                      "cursor": first["nextCursor"]})
+    second = await wire.request(
+        "cody/listSessions", {"workspaceFolder": str(a), "limit": 2, "cursor": first["nextCursor"]}
+    )
     assert [s["id"] for s in first["sessions"] + second["sessions"]] == [s["id"] for s in reversed(made_a)]
     assert "nextCursor" not in second
 
@@ -148,8 +177,9 @@ async def test_get_session_pages_and_delete(wire: CodyWire, provider):
         await wire.run(f"question {i}", sessionId=session["id"])
     last = await wire.request("cody/getSession", {"sessionId": session["id"], "limit": 4})
     assert [m["content"] for m in last["messages"]] == ["question 1", "answer 1", "question 2", "answer 2"]
-    earlier = await wire.request("cody/getSession", {"sessionId": session["id"], "limit": 4,
-                                                     "before": last["nextBefore"]})
+    earlier = await wire.request(
+        "cody/getSession", {"sessionId": session["id"], "limit": 4, "before": last["nextBefore"]}
+    )
     assert [m["content"] for m in earlier["messages"]] == ["question 0", "answer 0"]
     assert "nextBefore" not in earlier
 
@@ -164,11 +194,15 @@ async def test_get_session_pages_and_delete(wire: CodyWire, provider):
 
 
 async def test_restart_keeps_history_and_continues(wire_factory, provider, workspace: Path):
-    provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "one\n"})]),
-                 Reply(text="Wrote notes.txt."), Reply(text="It says one."))
+    provider.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "one\n"})]),
+        Reply(text="Wrote notes.txt."),
+        Reply(text="It says one."),
+    )
     first = await wire_factory()
     result, _ = await first.run("write notes")
     from ..conftest import stop_wire
+
     await stop_wire(first)
 
     second = await wire_factory()
@@ -191,10 +225,14 @@ async def test_tools_stay_inside_the_folder(wire: CodyWire, provider, workspace:
     (outside / "secret.txt").write_text("secret")
     (workspace / "escape").symlink_to(outside)
     provider.add(
-        Reply(tool_calls=[ToolCall("read_file", {"path": "../outside/secret.txt"}),
-                          ToolCall("write_file", {"path": str(outside / "new.txt"), "content": "x"}),
-                          ToolCall("read_file", {"path": "escape/secret.txt"}),
-                          ToolCall("write_file", {"path": "escape/planted.txt", "content": "x"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("read_file", {"path": "../outside/secret.txt"}),
+                ToolCall("write_file", {"path": str(outside / "new.txt"), "content": "x"}),
+                ToolCall("read_file", {"path": "escape/secret.txt"}),
+                ToolCall("write_file", {"path": "escape/planted.txt", "content": "x"}),
+            ]
+        ),
         Reply(text="I could not reach those files."),
     )
     result, chunks = await wire.run("read the secret")

@@ -22,27 +22,34 @@ async def still_serving(wire: CodyWire) -> None:
     assert "sessions" in await asyncio.wait_for(wire.request("cody/listSessions", {}), 10)
 
 
-@pytest.mark.parametrize("method,params,fragment", [
-    ("cody/run", {}, "missing required field 'prompt'"),
-    ("cody/run", {"prompt": 5}, "'prompt' must be a string"),
-    ("cody/run", {"prompt": None}, "'prompt' must be a string, got null"),
-    ("cody/run", {"prompt": "   "}, "'prompt' must not be empty"),
-    ("cody/run", {"prompt": "hi", "sessionId": ["x"]}, "'sessionId' must be a string"),
-    ("cody/run", {"prompt": "hi", "workspaceFolder": "relative/path"}, "'workspaceFolder' must be an absolute path"),
-    ("cody/run", {"prompt": "hi", "workspaceFolder": "/definitely/not/here"}, "not an existing folder"),
-    ("cody/run", [1, 2], "params must be an object"),
-    ("cody/run", {"prompt": "bad \ud800 text"}, "'prompt' contains a lone UTF-16 surrogate"),
-    ("cody/listSessions", {"limit": "10"}, "'limit' must be an integer"),
-    ("cody/listSessions", {"limit": 0}, "'limit' must be between 1 and 1000"),
-    ("cody/listSessions", {"limit": True}, "'limit' must be an integer"),
-    ("cody/listSessions", {"cursor": "garbage"}, "'cursor' is not a cursor"),
-    ("cody/getSession", {}, "missing required field 'sessionId'"),
-    ("cody/getSession", {"sessionId": 7}, "'sessionId' must be a string"),
-    ("cody/deleteSession", None, "params must be an object, got null"),
-    ("cody/cancel", {"runId": 3}, "'runId' must be a string"),
-    ("cody/createSession", {"title": {"a": 1}}, "'title' must be a string"),
-    ("cody/latestSession", {"workspaceFolder": 12}, "'workspaceFolder' must be a string"),
-])
+@pytest.mark.parametrize(
+    "method,params,fragment",
+    [
+        ("cody/run", {}, "missing required field 'prompt'"),
+        ("cody/run", {"prompt": 5}, "'prompt' must be a string"),
+        ("cody/run", {"prompt": None}, "'prompt' must be a string, got null"),
+        ("cody/run", {"prompt": "   "}, "'prompt' must not be empty"),
+        ("cody/run", {"prompt": "hi", "sessionId": ["x"]}, "'sessionId' must be a string"),
+        (
+            "cody/run",
+            {"prompt": "hi", "workspaceFolder": "relative/path"},
+            "'workspaceFolder' must be an absolute path",
+        ),
+        ("cody/run", {"prompt": "hi", "workspaceFolder": "/definitely/not/here"}, "not an existing folder"),
+        ("cody/run", [1, 2], "params must be an object"),
+        ("cody/run", {"prompt": "bad \ud800 text"}, "'prompt' contains a lone UTF-16 surrogate"),
+        ("cody/listSessions", {"limit": "10"}, "'limit' must be an integer"),
+        ("cody/listSessions", {"limit": 0}, "'limit' must be between 1 and 1000"),
+        ("cody/listSessions", {"limit": True}, "'limit' must be an integer"),
+        ("cody/listSessions", {"cursor": "garbage"}, "'cursor' is not a cursor"),
+        ("cody/getSession", {}, "missing required field 'sessionId'"),
+        ("cody/getSession", {"sessionId": 7}, "'sessionId' must be a string"),
+        ("cody/deleteSession", None, "params must be an object, got null"),
+        ("cody/cancel", {"runId": 3}, "'runId' must be a string"),
+        ("cody/createSession", {"title": {"a": 1}}, "'title' must be a string"),
+        ("cody/latestSession", {"workspaceFolder": 12}, "'workspaceFolder' must be a string"),
+    ],
+)
 async def test_invalid_params_name_the_field(wire: CodyWire, method, params, fragment):
     err = await wire.error_of(method, params)
     assert err.code == -32602 and fragment in err.message, err.message
@@ -101,29 +108,53 @@ async def raw_request(wire: CodyWire, msg_id: str, body: bytes) -> Exception | o
 async def test_unparseable_and_deeply_nested_messages_get_a_parse_error(wire: CodyWire):
     broken = await raw_request(wire, "raw-1", b'{"jsonrpc": "2.0", "id": "raw-1", "method": "cody/run", "params": {')
     assert isinstance(broken, JsonRpcException) and broken.code == -32700
-    deep = b'{"jsonrpc": "2.0", "id": "raw-2", "method": "cody/run", "params": {"prompt": ' + b"[" * 100_000 + b"]" * 100_000 + b"}}"
+    deep = (
+        b'{"jsonrpc": "2.0", "id": "raw-2", "method": "cody/run", "params": {"prompt": '
+        + b"[" * 100_000
+        + b"]" * 100_000
+        + b"}}"
+    )
     nested = await raw_request(wire, "raw-2", deep)
     assert isinstance(nested, JsonRpcException) and nested.code in (-32700, -32602)
     # Moderately deep but valid JSON reaches the handler and is refused by type.
-    medium = await raw_request(wire, "raw-3", b'{"jsonrpc": "2.0", "id": "raw-3", "method": "cody/run", "params": {"prompt": '
-                               + b"[" * 500 + b"]" * 500 + b"}}")
+    medium = await raw_request(
+        wire,
+        "raw-3",
+        b'{"jsonrpc": "2.0", "id": "raw-3", "method": "cody/run", "params": {"prompt": '
+        + b"[" * 500
+        + b"]" * 500
+        + b"}}",
+    )
     assert isinstance(medium, JsonRpcException) and medium.code == -32602
     # A nested object that looks like a JSON-RPC message is just data.
-    tricky = await raw_request(wire, "raw-4", json.dumps({
-        "jsonrpc": "2.0", "id": "raw-4", "method": "cody/getSession",
-        "params": {"sessionId": {"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}}}}).encode())
+    tricky = await raw_request(
+        wire,
+        "raw-4",
+        json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": "raw-4",
+                "method": "cody/getSession",
+                "params": {"sessionId": {"jsonrpc": "2.0", "id": 1, "error": {"code": "x"}}},
+            }
+        ).encode(),
+    )
     assert isinstance(tricky, JsonRpcException) and tricky.code == -32602
     await still_serving(wire)
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(min_value=-2**63, max_value=2**63) | st.floats(allow_nan=False)
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**63), max_value=2**63)
+    | st.floats(allow_nan=False)
     | st.text(max_size=30),
     lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
     max_leaves=12,
 )
-field_names = st.sampled_from(["prompt", "sessionId", "workspaceFolder", "runId", "title", "model", "limit",
-                               "cursor", "before"])
+field_names = st.sampled_from(
+    ["prompt", "sessionId", "workspaceFolder", "runId", "title", "model", "limit", "cursor", "before"]
+)
 params_strategy = st.one_of(json_values, st.dictionaries(field_names, json_values, max_size=5))
 
 

@@ -48,8 +48,9 @@ def assert_cancelled(result: dict, chunks: list[dict]) -> None:
     assert [c["seq"] for c in chunks] == list(range(len(chunks)))
 
 
-async def cancel_and_check_next_run_works(wire: CodyWire, provider, run_id: str, task: asyncio.Task,
-                                          session_id: str | None = None) -> dict:
+async def cancel_and_check_next_run_works(
+    wire: CodyWire, provider, run_id: str, task: asyncio.Task, session_id: str | None = None
+) -> dict:
     assert await wire.request("cody/cancel", {"runId": run_id}) == {"cancelled": True}
     result = await asyncio.wait_for(task, 15)
     assert_cancelled(result, wire.chunks[run_id])
@@ -67,7 +68,11 @@ async def test_cancel_while_waiting_for_the_first_byte(wire: CodyWire, provider)
     await provider.wait_for_requests(1)
     result = await cancel_and_check_next_run_works(wire, provider, run_id, task)
     assert await roles(wire, result["sessionId"]) == [
-        ("user", "message"), ("user", "interrupted"), ("user", "message"), ("assistant", "message")]
+        ("user", "message"),
+        ("user", "interrupted"),
+        ("user", "message"),
+        ("assistant", "message"),
+    ]
     # The next request told the model the turn was interrupted, with no partial answer.
     sent = provider.requests[-1]["messages"]
     assert [m["role"] for m in sent] == ["system", "user", "user", "user"]
@@ -91,11 +96,18 @@ async def test_cancel_while_text_streams_closes_the_stream(wire: CodyWire, provi
 
 async def test_cancel_while_a_tool_runs_kills_its_process_group(wire: CodyWire, provider, workspace):
     marker = f"sleep 1000.{uuid.uuid4().int % 10**8}"
-    provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "done.txt", "content": "yes"}),
-                                   ToolCall("run_command", {"command": f"sh -c '{marker} & wait'"})]))
+    provider.add(
+        Reply(
+            tool_calls=[
+                ToolCall("write_file", {"path": "done.txt", "content": "yes"}),
+                ToolCall("run_command", {"command": f"sh -c '{marker} & wait'"}),
+            ]
+        )
+    )
     run_id, task = await start_run(wire, "work")
-    await wire.wait_chunk(lambda c: c["runId"] == run_id and c["type"] == "tool_call"
-                          and c["toolName"] == "run_command")
+    await wire.wait_chunk(
+        lambda c: c["runId"] == run_id and c["type"] == "tool_call" and c["toolName"] == "run_command"
+    )
     for _ in range(100):
         if processes_matching(marker):
             break
@@ -108,7 +120,11 @@ async def test_cancel_while_a_tool_runs_kills_its_process_group(wire: CodyWire, 
     page = await wire.request("cody/getSession", {"sessionId": result["sessionId"]})
     first_turn = page["messages"][:4]
     assert [(m["role"], m["kind"]) for m in first_turn] == [
-        ("user", "message"), ("assistant", "message"), ("tool", "message"), ("user", "interrupted")]
+        ("user", "message"),
+        ("assistant", "message"),
+        ("tool", "message"),
+        ("user", "interrupted"),
+    ]
     assert [c["name"] for c in first_turn[1]["toolCalls"]] == ["write_file"]
 
 
@@ -143,11 +159,17 @@ async def test_permission_answers_are_followed(wire_factory, provider, workspace
     wire = await wire_factory(capabilities={"permissions": True})
     answers = iter(["deny", "allow_always"])
     wire.permission_answer = lambda params: {"outcome": next(answers)}
-    provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "a"})]),
-                 Reply(tool_calls=[ToolCall("write_file", {"path": "b.txt", "content": "b"}),
-                                   ToolCall("read_file", {"path": "b.txt"}),
-                                   ToolCall("write_file", {"path": "c.txt", "content": "c"})]),
-                 Reply(text="Wrote b and c."))
+    provider.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "a"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("write_file", {"path": "b.txt", "content": "b"}),
+                ToolCall("read_file", {"path": "b.txt"}),
+                ToolCall("write_file", {"path": "c.txt", "content": "c"}),
+            ]
+        ),
+        Reply(text="Wrote b and c."),
+    )
     result, chunks = await wire.run("write files")
     assert result["output"] == "Wrote b and c."
     denied = next(c for c in chunks if c["type"] == "tool_result")

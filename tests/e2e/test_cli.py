@@ -21,7 +21,7 @@ import pytest
 from rich.console import Console
 
 from cody_lsp.client import CodyClient
-from cody_lsp.render import ChunkRenderer
+from cody_lsp.client.render import ChunkRenderer
 from cody_lsp.testing.provider import Fault, Reply, ToolCall
 
 from ..conftest import server_env
@@ -37,8 +37,15 @@ class Terminal:
     """A `cody-lsp` child in a pty."""
 
     def __init__(self, args: list[str], env: dict[str, str], cwd: Path):
-        self.child = pexpect.spawn(sys.executable, ["-m", "cody_lsp", *args], env=env, cwd=str(cwd),
-                                   encoding="utf-8", dimensions=(50, 200), timeout=20)
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "cody_lsp", *args],
+            env=env,
+            cwd=str(cwd),
+            encoding="utf-8",
+            dimensions=(50, 200),
+            timeout=20,
+        )
 
     async def expect(self, text: str, timeout: float = 20) -> str:
         """Wait for `text`; returns what came before it."""
@@ -92,8 +99,9 @@ def user_messages(request: dict) -> list[str]:
 
 
 async def test_chat_streams_text_before_the_run_ends(chat, provider):
-    provider.add(Reply(text="First words arrive early, " + "then more words keep coming. " * 8,
-                       text_deltas=30, delay=0.05))
+    provider.add(
+        Reply(text="First words arrive early, " + "then more words keep coming. " * 8, text_deltas=30, delay=0.05)
+    )
     term = await chat("--yes")
     term.send_line("tell me something")
     before = await term.expect("First words")
@@ -210,8 +218,10 @@ async def test_approvals_are_asked_inline(chat, provider, workspace: Path):
 
 
 async def test_retry_withdraws_the_failed_attempt(chat, provider):
-    provider.add(Reply(text="Broken attempt text here", text_deltas=4, delay=0.05, fault=Fault.disconnect(after=4)),
-                 Reply(text="The final answer."))
+    provider.add(
+        Reply(text="Broken attempt text here", text_deltas=4, delay=0.05, fault=Fault.disconnect(after=4)),
+        Reply(text="The final answer."),
+    )
     term = await chat("--yes")
     term.send_line("hi")
     before = await term.expect("withdrawn")
@@ -223,8 +233,9 @@ async def test_retry_withdraws_the_failed_attempt(chat, provider):
 
 
 async def test_continue_and_resume(chat, provider):
-    provider.add(Reply(text="Noted."), Reply(text="You said remember me."), Reply(text="Fresh."),
-                 Reply(text="Back again."))
+    provider.add(
+        Reply(text="Noted."), Reply(text="You said remember me."), Reply(text="Fresh."), Reply(text="Back again.")
+    )
     term = await chat("--yes")
     term.send_line("remember me")
     await term.expect("Noted.")
@@ -261,16 +272,29 @@ async def test_continue_and_resume(chat, provider):
 
 async def cody(args: list[str], env: dict[str, str], cwd: Path, stdin: bytes | None = None) -> tuple[int, str, str]:
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cody_lsp", *args, env=env, cwd=str(cwd), stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+        sys.executable,
+        "-m",
+        "cody_lsp",
+        *args,
+        env=env,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
     out, err = await asyncio.wait_for(process.communicate(stdin), 60)
     return process.returncode, out.decode(), err.decode()
 
 
 async def test_run_json_prints_one_chunk_a_line(provider, db_path: Path, workspace: Path):
-    provider.add(Reply(text="Let me write it.", reasoning="thinking", tool_calls=[
-                     ToolCall("write_file", {"path": "a.txt", "content": "a"})]),
-                 Reply(text="Wrote a.txt, in several pieces.", text_deltas=5))
+    provider.add(
+        Reply(
+            text="Let me write it.",
+            reasoning="thinking",
+            tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "a"})],
+        ),
+        Reply(text="Wrote a.txt, in several pieces.", text_deltas=5),
+    )
     env = cli_env(provider, db_path)
     code, out, err = await cody(["run", "--json", "write a.txt"], env, workspace)
     assert code == 0, err
@@ -294,10 +318,10 @@ async def test_run_continues_a_session_and_sessions_lists_it(provider, db_path: 
     assert user_messages(provider.requests[-1]) == ["what is in a.txt?"]
 
     (code, out, _), (code_all, out_all, _) = await asyncio.gather(
-        cody(["sessions"], env, workspace), cody(["sessions", "--all", "--json"], env, workspace))
+        cody(["sessions"], env, workspace), cody(["sessions", "--all", "--json"], env, workspace)
+    )
     assert code == 0 and session_id in out and "write a.txt" in out
     assert code_all == 0 and [json.loads(line)["id"] for line in out_all.splitlines()] == [session_id]
-
 
 
 async def test_run_errors_and_stdin_prompt(provider, db_path: Path, workspace: Path):
@@ -318,8 +342,15 @@ async def test_run_errors_and_stdin_prompt(provider, db_path: Path, workspace: P
 def test_without_a_model_the_commands_say_what_to_set(command: list[str], tmp_path: Path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODY_")}
     env["CODY_DB"] = str(tmp_path / "db.sqlite")
-    done = subprocess.run([sys.executable, "-m", "cody_lsp", *command], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        [sys.executable, "-m", "cody_lsp", *command],
+        env=env,
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=30,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 2
     for name in ("CODY_MODEL", "CODY_MODEL_BASE_URL", "CODY_MODEL_API_KEY", "cody-lsp demo"):
         assert name in done.stderr
@@ -333,23 +364,34 @@ def test_demo_builds_the_todo_app(tmp_path: Path):
     folder = tmp_path / "demo"
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODY_")}
     env.update(TERM="dumb", NO_COLOR="1", CODY_DB=str(tmp_path / "unused.db"))
-    done = subprocess.run([sys.executable, "-m", "cody_lsp", "demo", str(folder), "--fast"], env=env,
-                          capture_output=True, text=True, timeout=60)
+    done = subprocess.run(
+        [sys.executable, "-m", "cody_lsp", "demo", str(folder), "--fast"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     assert "scripted demo model — no real model is called" in out
     assert "write_file" in out and "edit_file" in out and "run_command" in out
     assert str(folder) in out and "CODY_MODEL_BASE_URL" in out
     assert sorted(p.name for p in folder.iterdir()) == ["README.md", "todo.py", "todos.json"]
-    listing = subprocess.run([sys.executable, "todo.py", "list"], cwd=folder, capture_output=True, text=True,
-                             timeout=30)
+    listing = subprocess.run(
+        [sys.executable, "todo.py", "list"], cwd=folder, capture_output=True, text=True, timeout=30
+    )
     assert listing.stdout.splitlines() == ["1. [ ] Try the cody demo", "1 of 1 still open"]
     assert "remove" in (folder / "README.md").read_text()
     # The demo's own database is temporary unless --db is given.
     assert not (tmp_path / "unused.db").exists()
 
-    again = subprocess.run([sys.executable, "-m", "cody_lsp", "demo", str(folder), "--fast"], env=env,
-                           capture_output=True, text=True, timeout=60)
+    again = subprocess.run(
+        [sys.executable, "-m", "cody_lsp", "demo", str(folder), "--fast"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert again.returncode == 2 and "already has" in again.stdout
 
 
@@ -358,12 +400,15 @@ def test_demo_builds_the_todo_app(tmp_path: Path):
 
 def test_renderer_erases_a_failed_attempt_on_a_terminal():
     out = io.StringIO()
-    console = Console(file=out, force_terminal=True, width=40, height=30, color_system=None,
-                      _environ={"TERM": "xterm"})
+    console = Console(file=out, force_terminal=True, width=40, height=30, color_system=None, _environ={"TERM": "xterm"})
     renderer = ChunkRenderer(console)
-    for chunk in ({"type": "session_start"}, {"type": "text_delta", "content": "half an answer\nthat failed "},
-                  {"type": "retry", "retryAttempt": 1, "retryMaxAttempts": 4, "delayMs": 10, "reason": "x"},
-                  {"type": "text_delta", "content": "The answer."}, {"type": "done", "usage": {}}):
+    for chunk in (
+        {"type": "session_start"},
+        {"type": "text_delta", "content": "half an answer\nthat failed "},
+        {"type": "retry", "retryAttempt": 1, "retryMaxAttempts": 4, "delayMs": 10, "reason": "x"},
+        {"type": "text_delta", "content": "The answer."},
+        {"type": "done", "usage": {}},
+    ):
         renderer.handle(chunk)
     text = out.getvalue()
     # Column 0, then erase-line / cursor-up over the two rows of the withdrawn text.
@@ -373,12 +418,11 @@ def test_renderer_erases_a_failed_attempt_on_a_terminal():
 
 def test_renderer_wraps_streamed_text_at_words():
     out = io.StringIO()
-    console = Console(file=out, force_terminal=True, width=24, height=30, color_system=None,
-                      _environ={"TERM": "xterm"})
+    console = Console(file=out, force_terminal=True, width=24, height=30, color_system=None, _environ={"TERM": "xterm"})
     renderer = ChunkRenderer(console)
     text = "The quick brown fox jumps over the lazy dog and keeps running far away."
     for i in range(0, len(text), 5):  # pieces that split words
-        renderer.handle({"type": "text_delta", "content": text[i:i + 5]})
+        renderer.handle({"type": "text_delta", "content": text[i : i + 5]})
     renderer.handle({"type": "tool_call", "toolName": "run_command", "args": {"command": "ls -la"}})
     lines = out.getvalue().splitlines()
     assert all(len(line) <= 24 for line in lines)

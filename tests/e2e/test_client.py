@@ -44,8 +44,11 @@ def assert_well_formed(chunks: list[dict], result: wire.RunResult) -> None:
 
 async def test_stream_run_and_sessions(spawn, provider, workspace: Path):
     provider.add(
-        Reply(text="Let me write it.", reasoning="a file is needed",
-              tool_calls=[ToolCall("write_file", {"path": "hello.txt", "content": "hello\n"})]),
+        Reply(
+            text="Let me write it.",
+            reasoning="a file is needed",
+            tool_calls=[ToolCall("write_file", {"path": "hello.txt", "content": "hello\n"})],
+        ),
         Reply(text="Wrote hello.txt for you.", text_deltas=5),
         Reply(text="It says hello."),
     )
@@ -190,9 +193,13 @@ async def test_permission_handler(spawn, provider, workspace: Path):
     provider.add(
         Reply(tool_calls=[ToolCall("write_file", {"path": "denied.txt", "content": "no"})]),
         Reply(text="You said no."),
-        Reply(tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "a"}),
-                          ToolCall("write_file", {"path": "b.txt", "content": "b"}),
-                          ToolCall("read_file", {"path": "a.txt"})]),
+        Reply(
+            tool_calls=[
+                ToolCall("write_file", {"path": "a.txt", "content": "a"}),
+                ToolCall("write_file", {"path": "b.txt", "content": "b"}),
+                ToolCall("read_file", {"path": "a.txt"}),
+            ]
+        ),
         Reply(text="Both written."),
     )
     asked: list[dict] = []
@@ -215,8 +222,12 @@ async def test_permission_handler(spawn, provider, workspace: Path):
 
 
 async def test_sync_permission_handler_and_bad_answers(spawn, provider, workspace: Path):
-    provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "x"})]), Reply(text="ok"),
-                 Reply(tool_calls=[ToolCall("write_file", {"path": "y.txt", "content": "y"})]), Reply(text="ok"))
+    provider.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "x"})]),
+        Reply(text="ok"),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "y.txt", "content": "y"})]),
+        Reply(text="ok"),
+    )
     answers = iter(["allow", "maybe"])
     client = await spawn(permission_handler=lambda params: next(answers))
     await client.run("write x")
@@ -292,8 +303,15 @@ def _free_port() -> int:
 async def test_connect_tcp(provider, db_path: Path, workspace: Path):
     port = _free_port()
     process = await asyncio.create_subprocess_exec(
-        sys.executable, "-m", "cody_lsp", "--tcp", f"127.0.0.1:{port}", env=server_env(provider, db_path),
-        stdout=asyncio.subprocess.DEVNULL, stderr=asyncio.subprocess.DEVNULL)
+        sys.executable,
+        "-m",
+        "cody_lsp",
+        "--tcp",
+        f"127.0.0.1:{port}",
+        env=server_env(provider, db_path),
+        stdout=asyncio.subprocess.DEVNULL,
+        stderr=asyncio.subprocess.DEVNULL,
+    )
     try:
         client = None
         for _ in range(100):

@@ -53,10 +53,13 @@ RETRIED = [  # (name, fault, reason the retry chunk gives, the delay it must ann
 
 
 @pytest.mark.parametrize("fault,reason,delay_ms", [r[1:] for r in RETRIED], ids=[r[0] for r in RETRIED])
-async def test_retryable_fault_is_retried_and_only_the_final_text_remains(wire: CodyWire, provider, fault,
-                                                                          reason, delay_ms):
-    provider.add(Reply(text="half of a first attempt that must vanish", text_deltas=8, fault=fault),
-                 Reply(text="The final answer.", text_deltas=3))
+async def test_retryable_fault_is_retried_and_only_the_final_text_remains(
+    wire: CodyWire, provider, fault, reason, delay_ms
+):
+    provider.add(
+        Reply(text="half of a first attempt that must vanish", text_deltas=8, fault=fault),
+        Reply(text="The final answer.", text_deltas=3),
+    )
     result, chunks = await wire.run("hello")
     assert result["status"] == "done" and result["output"] == "The final answer."
     kinds = types_of(chunks)
@@ -74,9 +77,11 @@ async def test_retryable_fault_is_retried_and_only_the_final_text_remains(wire: 
 
 async def test_disconnect_mid_tool_call_arguments_never_runs_the_half_call(wire: CodyWire, provider, workspace):
     call = ToolCall("write_file", {"path": "out.txt", "content": "complete"}, fragments=6)
-    provider.add(Reply(text="Writing.", tool_calls=[call], fault=Fault.disconnect(after=5)),
-                 Reply(text="Writing.", tool_calls=[call]),
-                 Reply(text="Done writing."))
+    provider.add(
+        Reply(text="Writing.", tool_calls=[call], fault=Fault.disconnect(after=5)),
+        Reply(text="Writing.", tool_calls=[call]),
+        Reply(text="Done writing."),
+    )
     result, chunks = await wire.run("write out.txt")
     assert result["status"] == "done" and result["output"] == "Done writing."
     assert types_of(chunks).count("tool_call") == 1 and types_of(chunks).count("retry") == 1
@@ -87,8 +92,9 @@ async def test_disconnect_mid_tool_call_arguments_never_runs_the_half_call(wire:
 
 async def test_stall_is_detected_and_retried(wire_factory, provider):
     wire = await wire_factory(CODY_STALL_TIMEOUT="0.5")
-    provider.add(Reply(text="slow start", text_deltas=4, fault=Fault.stall(after=2, seconds=30)),
-                 Reply(text="Recovered."))
+    provider.add(
+        Reply(text="slow start", text_deltas=4, fault=Fault.stall(after=2, seconds=30)), Reply(text="Recovered.")
+    )
     result, chunks = await wire.run("hello")
     assert result["status"] == "done" and result["output"] == "Recovered."
     assert types_of(chunks)[0] == "session_start" and types_of(chunks)[-1] == "done"
@@ -114,9 +120,20 @@ async def test_retries_give_up_with_an_error_and_leave_history_untouched(wire_fa
 
 async def test_rejected_api_key_is_an_actionable_error_that_never_shows_the_key(wire: CodyWire, provider, db_path):
     key = wire.env["CODY_MODEL_API_KEY"]
-    provider.add(Reply(fault=Fault.http(401, body={"error": {"message": f"Incorrect API key provided: {key}",
-                                                             "type": "invalid_request_error",
-                                                             "code": "invalid_api_key"}})))
+    provider.add(
+        Reply(
+            fault=Fault.http(
+                401,
+                body={
+                    "error": {
+                        "message": f"Incorrect API key provided: {key}",
+                        "type": "invalid_request_error",
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
+        )
+    )
     result, chunks = await wire.run("hello")
     assert result["status"] == "error" and result["error"]["code"] == "auth"
     message = result["error"]["message"]
@@ -152,8 +169,10 @@ async def test_the_api_key_never_reaches_the_logs(provider, db_path, workspace):
 
     env = server_env(provider, db_path, CODY_LOG_LEVEL="DEBUG", CODY_RETRY_ATTEMPTS="1")
     key = env["CODY_MODEL_API_KEY"]
-    provider.add(Reply(fault=Fault.http(500, body={"error": {"message": f"upstream saw key {key}"}})),
-                 Reply(fault=Fault.http(401, body={"error": {"message": f"Incorrect API key provided: {key}"}})))
+    provider.add(
+        Reply(fault=Fault.http(500, body={"error": {"message": f"upstream saw key {key}"}})),
+        Reply(fault=Fault.http(401, body={"error": {"message": f"Incorrect API key provided: {key}"}})),
+    )
     client = await CodyClient.spawn(env=env, workspace_folders=[workspace])
     try:
         result = await client.run("hello")

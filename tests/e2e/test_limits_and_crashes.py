@@ -18,21 +18,45 @@ def read_call(i: int) -> ToolCall:
     return ToolCall("read_file", {"path": f"missing-{i}.txt"})
 
 
-@pytest.mark.parametrize("limit,env,replies,completed_steps", [
-    ("max_steps", {"CODY_MAX_STEPS": "2"},
-     [Reply(tool_calls=[ToolCall("list_dir", {"path": "."})]),
-      Reply(tool_calls=[ToolCall("glob", {"pattern": "*"})]),
-      Reply(text="never asked")], 2),
-    ("repeated_tool_call", {"CODY_MAX_REPEATED_TOOL_CALLS": "3"},
-     [Reply(tool_calls=[ToolCall("list_dir", {"path": "."})]) for _ in range(3)], 2),
-    ("consecutive_tool_failures", {"CODY_MAX_CONSECUTIVE_TOOL_FAILURES": "3"},
-     [Reply(tool_calls=[read_call(i)]) for i in range(3)], 3),
-    ("max_total_tokens", {"CODY_MAX_TOTAL_TOKENS": "300"},
-     [Reply(tool_calls=[ToolCall("list_dir", {})], usage=(100, 20)),
-      Reply(tool_calls=[ToolCall("glob", {"pattern": "*"})], usage=(150, 40))], 1),
-])
+@pytest.mark.parametrize(
+    "limit,env,replies,completed_steps",
+    [
+        (
+            "max_steps",
+            {"CODY_MAX_STEPS": "2"},
+            [
+                Reply(tool_calls=[ToolCall("list_dir", {"path": "."})]),
+                Reply(tool_calls=[ToolCall("glob", {"pattern": "*"})]),
+                Reply(text="never asked"),
+            ],
+            2,
+        ),
+        (
+            "repeated_tool_call",
+            {"CODY_MAX_REPEATED_TOOL_CALLS": "3"},
+            [Reply(tool_calls=[ToolCall("list_dir", {"path": "."})]) for _ in range(3)],
+            2,
+        ),
+        (
+            "consecutive_tool_failures",
+            {"CODY_MAX_CONSECUTIVE_TOOL_FAILURES": "3"},
+            [Reply(tool_calls=[read_call(i)]) for i in range(3)],
+            3,
+        ),
+        (
+            "max_total_tokens",
+            {"CODY_MAX_TOTAL_TOKENS": "300"},
+            [
+                Reply(tool_calls=[ToolCall("list_dir", {})], usage=(100, 20)),
+                Reply(tool_calls=[ToolCall("glob", {"pattern": "*"})], usage=(150, 40)),
+            ],
+            1,
+        ),
+    ],
+)
 async def test_circuit_breaker_stops_the_run_and_keeps_completed_steps(
-        wire_factory, provider, limit, env, replies, completed_steps):
+    wire_factory, provider, limit, env, replies, completed_steps
+):
     wire = await wire_factory(**env)
     provider.add(*replies)
     result, chunks = await wire.run("loop forever")
@@ -46,7 +70,8 @@ async def test_circuit_breaker_stops_the_run_and_keeps_completed_steps(
     page = await wire.request("cody/getSession", {"sessionId": result["sessionId"]})
     kinds = [(m["role"], m["kind"]) for m in page["messages"]]
     assert kinds == [("user", "message")] + [("assistant", "message"), ("tool", "message")] * completed_steps + [
-        ("user", "interrupted")]
+        ("user", "interrupted")
+    ]
     assert "safety limit" in page["messages"][-1]["content"]
     # The session goes on.
     provider.add(Reply(text="ok"))
@@ -57,9 +82,11 @@ async def test_circuit_breaker_stops_the_run_and_keeps_completed_steps(
 async def test_kill_9_mid_run_loses_no_committed_turn(provider, db_path: Path, workspace: Path):
     env = server_env(provider, db_path)
     first = await start_wire(env, [workspace])
-    provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "a"})]),
-                 Reply(text="Wrote a.txt."),
-                 Reply(text="x " * 500, text_deltas=500, delay=0.02))
+    provider.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "a"})]),
+        Reply(text="Wrote a.txt."),
+        Reply(text="x " * 500, text_deltas=500, delay=0.02),
+    )
     done, _ = await first.run("write a.txt")
     run_id = "run-killed"
     pending = first.send("cody/run", {"prompt": "talk a lot", "sessionId": done["sessionId"], "runId": run_id})
@@ -82,7 +109,13 @@ async def test_kill_9_mid_run_loses_no_committed_turn(provider, db_path: Path, w
         again, _ = await second.run("hello again", sessionId=done["sessionId"])
         assert again["output"] == "Still here."
         assert [m["role"] for m in provider.requests[-1]["messages"]] == [
-            "system", "user", "assistant", "tool", "assistant", "user"]
+            "system",
+            "user",
+            "assistant",
+            "tool",
+            "assistant",
+            "user",
+        ]
     finally:
         await stop_wire(second)
 
@@ -91,19 +124,22 @@ async def test_two_windows_share_one_database(provider, db_path: Path, tmp_path:
     folders = [tmp_path / "one", tmp_path / "two"]
     for folder in folders:
         folder.mkdir()
-    provider.responder = lambda body: Reply(tool_calls=[ToolCall("write_file", {
-        "path": f"f{len(body['messages'])}.txt", "content": "x"})]) if len(body["messages"]) < 4 else Reply(
-        text="done", text_deltas=2)
+    provider.responder = lambda body: (
+        Reply(tool_calls=[ToolCall("write_file", {"path": f"f{len(body['messages'])}.txt", "content": "x"})])
+        if len(body["messages"]) < 4
+        else Reply(text="done", text_deltas=2)
+    )
     env = server_env(provider, db_path)
     windows: list[CodyWire] = [await start_wire(env, [folder]) for folder in folders]
     try:
+
         async def busy(wire: CodyWire, n: int) -> list[dict]:
             return list(await asyncio.gather(*(wire.run(f"task {i}") for i in range(n))))
 
         results = await asyncio.gather(busy(windows[0], 6), busy(windows[1], 6))
         statuses = [r["status"] for batch in results for r, _ in batch]
         assert statuses == ["done"] * 12, [r.get("error") for batch in results for r, _ in batch]
-        for wire, folder in zip(windows, folders):
+        for wire, folder in zip(windows, folders, strict=False):
             other = windows[1] if wire is windows[0] else windows[0]
             listed = await other.request("cody/listSessions", {"workspaceFolder": str(folder)})
             assert len(listed["sessions"]) == 6
@@ -131,8 +167,9 @@ async def test_server_exits_when_its_editor_dies_mid_run(provider, db_path: Path
 
 
 async def test_two_windows_on_one_session_keep_whole_turns(provider, db_path: Path, workspace: Path):
-    provider.responder = lambda body: Reply(text=f"answer to {body['messages'][-1]['content']}", text_deltas=3,
-                                            delay=0.01)
+    provider.responder = lambda body: Reply(
+        text=f"answer to {body['messages'][-1]['content']}", text_deltas=3, delay=0.01
+    )
     env = server_env(provider, db_path)
     windows = [await start_wire(env, [workspace]) for _ in range(2)]
     try:

@@ -37,8 +37,10 @@ def key_mismatches(actual: Any, documented: Any, path: str = "$") -> list[str]:
         problems = []
         for i, item in enumerate(actual):
             if documented and all(key_mismatches(item, d, f"{path}[{i}]") for d in documented):
-                problems += [f"{path}[{i}] matches no documented element: "
-                             + "; ".join(key_mismatches(item, documented[0], f"{path}[{i}]"))]
+                problems += [
+                    f"{path}[{i}] matches no documented element: "
+                    + "; ".join(key_mismatches(item, documented[0], f"{path}[{i}]"))
+                ]
         return problems
     return []  # scalars: only the keys are compared
 
@@ -79,16 +81,20 @@ async def test_documented_examples_against_the_server(wire: CodyWire, provider, 
     (workspace / "app.py").write_text("from flask import Flask\n\napp = Flask(__name__)\n")
 
     # cody/createSession, with the folder spelled as a URI with a trailing slash.
-    created = await wire.request("cody/createSession", params(doc, "cody/createSession",
-                                                             workspaceFolder=workspace.as_uri() + "/"))
+    created = await wire.request(
+        "cody/createSession", params(doc, "cody/createSession", workspaceFolder=workspace.as_uri() + "/")
+    )
     assert_shape(created, *results(doc, "cody/createSession"))
     assert created["workspaceFolder"] == str(workspace.resolve())
     session_id = created["id"]
 
     # cody/run: thinking, text, a tool call, a retried step, the answer.
     provider.add(
-        Reply(reasoning="Read the file first.", text="Let me look.",
-              tool_calls=[ToolCall("read_file", {"path": "app.py"})]),
+        Reply(
+            reasoning="Read the file first.",
+            text="Let me look.",
+            tool_calls=[ToolCall("read_file", {"path": "app.py"})],
+        ),
         Reply(text="It is a Fla", text_deltas=3, fault=Fault.disconnect(after=3)),
         Reply(text="It is a Flask app without routes.", text_deltas=4),
     )
@@ -99,7 +105,8 @@ async def test_documented_examples_against_the_server(wire: CodyWire, provider, 
     assert_shape(result, *[r for r in results(doc, "cody/run") if r["status"] == "done"])
     chunks = wire.chunks[run_id]
     assert {"session_start", "thinking", "text_delta", "tool_call", "tool_result", "retry", "done"} <= {
-        c["type"] for c in chunks}
+        c["type"] for c in chunks
+    }
     for chunk in chunks:
         assert_shape(chunk, *chunk_docs[chunk["type"]])
     # The documented retry rule leaves exactly the final answer.
@@ -113,8 +120,9 @@ async def test_documented_examples_against_the_server(wire: CodyWire, provider, 
     # cody/getSession: a partial page (so nextBefore is present), then every message.
     count = (await wire.request("cody/getSession", {"sessionId": session_id}))["session"]["messageCount"]
     assert count == 4
-    page = await wire.request("cody/getSession", params(doc, "cody/getSession", sessionId=session_id,
-                                                        limit=count - 1, before=count))
+    page = await wire.request(
+        "cody/getSession", params(doc, "cody/getSession", sessionId=session_id, limit=count - 1, before=count)
+    )
     assert page["nextBefore"] == 1
     assert_shape(page, *results(doc, "cody/getSession"))
     whole = await wire.request("cody/getSession", {"sessionId": session_id})
@@ -126,14 +134,17 @@ async def test_documented_examples_against_the_server(wire: CodyWire, provider, 
     for title in ("second", "third"):
         await wire.request("cody/createSession", {"title": title})
     first = await wire.request("cody/listSessions", {"workspaceFolder": str(workspace), "limit": 1})
-    listed = await wire.request("cody/listSessions", params(doc, "cody/listSessions", workspaceFolder=str(workspace),
-                                                            limit=1, cursor=first["nextCursor"]))
+    listed = await wire.request(
+        "cody/listSessions",
+        params(doc, "cody/listSessions", workspaceFolder=str(workspace), limit=1, cursor=first["nextCursor"]),
+    )
     assert len(listed["sessions"]) == 1 and "nextCursor" in listed
     assert_shape(listed, *results(doc, "cody/listSessions"))
 
     # cody/latestSession: a session, then null for a folder without sessions.
-    latest = await wire.request("cody/latestSession", params(doc, "cody/latestSession",
-                                                             workspaceFolder=workspace.as_uri()))
+    latest = await wire.request(
+        "cody/latestSession", params(doc, "cody/latestSession", workspaceFolder=workspace.as_uri())
+    )
     assert_shape(latest, *[r for r in results(doc, "cody/latestSession") if r is not None])
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -157,10 +168,14 @@ async def test_documented_permission_exchange(wire_factory, provider, workspace:
     wire = await wire_factory(capabilities={"permissions": True})
     (answer,) = results(doc, "cody/requestPermission")
     wire.permission_answer = lambda _params: answer
-    provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "hi\n"})]),
-                 Reply(text="Wrote notes.txt."))
-    result = await wire.request("cody/run", params(doc, "cody/run", sessionId=None, workspaceFolder=str(workspace),
-                                                    runId=f"e2e-{uuid.uuid4().hex[:8]}"))
+    provider.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "hi\n"})]),
+        Reply(text="Wrote notes.txt."),
+    )
+    result = await wire.request(
+        "cody/run",
+        params(doc, "cody/run", sessionId=None, workspaceFolder=str(workspace), runId=f"e2e-{uuid.uuid4().hex[:8]}"),
+    )
     assert result["status"] == "done"
     (request,) = wire.permission_requests
     (documented,) = [b.json() for b in doc.examples("params", "cody/requestPermission")]

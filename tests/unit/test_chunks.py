@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from cody_lsp.chunks import ChunkStream
+from cody_lsp.server.chunks import ChunkStream
 from cody_lsp.wire import Cancelled, Done, Retry, ToolCall, Usage
 
 

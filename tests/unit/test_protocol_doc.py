@@ -30,7 +30,7 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidRequest, JsonRp
 
 from cody_lsp import config as config_module
 from cody_lsp import wire
-from cody_lsp.tools import TOOLS
+from cody_lsp.server.tools import TOOLS
 from cody_lsp.wire import CHUNK_TYPES, METHODS, NOTIFICATIONS, SERVER_REQUESTS, TERMINAL_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -38,8 +38,12 @@ DOC_PATH = ROOT / "protocol.md"
 
 EXAMPLE_KINDS = {"params", "result", "chunk", "error"}
 OTHER_FENCES = {"text", "transcript"}
-ENVELOPE = [("runId", "string", "yes"), ("sessionId", "string", "yes"), ("seq", "integer", "yes"),
-            ("type", "string", "yes")]
+ENVELOPE = [
+    ("runId", "string", "yes"),
+    ("sessionId", "string", "yes"),
+    ("seq", "integer", "yes"),
+    ("type", "string", "yes"),
+]
 # JSON-RPC codes the server answers with that come from pygls rather than wire.py.
 STANDARD_CODES = {JsonRpcParseError.CODE, JsonRpcInvalidRequest.CODE, JsonRpcInternalError.CODE}
 LSP_REQUESTS = {"initialize", "shutdown"}
@@ -290,8 +294,9 @@ def test_every_method_has_params_and_result_examples(doc: Doc):
         cls = _result_class(method)
         if typing.get_origin(cls) in (Union, types.UnionType) and type(None) in typing.get_args(cls):
             values = [b.json() for b in results]
-            assert None in values and any(v is not None for v in values), \
+            assert None in values and any(v is not None for v in values), (
                 f"{method} may return null: show a null and a non-null result"
+            )
 
 
 def test_every_chunk_type_has_an_example(doc: Doc):
@@ -306,13 +311,17 @@ def test_only_real_methods_are_documented(doc: Doc):
     tagged = {b.method for b in doc.blocks if b.method}
     assert tagged <= set(METHODS) | set(SERVER_REQUESTS), f"examples of unknown methods: {sorted(tagged - known)}"
     headings = set(re.findall(r"^#{2,4} (cody/[A-Za-z]+)\s*$", doc.text, flags=re.M))
-    assert headings == set(METHODS) | set(NOTIFICATIONS) | set(SERVER_REQUESTS), \
+    assert headings == set(METHODS) | set(NOTIFICATIONS) | set(SERVER_REQUESTS), (
         "each method, notification and server request has its own heading, and nothing else does"
+    )
 
 
 def test_error_table_covers_every_code(doc: Doc):
-    constants = {value for name, value in vars(wire).items()
-                 if name.isupper() and isinstance(value, int) and not isinstance(value, bool) and value < 0}
+    constants = {
+        value
+        for name, value in vars(wire).items()
+        if name.isupper() and isinstance(value, int) and not isinstance(value, bool) and value < 0
+    }
     assert constants, "no error-code constants found in cody_lsp.wire"
     codes, used = documented_error_codes(doc), constants | STANDARD_CODES
     assert used <= codes, f"undocumented error codes: {sorted(used - codes)}"
@@ -360,7 +369,7 @@ def expected_rows(cls: type) -> list[tuple[str, str, str]]:
         if f.default is None and typing.get_origin(tp) in (Union, types.UnionType):
             # Optional with a None default: absent when there is no value, never null.
             rest = [a for a in typing.get_args(tp) if a is not type(None)]
-            tp = rest[0] if len(rest) == 1 else Union[tuple(rest)]
+            tp = rest[0] if len(rest) == 1 else Union[tuple(rest)]  # noqa: UP007 - a runtime union
         required = "no" if f.default is None else "yes"  # no default, or a default that is always sent
         rows.append((wire.camel(f.name), render_type(tp), required))
     return rows
@@ -404,7 +413,8 @@ def test_field_tables_match_the_wire_classes(doc: Doc):
         assert cls is not None and attrs.has(cls), f"protocol.md:{table.line}: wire.{table.marker} is not a wire class"
         assert rows == expected_rows(cls), (
             f"protocol.md:{table.line}: the table of {table.marker} does not match cody_lsp/wire.py; expected "
-            + "; ".join(" | ".join(r) for r in expected_rows(cls)))
+            + "; ".join(" | ".join(r) for r in expected_rows(cls))
+        )
     missing = {c.__name__ for c in wire_classes() if attrs.fields(c)} - set(described)
     assert not missing, f"wire classes without a field table: {sorted(missing)}"
     assert "Chunk" in described
@@ -454,8 +464,9 @@ def check_transcript(block: Block, codes: set[int]) -> None:
                 assert run_id not in answered, f"{where}: a chunk after the cody/run response"
                 chunks.setdefault(run_id, []).append(params)
             elif method == "$/cancelRequest":
-                assert set(params) == {"id"} and params["id"] in pending[direction], \
+                assert set(params) == {"id"} and params["id"] in pending[direction], (
                     f"{where}: cancels a request its sender has pending"
+                )
                 cancelled.add((direction, params["id"]))
             else:
                 assert method in LSP_NOTIFICATIONS and direction == "-->", f"{where}: unknown notification"
@@ -469,8 +480,7 @@ def check_transcript(block: Block, codes: set[int]) -> None:
             if msg["error"]["code"] == wire.REQUEST_CANCELLED:
                 assert (requester, msg["id"]) in cancelled, f"{where}: -32800 for a request nobody cancelled"
         elif method == "initialize":
-            assert msg["result"]["capabilities"]["experimental"] == {
-                "cody": {"protocolVersion": wire.PROTOCOL_VERSION}}
+            assert msg["result"]["capabilities"]["experimental"] == {"cody": {"protocolVersion": wire.PROTOCOL_VERSION}}
         elif method == "shutdown":
             assert msg["result"] is None
         else:
@@ -486,8 +496,9 @@ def check_transcript(block: Block, codes: set[int]) -> None:
         assert len({c["sessionId"] for c in run_chunks}) == 1
         kinds = [c["type"] for c in run_chunks]
         terminal = [i for i, k in enumerate(kinds) if k in TERMINAL_TYPES]
-        assert len(terminal) <= 1 and (not terminal or terminal[0] == len(kinds) - 1), \
+        assert len(terminal) <= 1 and (not terminal or terminal[0] == len(kinds) - 1), (
             f"{block}: {run_id} has one terminal chunk, last"
+        )
         if seqs[0] == 0:
             assert kinds[0] == "session_start", f"{block}: {run_id} starts with session_start"
         assert "session_start" not in kinds[1:]
@@ -499,8 +510,9 @@ def check_transcript(block: Block, codes: set[int]) -> None:
                 assert value["sessionId"] == run_chunks[0]["sessionId"]
                 if value["status"] == "done":
                     assert run_chunks[-1]["output"] == value["output"] and run_chunks[-1]["usage"] == value["usage"]
-                    assert apply_retry_rule(run_chunks)[1] == value["output"], \
+                    assert apply_retry_rule(run_chunks)[1] == value["output"], (
                         f"{block}: the retry rule does not leave exactly the final text"
+                    )
             else:
                 assert value["code"] == wire.REQUEST_CANCELLED and kinds[-1] == "cancelled"
 
@@ -513,17 +525,27 @@ def test_transcripts(doc: Doc):
         check_transcript(block, codes)
     runs = [m for b in transcripts for d, m in transcript_messages(b) if m.get("method") == "cody/run"]
     assert runs, "show at least one whole run"
-    shown_types = {m["params"]["type"] for b in transcripts for d, m in transcript_messages(b)
-                   if m.get("method") == "cody/chunk"}
+    shown_types = {
+        m["params"]["type"] for b in transcripts for d, m in transcript_messages(b) if m.get("method") == "cody/chunk"
+    }
     assert {"retry", "cancelled", "tool_call", "tool_result", "done"} <= shown_types
 
 
 def test_the_retry_rule_helper():
-    chunks = [{"type": "session_start"}, {"type": "thinking", "content": "t"},
-              {"type": "text_delta", "content": "Let me "}, {"type": "retry"},
-              {"type": "text_delta", "content": "Let me look."}, {"type": "tool_call"}, {"type": "tool_result"},
-              {"type": "text_delta", "content": "Half"}, {"type": "retry"}, {"type": "retry"},
-              {"type": "text_delta", "content": "Done."}, {"type": "done"}]
+    chunks = [
+        {"type": "session_start"},
+        {"type": "thinking", "content": "t"},
+        {"type": "text_delta", "content": "Let me "},
+        {"type": "retry"},
+        {"type": "text_delta", "content": "Let me look."},
+        {"type": "tool_call"},
+        {"type": "tool_result"},
+        {"type": "text_delta", "content": "Half"},
+        {"type": "retry"},
+        {"type": "retry"},
+        {"type": "text_delta", "content": "Done."},
+        {"type": "done"},
+    ]
     assert apply_retry_rule(chunks) == ("Let me look.Done.", "Done.")
 
 

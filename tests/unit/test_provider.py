@@ -110,8 +110,7 @@ async def test_reasoning_content_streams_first(provider):
     chunks = await collect(provider)
     deltas = [c.choices[0].delta for c in chunks if c.choices]
     reasoning = [
-        (d.model_extra or {}).get("reasoning_content") or getattr(d, "reasoning_content", None)
-        for d in deltas
+        (d.model_extra or {}).get("reasoning_content") or getattr(d, "reasoning_content", None) for d in deltas
     ]
     reasoning_pieces = [r for r in reasoning if r]
     assert "".join(reasoning_pieces) == "Thinking hard."
@@ -159,12 +158,7 @@ async def test_two_tool_calls_assemble_by_index(provider):
 async def test_invalid_json_arguments_sent_verbatim(provider):
     provider.add(Reply(tool_calls=[ToolCall("edit", '{"path": "a.py", ', fragments=1)]))
     chunks = await collect(provider)
-    args = "".join(
-        tc.function.arguments
-        for c in chunks
-        if c.choices
-        for tc in (c.choices[0].delta.tool_calls or [])
-    )
+    args = "".join(tc.function.arguments for c in chunks if c.choices for tc in (c.choices[0].delta.tool_calls or []))
     assert args == '{"path": "a.py", '
 
 
@@ -184,9 +178,7 @@ async def test_no_usage_chunk_without_include_usage(provider):
 
 
 async def test_non_streaming_response_from_same_reply(provider):
-    provider.add(
-        Reply(text="Plain answer.", reasoning="r", tool_calls=[ToolCall("ls", {"dir": "."})], usage=(10, 3))
-    )
+    provider.add(Reply(text="Plain answer.", reasoning="r", tool_calls=[ToolCall("ls", {"dir": "."})], usage=(10, 3)))
     resp = await client(provider).chat.completions.create(model="m1", messages=MESSAGES)
     msg = resp.choices[0].message
     assert msg.content == "Plain answer."
@@ -335,9 +327,7 @@ async def test_malformed_event_raises_while_iterating(provider):
 
 
 async def test_error_event_raises_api_error(provider):
-    provider.add(
-        Reply(text="abc", fault=Fault.error_event(1, code="rate_limit_exceeded", message="slow down"))
-    )
+    provider.add(Reply(text="abc", fault=Fault.error_event(1, code="rate_limit_exceeded", message="slow down")))
     s = await stream(provider)
     got = []
     with pytest.raises(openai.APIError) as exc:
@@ -423,9 +413,7 @@ def test_cli_serves_script(tmp_path: Path):
             ready, _, _ = select.select([proc.stdout], [], [], 10)
             assert ready, "CLI printed nothing"
             base_url = proc.stdout.readline().strip()
-            assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1"), (
-                base_url or proc.stderr.read()
-            )
+            assert base_url.startswith("http://127.0.0.1:") and base_url.endswith("/v1"), base_url or proc.stderr.read()
             with openai.OpenAI(base_url=base_url, api_key="test", max_retries=0, timeout=5) as c:
                 chunks = list(c.chat.completions.create(model="m", messages=MESSAGES, stream=True))
             text = "".join(ch.choices[0].delta.content or "" for ch in chunks if ch.choices)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp.store import SCHEMA_VERSION, Entry, Store
+from cody_lsp.server.store import SCHEMA_VERSION, Entry, Store
 from cody_lsp.wire import Usage
 
 
@@ -18,9 +18,14 @@ async def test_schema_is_versioned_and_uses_wal(tmp_path: Path):
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
-        plan = " ".join(r[3] for r in conn.execute(
-            "EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE workspace_folder = ? "
-            "ORDER BY updated_at DESC, id DESC LIMIT 50", ("/x",)))
+        plan = " ".join(
+            r[3]
+            for r in conn.execute(
+                "EXPLAIN QUERY PLAN SELECT id FROM sessions WHERE workspace_folder = ? "
+                "ORDER BY updated_at DESC, id DESC LIMIT 50",
+                ("/x",),
+            )
+        )
         assert "sessions_by_folder" in plan and "TEMP B-TREE" not in plan
         conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
     with pytest.raises(RuntimeError, match="newer than this cody-lsp understands"):
@@ -33,12 +38,19 @@ async def test_a_turn_commits_whole_and_history_reloads_in_order(tmp_path: Path)
     assert session.title == "New session"
     await store.start_run("run_1", "ses_1")
     call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
-    count = await store.finish_run("ses_1", "run_1", "done", [
-        Entry({"role": "user", "content": "hi"}),
-        Entry({"role": "assistant", "content": None, "tool_calls": [call]}),
-        Entry({"role": "tool", "tool_call_id": "c1", "content": "ok"}, tool_name="read_file"),
-        Entry({"role": "assistant", "content": "done"}),
-    ], Usage(1, 2, 3), title="hi there")
+    count = await store.finish_run(
+        "ses_1",
+        "run_1",
+        "done",
+        [
+            Entry({"role": "user", "content": "hi"}),
+            Entry({"role": "assistant", "content": None, "tool_calls": [call]}),
+            Entry({"role": "tool", "tool_call_id": "c1", "content": "ok"}, tool_name="read_file"),
+            Entry({"role": "assistant", "content": "done"}),
+        ],
+        Usage(1, 2, 3),
+        title="hi there",
+    )
     assert count == 4
     history = (await store.load_history("ses_1")).messages
     assert history[1]["tool_calls"] == [call] and history[2] == {"role": "tool", "content": "ok", "tool_call_id": "c1"}
@@ -70,10 +82,15 @@ async def test_runs_of_a_dead_process_are_marked_interrupted(tmp_path: Path):
     await store.create_session("ses_1", None, "m", "/ws")
     await store.start_run("run_live", "ses_1")  # this process: alive, but at start-up counted as gone
     with sqlite3.connect(tmp_path / "s.db") as conn:
-        conn.execute("INSERT INTO runs (id, session_id, status, owner, started_at) VALUES "
-                     "('run_dead', 'ses_1', 'running', ?, 'x')", (f"{__import__('socket').gethostname()}:999999",))
-        conn.execute("INSERT INTO runs (id, session_id, status, owner, started_at) VALUES "
-                     "('run_other_host', 'ses_1', 'running', 'elsewhere:1', 'x')")
+        conn.execute(
+            "INSERT INTO runs (id, session_id, status, owner, started_at) VALUES "
+            "('run_dead', 'ses_1', 'running', ?, 'x')",
+            (f"{__import__('socket').gethostname()}:999999",),
+        )
+        conn.execute(
+            "INSERT INTO runs (id, session_id, status, owner, started_at) VALUES "
+            "('run_other_host', 'ses_1', 'running', 'elsewhere:1', 'x')"
+        )
     assert await store.mark_interrupted_runs() == 2
     assert (await store.run_record("run_dead"))["status"] == "interrupted"
     assert (await store.run_record("run_other_host"))["status"] == "running"
@@ -81,21 +98,28 @@ async def test_runs_of_a_dead_process_are_marked_interrupted(tmp_path: Path):
 
 
 async def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path: Path):
-    from cody_lsp.store import MIGRATIONS
+    from cody_lsp.server.store import MIGRATIONS
 
     db = tmp_path / "old.db"
     with sqlite3.connect(db) as conn:  # a database written by the first release
         conn.executescript(MIGRATIONS[0])
         conn.execute("PRAGMA user_version = 1")
         conn.execute("INSERT INTO sessions VALUES ('ses_1', 't', 'm', '/ws', 'a', 'a', 1)")
-        conn.execute("INSERT INTO messages (session_id, position, role, content, kind, created_at) "
-                     "VALUES ('ses_1', 0, 'tool', 'old result', 'message', 'a')")
+        conn.execute(
+            "INSERT INTO messages (session_id, position, role, content, kind, created_at) "
+            "VALUES ('ses_1', 0, 'tool', 'old result', 'message', 'a')"
+        )
     store = await Store.open(db)
     messages, _ = await store.get_messages("ses_1", 10, None)
     assert [(m.content, m.ok) for m in messages] == [("old result", None)]
     await store.start_run("run_1", "ses_1")
-    await store.finish_run("ses_1", "run_1", "done", [
-        Entry({"role": "tool", "tool_call_id": "c", "content": "failed"}, tool_name="read_file", ok=False)], Usage())
+    await store.finish_run(
+        "ses_1",
+        "run_1",
+        "done",
+        [Entry({"role": "tool", "tool_call_id": "c", "content": "failed"}, tool_name="read_file", ok=False)],
+        Usage(),
+    )
     messages, _ = await store.get_messages("ses_1", 10, None)
     assert [(m.position, m.ok) for m in messages] == [(0, None), (1, False)]
     await store.close()

@@ -1,4 +1,4 @@
-"""Unit tests for cody_lsp.tools (workspace-confined agent tools)."""
+"""Unit tests for cody_lsp.server.tools (workspace-confined agent tools)."""
 
 from __future__ import annotations
 
@@ -10,17 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp.tools import (
+from cody_lsp.server.tools import (
     TOOLS,
     OutsideWorkspace,
     ToolConfig,
     ToolResult,
     resolve_in_workspace,
     run_tool,
+    shell,
     tool_schemas,
 )
-from cody_lsp.tools import shell
-
 
 # --------------------------------------------------------------------------- fixtures/helpers
 
@@ -124,7 +123,7 @@ async def test_unexpected_exception_becomes_result(ws, monkeypatch):
     def boom(*a):
         raise RuntimeError("kaput")
 
-    monkeypatch.setattr("cody_lsp.tools.files._list_dir", boom)
+    monkeypatch.setattr("cody_lsp.server.tools.files._list_dir", boom)
     r = await run_tool("list_dir", {}, ws)
     assert not r.ok and "RuntimeError" in r.content and "kaput" in r.content
 
@@ -162,8 +161,12 @@ def test_resolve_in_workspace(ws, outside):
 
 @pytest.mark.parametrize("tool", ["read_file", "write_file", "edit_file", "list_dir"])
 async def test_parent_and_absolute_paths_refused(ws, outside, tool):
-    args = {"read_file": {}, "list_dir": {}, "write_file": {"content": "pwned"},
-            "edit_file": {"old_string": "top", "new_string": "pwned"}}[tool]
+    args = {
+        "read_file": {},
+        "list_dir": {},
+        "write_file": {"content": "pwned"},
+        "edit_file": {"old_string": "top", "new_string": "pwned"},
+    }[tool]
     for path in ("../outside/secret.txt", str(outside / "secret.txt")):
         r = await run_tool(tool, {"path": path, **args}, ws)
         assert not r.ok
@@ -274,8 +277,16 @@ async def test_list_dir(ws):
 
 
 async def test_glob(ws):
-    for rel in ["a.py", "src/b.py", "src/deep/c.py", "src/d.txt", "node_modules/m.py",
-                ".git/g.py", "__pycache__/p.py", ".venv/v.py"]:
+    for rel in [
+        "a.py",
+        "src/b.py",
+        "src/deep/c.py",
+        "src/d.txt",
+        "node_modules/m.py",
+        ".git/g.py",
+        "__pycache__/p.py",
+        ".venv/v.py",
+    ]:
         (ws / rel).parent.mkdir(parents=True, exist_ok=True)
         (ws / rel).write_text("")
     r = await run_tool("glob", {"pattern": "**/*.py"}, ws)

@@ -14,17 +14,18 @@ import asyncio
 import json
 import platform
 import random
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
+from ..config import Limits, ModelConfig
+from ..wire import CircuitBreaker, ErrorInfo, Retry, ToolCall, ToolResultChunk, Usage
 from .chunks import ChunkStream
-from .config import Limits, ModelConfig
 from .model import ModelError, StepResult, stream_step
 from .store import Entry
 from .tools import TOOLS, ToolResult, run_tool, tool_schemas
-from .wire import CircuitBreaker, ErrorInfo, Retry, ToolCall, ToolResultChunk, Usage
 
 # (tool call id, tool name, args) → "allow" | "allow_always" | "deny"
 AskPermission = Callable[[str, str, dict], Awaitable[str]]
@@ -50,8 +51,10 @@ BREAKER_MARKER = (
 
 
 def system_message(folder: Path) -> dict[str, Any]:
-    return {"role": "system", "content": SYSTEM_PROMPT.format(
-        folder=folder, platform=platform.system(), today=date.today().isoformat())}
+    return {
+        "role": "system",
+        "content": SYSTEM_PROMPT.format(folder=folder, platform=platform.system(), today=date.today().isoformat()),
+    }
 
 
 class CircuitBreakerTripped(Exception):
@@ -120,17 +123,21 @@ class Turn:
         tools = tool_schemas()
         while True:
             if self.steps >= self.limits.max_steps:
-                raise CircuitBreakerTripped(self._breaker(
-                    "max_steps", f"the run reached {self.limits.max_steps} model steps"))
+                raise CircuitBreakerTripped(
+                    self._breaker("max_steps", f"the run reached {self.limits.max_steps} model steps")
+                )
             step = await self._model_step(messages, tools)
             self.steps += 1
             self.usage = self.usage + step.usage
             if not step.tool_calls:
                 return Outcome("done", output=step.text)
             if self.usage.total_tokens >= self.limits.max_total_tokens:
-                raise CircuitBreakerTripped(self._breaker(
-                    "max_total_tokens",
-                    f"the run used {self.usage.total_tokens} tokens (limit {self.limits.max_total_tokens})"))
+                raise CircuitBreakerTripped(
+                    self._breaker(
+                        "max_total_tokens",
+                        f"the run used {self.usage.total_tokens} tokens (limit {self.limits.max_total_tokens})",
+                    )
+                )
             step_entries = await self._run_tools(step)
             self.completed.extend(step_entries)
             messages.extend(e.message for e in step_entries)
@@ -141,8 +148,9 @@ class Turn:
         chunks = self.chunks
         while True:
             try:
-                return await stream_step(self.model_config, self.limits, self.model, messages, tools,
-                                         chunks.text, chunks.thinking)
+                return await stream_step(
+                    self.model_config, self.limits, self.model, messages, tools, chunks.text, chunks.thinking
+                )
             except ModelError as exc:
                 attempt += 1
                 if not exc.retryable or attempt > max_retries:
@@ -158,8 +166,11 @@ class Turn:
 
     async def _run_tools(self, step: StepResult) -> list[Entry]:
         calls = [
-            {"id": c.id or f"call_{self.steps}_{i}", "type": "function",
-             "function": {"name": c.name, "arguments": c.arguments}}
+            {
+                "id": c.id or f"call_{self.steps}_{i}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
             for i, c in enumerate(step.tool_calls)
         ]
         self._running_calls = calls
@@ -176,15 +187,25 @@ class Turn:
             else:
                 result = await self._call_tool(call["id"], name, args)
             self.chunks.emit(ToolResultChunk(call["id"], name, result.ok, result.content))
-            self._running_results.append(Entry(
-                {"role": "tool", "tool_call_id": call["id"], "content": result.content}, tool_name=name, ok=result.ok))
+            self._running_results.append(
+                Entry(
+                    {"role": "tool", "tool_call_id": call["id"], "content": result.content},
+                    tool_name=name,
+                    ok=result.ok,
+                )
+            )
             self._tool_failures = 0 if result.ok else self._tool_failures + 1
             if self._tool_failures >= self.limits.max_consecutive_tool_failures:
-                raise CircuitBreakerTripped(self._breaker(
-                    "consecutive_tool_failures",
-                    f"{self._tool_failures} tool calls failed in a row; the last: {result.content[:200]}"))
-        entries = [Entry({"role": "assistant", "content": self._running_text, "tool_calls": calls}),
-                   *self._running_results]
+                raise CircuitBreakerTripped(
+                    self._breaker(
+                        "consecutive_tool_failures",
+                        f"{self._tool_failures} tool calls failed in a row; the last: {result.content[:200]}",
+                    )
+                )
+        entries = [
+            Entry({"role": "assistant", "content": self._running_text, "tool_calls": calls}),
+            *self._running_results,
+        ]
         self._running_calls, self._running_results, self._running_text = [], [], None
         return entries
 
@@ -193,8 +214,10 @@ class Turn:
         if spec is not None and spec.mutating and self.ask_permission is not None:
             outcome = await self.ask_permission(call_id, name, args)
             if outcome == "deny":
-                return ToolResult(False, f"The user denied permission to run {name}. Do not retry it; "
-                                         "ask the user what they want instead.")
+                return ToolResult(
+                    False,
+                    f"The user denied permission to run {name}. Do not retry it; ask the user what they want instead.",
+                )
         return await run_tool(name, args, self.folder)
 
     def _check_repeat(self, name: str, raw_args: str) -> None:
@@ -202,9 +225,11 @@ class Turn:
         self._repeats = self._repeats + 1 if key == self._last_call else 1
         self._last_call = key
         if self._repeats >= self.limits.max_repeated_tool_calls:
-            raise CircuitBreakerTripped(self._breaker(
-                "repeated_tool_call",
-                f"{name} was called {self._repeats} times in a row with the same arguments"))
+            raise CircuitBreakerTripped(
+                self._breaker(
+                    "repeated_tool_call", f"{name} was called {self._repeats} times in a row with the same arguments"
+                )
+            )
 
     def _breaker(self, limit: str, reason: str) -> CircuitBreaker:
         return CircuitBreaker(reason=reason, limit=limit, steps=self.steps, total_tokens=self.usage.total_tokens)
@@ -216,8 +241,10 @@ def _parse_args(raw: str) -> tuple[dict | None, str | None]:
     try:
         value = json.loads(raw)
     except json.JSONDecodeError as exc:
-        return None, (f"The tool call's arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
-                      "the tool did not run. Send the arguments as one JSON object.")
+        return None, (
+            f"The tool call's arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+            "the tool did not run. Send the arguments as one JSON object."
+        )
     if not isinstance(value, dict):
         return None, "The tool call's arguments must be a JSON object; the tool did not run."
     return value, None

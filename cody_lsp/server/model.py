@@ -11,17 +11,26 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
-from .config import Limits, ModelConfig
-from .wire import Usage
+from ..config import Limits, ModelConfig
+from ..wire import Usage
 
 RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
-NON_RETRYABLE_EVENT_CODES = frozenset({
-    "invalid_request_error", "context_length_exceeded", "invalid_api_key", "authentication_error",
-    "permission_denied", "model_not_found", "insufficient_quota", "content_filter",
-})
+NON_RETRYABLE_EVENT_CODES = frozenset(
+    {
+        "invalid_request_error",
+        "context_length_exceeded",
+        "invalid_api_key",
+        "authentication_error",
+        "permission_denied",
+        "model_not_found",
+        "insufficient_quota",
+        "content_filter",
+    }
+)
 MAX_RETRY_AFTER = 60.0
 
 
@@ -137,29 +146,42 @@ def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelEr
         return ModelError("stall", f"the model endpoint sent nothing for {limits.stall_timeout:g} s", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
         cause = exc.__cause__ or exc
-        return ModelError("connection", redact(f"connection to {base} failed: {type(cause).__name__}: {cause}", key),
-                          retryable=True)
+        return ModelError(
+            "connection", redact(f"connection to {base} failed: {type(cause).__name__}: {cause}", key), retryable=True
+        )
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = redact(_body_message(exc.body, exc.message), key)
         if status in (401, 403):
-            return ModelError("auth", f"the API key was rejected by {base} (HTTP {status}): {detail}. "
-                                      "Check CODY_MODEL_API_KEY.", retryable=False)
+            return ModelError(
+                "auth",
+                f"the API key was rejected by {base} (HTTP {status}): {detail}. Check CODY_MODEL_API_KEY.",
+                retryable=False,
+            )
         if status == 404:
-            return ModelError("model_not_found", f"{base} does not serve model '{config.model}' (HTTP 404): "
-                                                 f"{detail}. Check CODY_MODEL and CODY_MODEL_BASE_URL.",
-                              retryable=False)
+            return ModelError(
+                "model_not_found",
+                f"{base} does not serve model '{config.model}' (HTTP 404): "
+                f"{detail}. Check CODY_MODEL and CODY_MODEL_BASE_URL.",
+                retryable=False,
+            )
         if status in RETRYABLE_STATUS:
-            return ModelError(f"http_{status}", f"{base} answered HTTP {status}: {detail}", retryable=True,
-                              retry_after=_retry_after(exc.response.headers))
-        return ModelError(f"http_{status}", f"{base} refused the request (HTTP {status}): {detail}",
-                          retryable=False)
+            return ModelError(
+                f"http_{status}",
+                f"{base} answered HTTP {status}: {detail}",
+                retryable=True,
+                retry_after=_retry_after(exc.response.headers),
+            )
+        return ModelError(f"http_{status}", f"{base} refused the request (HTTP {status}): {detail}", retryable=False)
     if isinstance(exc, openai.APIError):  # an error event inside the stream
         body = exc.body if isinstance(exc.body, dict) else {}
         code = str(body.get("code") or body.get("type") or "stream_error")
         message = redact(_body_message({"error": body}, exc.message), key)
-        return ModelError(code, f"the model stream reported an error ({code}): {message}",
-                          retryable=code not in NON_RETRYABLE_EVENT_CODES)
+        return ModelError(
+            code,
+            f"the model stream reported an error ({code}): {message}",
+            retryable=code not in NON_RETRYABLE_EVENT_CODES,
+        )
     if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
         return ModelError("malformed_stream", "the model stream sent data that is not valid JSON", retryable=True)
     return ModelError("internal", redact(f"{type(exc).__name__}: {exc}", key), retryable=False)
@@ -188,19 +210,23 @@ async def stream_step(
     calls: dict[int, AssembledCall] = {}
     finish_reason: str | None = None
     usage = Usage()
-    body: dict[str, Any] = {"model": model, "messages": messages, "stream": True,
-                            "stream_options": {"include_usage": True}}
+    body: dict[str, Any] = {
+        "model": model,
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+    }
     if tools:
         body["tools"] = tools
     stream = None
     try:
-        stream = await client.post("/chat/completions", body=body, cast_to=object, stream=True,
-                                   stream_cls=openai.AsyncStream[object])
+        stream = await client.post(
+            "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
+        )
         async for chunk in stream:
             u = chunk.get("usage")
             if u:
-                usage = Usage(u.get("prompt_tokens") or 0, u.get("completion_tokens") or 0,
-                              u.get("total_tokens") or 0)
+                usage = Usage(u.get("prompt_tokens") or 0, u.get("completion_tokens") or 0, u.get("total_tokens") or 0)
             choices = chunk.get("choices")
             if not choices:
                 continue
@@ -230,13 +256,13 @@ async def stream_step(
                             call.fragments.append(fn["arguments"])
             if choice.get("finish_reason"):
                 finish_reason = choice["finish_reason"]
-    except Exception as exc:  # noqa: BLE001 - every failure is classified
+    except Exception as exc:
         raise classify(exc, config, limits) from exc
     finally:
         if stream is not None:
             try:
                 await stream.close()
-            except Exception:  # noqa: BLE001 - closing a broken stream may fail too
+            except Exception:
                 pass
     if finish_reason is None:
         raise ModelError("cut_off", "the model stream ended before the response was complete", retryable=True)

@@ -186,8 +186,7 @@ def _read_file(root: Path, args: dict, config: ToolConfig) -> ToolResult:
     parts.extend(lines)
     if shown_to is not None:
         parts.append(
-            f"…[truncated: showing lines {first}-{shown_to} of {total:,}; "
-            "use start_line/end_line to read more]"
+            f"…[truncated: showing lines {first}-{shown_to} of {total:,}; use start_line/end_line to read more]"
         )
     return ToolResult(True, "\n".join(parts))
 
@@ -271,8 +270,11 @@ def _grep(root: Path, args: dict, config: ToolConfig) -> ToolResult:
         files = [
             p
             for p in files
-            if (inc_re.match(Path(os.path.relpath(p, base)).as_posix()) if inc_re
-                else fnmatch.fnmatchcase(p.name, include))
+            if (
+                inc_re.match(Path(os.path.relpath(p, base)).as_posix())
+                if inc_re
+                else fnmatch.fnmatchcase(p.name, include)
+            )
         ]
     files.sort(key=lambda p: display_path(root, p))
 
@@ -301,8 +303,7 @@ def _grep(root: Path, args: dict, config: ToolConfig) -> ToolResult:
         return ToolResult(True, f"no matches for /{pattern}/ in {display_path(root, base)}")
     if count > limit:
         hits.append(
-            f"…[{count - limit:,} more matches not shown ({count:,} in total); "
-            "narrow the pattern, path or include]"
+            f"…[{count - limit:,} more matches not shown ({count:,} in total); narrow the pattern, path or include]"
         )
     return ToolResult(True, "\n".join(hits))
 
@@ -347,10 +348,9 @@ def _edit_file(root: Path, args: dict, config: ToolConfig) -> ToolResult:
     if text.find(old, first + 1) != -1:
         n = max(text.count(old), 2)
         raise ToolError(
-            f"old_string was found {n} times in {rel}; it must match exactly once "
-            "— include more surrounding lines"
+            f"old_string was found {n} times in {rel}; it must match exactly once — include more surrounding lines"
         )
-    _write_atomic(real, (text[:first] + new + text[first + len(old):]).encode("utf-8", "surrogateescape"))
+    _write_atomic(real, (text[:first] + new + text[first + len(old) :]).encode("utf-8", "surrogateescape"))
     line = text.count("\n", 0, first) + 1
     return ToolResult(True, f"edited {rel}: replaced 1 occurrence starting at line {line}")
 

@@ -19,11 +19,11 @@ from pathlib import Path
 from rich.panel import Panel
 from rich.text import Text
 
-from .client import CodyClient, CodyError
+from ..testing.provider import ScriptedProvider
+from ..testing.scenarios import FILES, demo_script, demo_turns
+from .connection import CodyClient, CodyError
 from .oneshot import stop_on_termination
 from .render import ChunkRenderer, make_console, print_prompt_line, setup_cli_logging
-from .testing.provider import ScriptedProvider
-from .testing.scenarios import FILES, demo_script, demo_turns
 
 DEMO_MODEL = "scripted-demo-model"
 
@@ -32,9 +32,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="cody-lsp demo",
         description="Play a built-in coding session offline: a scripted demo model (no real model is called) "
-                    "drives the real server, database, tools and client, building a small todo CLI in DIR.")
-    parser.add_argument("dir", nargs="?", metavar="DIR",
-                        help="folder to work in (created if missing; default: a new temporary folder)")
+        "drives the real server, database, tools and client, building a small todo CLI in DIR.",
+    )
+    parser.add_argument(
+        "dir", nargs="?", metavar="DIR", help="folder to work in (created if missing; default: a new temporary folder)"
+    )
     parser.add_argument("--db", metavar="PATH", help="session database to use (default: a temporary one)")
     parser.add_argument("--fast", action="store_true", help="no pauses: play the scenario as fast as possible")
     return parser.parse_args(argv)
@@ -55,8 +57,10 @@ def main(argv: list[str]) -> int:
             return 2
         taken = [name for name in FILES if (folder / name).exists()]
         if taken:
-            console.print(f"[red]{folder} already has {', '.join(taken)}[/]: the demo writes these files; "
-                          "choose an empty folder (or leave DIR out to use a new temporary one)")
+            console.print(
+                f"[red]{folder} already has {', '.join(taken)}[/]: the demo writes these files; "
+                "choose an empty folder (or leave DIR out to use a new temporary one)"
+            )
             return 2
         folder.mkdir(parents=True, exist_ok=True)
     else:
@@ -72,19 +76,36 @@ async def play(folder: Path, args: argparse.Namespace, console) -> int:
     python = _python_command()
     delay = 0.0 if args.fast else 0.02
     turns = demo_turns(python, delay)
-    console.print(Panel(
-        Text.assemble(("cody-lsp demo", "bold"), " · ",
-                      ("scripted demo model — no real model is called", "bold yellow"),
-                      "\nThe server, its database, the tools and this client are the real ones; the model's "
-                      "replies are a built-in script.\n",
-                      ("model: ", "dim"), DEMO_MODEL, ("   workspace: ", "dim"), str(folder)),
-        border_style="yellow", expand=False))
+    console.print(
+        Panel(
+            Text.assemble(
+                ("cody-lsp demo", "bold"),
+                " · ",
+                ("scripted demo model — no real model is called", "bold yellow"),
+                "\nThe server, its database, the tools and this client are the real ones; the model's "
+                "replies are a built-in script.\n",
+                ("model: ", "dim"),
+                DEMO_MODEL,
+                ("   workspace: ", "dim"),
+                str(folder),
+            ),
+            border_style="yellow",
+            expand=False,
+        )
+    )
     with tempfile.TemporaryDirectory(prefix="cody-demo-db-") as state:
         db = Path(args.db).expanduser().resolve() if args.db else Path(state) / "sessions.db"
         async with ScriptedProvider(demo_script(python, delay), model_name=DEMO_MODEL) as provider:
             env = {k: v for k, v in os.environ.items() if not k.startswith("CODY_")}
-            env.update({"CODY_MODEL": DEMO_MODEL, "CODY_MODEL_BASE_URL": provider.base_url,
-                        "CODY_MODEL_API_KEY": "demo", "CODY_DB": str(db), "CODY_APPROVALS": "never"})
+            env.update(
+                {
+                    "CODY_MODEL": DEMO_MODEL,
+                    "CODY_MODEL_BASE_URL": provider.base_url,
+                    "CODY_MODEL_API_KEY": "demo",
+                    "CODY_DB": str(db),
+                    "CODY_APPROVALS": "never",
+                }
+            )
             if os.environ.get("CODY_LOG_LEVEL"):
                 env["CODY_LOG_LEVEL"] = os.environ["CODY_LOG_LEVEL"]
             client = await CodyClient.spawn(env=env, workspace_folders=[folder])
@@ -134,8 +155,10 @@ def _epilogue(console, folder: Path, db: Path | None) -> None:
         console.print(f"The session is stored in [bold]{db}[/].")
     console.print()
     console.print("To use cody-lsp with a real model, set these and start a chat in your project:")
-    for line in ("export CODY_MODEL=...            [dim]# the model name, e.g. gpt-4o-mini[/]",
-                 "export CODY_MODEL_BASE_URL=...   [dim]# an OpenAI-compatible endpoint[/]",
-                 "export CODY_MODEL_API_KEY=...    [dim]# its API key[/]",
-                 "cody-lsp chat --workspace DIR    [dim]# or: cody-lsp run \"PROMPT\"[/]"):
+    for line in (
+        "export CODY_MODEL=...            [dim]# the model name, e.g. gpt-4o-mini[/]",
+        "export CODY_MODEL_BASE_URL=...   [dim]# an OpenAI-compatible endpoint[/]",
+        "export CODY_MODEL_API_KEY=...    [dim]# its API key[/]",
+        'cody-lsp chat --workspace DIR    [dim]# or: cody-lsp run "PROMPT"[/]',
+    ):
         console.print(f"  {line}", no_wrap=True, overflow="ellipsis")

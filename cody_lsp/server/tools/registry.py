@@ -147,8 +147,15 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 
 
 def _type_name(value: object) -> str:
-    names = {bool: "boolean", int: "integer", float: "number", str: "string", list: "array",
-             dict: "object", type(None): "null"}
+    names = {
+        bool: "boolean",
+        int: "integer",
+        float: "number",
+        str: "string",
+        list: "array",
+        dict: "object",
+        type(None): "null",
+    }
     return names.get(type(value), type(value).__name__)
 
 
@@ -184,7 +191,7 @@ def _check_args(spec: ToolSpec, args: object) -> dict:
     return clean
 
 
-async def run_tool(name: str, args: dict, root: Path, config: ToolConfig = ToolConfig()) -> ToolResult:
+async def run_tool(name: str, args: dict, root: Path, config: ToolConfig = ToolConfig()) -> ToolResult:  # noqa: B008 - frozen
     """Run tool ``name``; every tool-level problem becomes ``ToolResult(ok=False)``.
 
     Only ``asyncio.CancelledError`` propagates.
@@ -201,6 +208,6 @@ async def run_tool(name: str, args: dict, root: Path, config: ToolConfig = ToolC
         result = ToolResult(False, f"{name} failed: file not found: {e.filename}")
     except PermissionError as e:
         result = ToolResult(False, f"{name} failed: permission denied: {e.filename}")
-    except Exception as e:  # noqa: BLE001 - reported to the model, never raised
+    except Exception as e:
         result = ToolResult(False, f"{name} failed with {type(e).__name__}: {e}")
     return ToolResult(result.ok, cap_text(result.content, config.max_result_chars))

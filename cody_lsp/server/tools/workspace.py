@@ -92,10 +92,7 @@ def cap_text(text: str, limit: int) -> str:
         return text
 
     def marker(omitted: int) -> str:
-        return (
-            f"\n…[truncated: {omitted:,} more characters; narrow the request "
-            "(line range, pattern) to see more]"
-        )
+        return f"\n…[truncated: {omitted:,} more characters; narrow the request (line range, pattern) to see more]"
 
     keep = max(0, limit - len(marker(len(text))))
     return text[:keep] + marker(len(text) - keep)

@@ -126,7 +126,7 @@ class ChunkRenderer:
         self._pending += text
         cut = max(self._pending.rfind(" "), self._pending.rfind("\n"))
         if cut >= 0:
-            ready, self._pending = self._pending[:cut + 1], self._pending[cut + 1:]
+            ready, self._pending = self._pending[: cut + 1], self._pending[cut + 1 :]
             self._emit(self._wrapped(ready))
 
     def _flush(self) -> None:
@@ -255,7 +255,9 @@ class ChunkRenderer:
         self.console.print(
             f"[yellow]↻ retrying in {delay:.1f}s (attempt {chunk.get('retryAttempt')} of "
             f"{chunk.get('retryMaxAttempts')}):[/] [dim]{escape(_clip(str(chunk.get('reason', '')), 200))}[/]",
-            no_wrap=True, overflow="ellipsis")
+            no_wrap=True,
+            overflow="ellipsis",
+        )
         self._new_step()
 
     def _on_done(self, chunk: dict[str, Any]) -> None:
@@ -270,9 +272,11 @@ class ChunkRenderer:
         self._line("[yellow]⏹ cancelled[/]")
 
     def _on_circuit_breaker(self, chunk: dict[str, Any]) -> None:
-        self._line(f"[red]⚠ stopped by a safety limit ({escape(str(chunk.get('limit')))}):[/] "
-                   f"{escape(str(chunk.get('reason')))} [dim]· {chunk.get('steps')} steps, "
-                   f"{chunk.get('totalTokens', 0):,} tokens[/]")
+        self._line(
+            f"[red]⚠ stopped by a safety limit ({escape(str(chunk.get('limit')))}):[/] "
+            f"{escape(str(chunk.get('reason')))} [dim]· {chunk.get('steps')} steps, "
+            f"{chunk.get('totalTokens', 0):,} tokens[/]"
+        )
 
     def _on_error(self, chunk: dict[str, Any]) -> None:
         self.line_break()
@@ -300,12 +304,12 @@ class ChunkRenderer:
         return True
 
 
-
 def setup_cli_logging() -> None:
     """Client commands log to stderr, errors only unless CODY_LOG_LEVEL says otherwise."""
     level = os.environ.get("CODY_LOG_LEVEL", "ERROR").upper()
-    logging.basicConfig(stream=sys.stderr, level=getattr(logging, level, logging.ERROR),
-                        format="%(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        stream=sys.stderr, level=getattr(logging, level, logging.ERROR), format="%(levelname)s %(name)s: %(message)s"
+    )
 
 
 MODEL_VARIABLES = (
@@ -317,15 +321,18 @@ MODEL_VARIABLES = (
 
 def missing_model_variables() -> list[str]:
     """The CODY_MODEL* variables a run needs that are not set."""
-    from .config import ModelConfig
+    from ..config import ModelConfig
 
     return ModelConfig.from_env().missing()
 
 
 def model_setup_help(missing: list[str]) -> str:
     """What to set to use a real model (plain text, for stderr)."""
-    lines = [f"cody-lsp needs an OpenAI-compatible model, and {', '.join(missing)} "
-             f"{'is' if len(missing) == 1 else 'are'} not set. Set these environment variables:", ""]
+    lines = [
+        f"cody-lsp needs an OpenAI-compatible model, and {', '.join(missing)} "
+        f"{'is' if len(missing) == 1 else 'are'} not set. Set these environment variables:",
+        "",
+    ]
     for name, what in MODEL_VARIABLES:
         note = "   (missing)" if name in missing else ""
         lines.append(f"  export {name}=...   # {what}{note}")

@@ -14,8 +14,9 @@ import re
 import sys
 import threading
 import uuid
+from collections.abc import Awaitable, Callable
 from functools import wraps
-from typing import TYPE_CHECKING, Any, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
 
 from attrs import has as attrs_has
 from lsprotocol import types
@@ -25,12 +26,29 @@ from pygls.lsp.server import LanguageServer
 from pygls.protocol import LanguageServerProtocol, lsp_method
 from pygls.uris import to_fs_path
 
-from . import __version__
-from .config import ServerConfig
-from .wire import (
-    INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, PARSE_ERROR, PROTOCOL_VERSION, UNKNOWN_SESSION, CancelParams,
-    CancelResult, CreateSessionParams, DeleteResult, DeleteSessionParams, GetSessionParams, InvalidParams,
-    LatestSessionParams, ListSessionsParams, PermissionParams, RunParams, WireError, parse, to_wire,
+from .. import __version__
+from ..config import ServerConfig
+from ..wire import (
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    PROTOCOL_VERSION,
+    UNKNOWN_SESSION,
+    CancelParams,
+    CancelResult,
+    CreateSessionParams,
+    DeleteResult,
+    DeleteSessionParams,
+    GetSessionParams,
+    InvalidParams,
+    LatestSessionParams,
+    ListSessionsParams,
+    PermissionParams,
+    RunParams,
+    WireError,
+    parse,
+    to_wire,
 )
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
@@ -58,8 +76,13 @@ class CodyProtocol(LanguageServerProtocol):
         if not isinstance(message, dict) and not attrs_has(type(message)):
             # A batch (JSON array) or a bare value: answer once, with id null.
             kind = "batch requests are not supported" if isinstance(message, list) else "not a JSON object"
-            self._send_data({"jsonrpc": "2.0", "id": None,
-                             "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: {kind}"}})
+            self._send_data(
+                {
+                    "jsonrpc": "2.0",
+                    "id": None,
+                    "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: {kind}"},
+                }
+            )
             return None
         if isinstance(message, dict):
             if not isinstance(message.get("jsonrpc"), str):
@@ -71,8 +94,9 @@ class CodyProtocol(LanguageServerProtocol):
             try:
                 message = super().structure_message(message)
             except JsonRpcException as exc:
-                return self._reject(message, INVALID_PARAMS,
-                                    f"Invalid params for {message.get('method')!r}: {exc.__cause__ or exc}")
+                return self._reject(
+                    message, INVALID_PARAMS, f"Invalid params for {message.get('method')!r}: {exc.__cause__ or exc}"
+                )
         return super().handle_message(message)
 
     def _send_handler_result(self, future: Any, *, msg_id: Any):
@@ -120,7 +144,7 @@ class _StdinReader:
 
     async def _stream(self) -> Any:
         if self._reader is None:
-            reader = asyncio.StreamReader(limit=2 ** 26)
+            reader = asyncio.StreamReader(limit=2**26)
             loop = asyncio.get_running_loop()
             try:
                 await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stdin)
@@ -168,8 +192,13 @@ class CodyServer(LanguageServer):
 
         async def serve() -> None:
             try:
-                await run_async(stop_event=self._stop_event, reader=reader, protocol=self.protocol,
-                                logger=log, error_handler=self.report_server_error)
+                await run_async(
+                    stop_event=self._stop_event,
+                    reader=reader,
+                    protocol=self.protocol,
+                    logger=log,
+                    error_handler=self.report_server_error,
+                )
             finally:
                 await self.close()
 
@@ -206,10 +235,12 @@ class CodyServer(LanguageServer):
         msg_id: Any = None
         if match:
             msg_id = json.loads(match.group(1))
-        message = ("Parse error: the message is nested too deeply" if isinstance(error, RecursionError)
-                   else f"Parse error: the message is not valid JSON ({error})")
-        self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id,
-                                  "error": {"code": PARSE_ERROR, "message": message}})
+        message = (
+            "Parse error: the message is nested too deeply"
+            if isinstance(error, RecursionError)
+            else f"Parse error: the message is not valid JSON ({error})"
+        )
+        self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": PARSE_ERROR, "message": message}})
 
     # ---------------------------------------------------------------- manager
 
@@ -227,10 +258,12 @@ class CodyServer(LanguageServer):
 
         try:
             store = await Store.open(self.config.db)
-        except Exception as exc:  # noqa: BLE001 - said to the client by each request
+        except Exception as exc:
             log.exception("could not open the session store %s", self.config.db)
-            raise WireError(INTERNAL_ERROR, f"cannot open the session database {self.config.db}: {exc}; "
-                                            "set CODY_DB to a writable file") from None
+            raise WireError(
+                INTERNAL_ERROR,
+                f"cannot open the session database {self.config.db}: {exc}; set CODY_DB to a writable file",
+            ) from None
         interrupted = await store.mark_interrupted_runs()
         if interrupted:
             log.warning("marked %d run(s) left by an ended server process as interrupted", interrupted)
@@ -281,8 +314,11 @@ class CodyServer(LanguageServer):
         return outcome if outcome in ("allow", "allow_always", "deny") else "deny"
 
 
-def _handler(server: CodyServer, fn: Callable[[RunManager, Any], Awaitable[Any]],
-             cancelled_early: Callable[[RunManager, Any], Awaitable[None]] | None = None):
+def _handler(
+    server: CodyServer,
+    fn: Callable[[RunManager, Any], Awaitable[Any]],
+    cancelled_early: Callable[[RunManager, Any], Awaitable[None]] | None = None,
+):
     """Wrap a handler: typed params in, camelCase out, errors as JSON-RPC errors."""
 
     @wraps(fn)
@@ -296,7 +332,7 @@ def _handler(server: CodyServer, fn: Callable[[RunManager, Any], Awaitable[Any]]
                 if cancelled_early is not None:
                     try:
                         await cancelled_early(await server.get_manager(), params)
-                    except Exception:  # noqa: BLE001 - nothing began: -32800 says it all
+                    except Exception:
                         pass
                 raise
             return to_wire(await fn(manager, params))
@@ -315,6 +351,7 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
         def register(fn):
             server.feature(name)(_handler(server, fn, cancelled_early))
             return fn
+
         return register
 
     @server.feature(types.INITIALIZE)
@@ -385,5 +422,5 @@ def _warm_imports() -> None:
         from .model import load_openai
 
         load_openai()
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.warning("could not import openai", exc_info=True)

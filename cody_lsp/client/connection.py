@@ -29,8 +29,9 @@ import logging
 import os
 import sys
 import uuid
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, AsyncIterator, Awaitable, Callable, Sequence, Union
+from typing import Any
 
 from lsprotocol.converters import get_converter
 from pygls.client import JsonRPCClient
@@ -38,8 +39,8 @@ from pygls.exceptions import JsonRpcException
 from pygls.io_ import run_async
 from pygls.protocol import JsonRPCProtocol
 
-from . import __version__, wire
-from .wire import RunResult, SessionInfo, SessionList, SessionPage
+from .. import __version__, wire
+from ..wire import RunResult, SessionInfo, SessionList, SessionPage
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ __all__ = ["CodyClient", "CodyError", "CodyConnectionError", "PermissionHandler"
 
 # Gets the params of `cody/requestPermission` (camelCase dict); returns
 # "allow" | "allow_always" | "deny" (or an awaitable of it).
-PermissionHandler = Callable[[dict], Union[Awaitable[str], str]]
+PermissionHandler = Callable[[dict], Awaitable[str] | str]
 
 OUTCOMES = ("allow", "allow_always", "deny")
 CONNECTION_LOST = -32099  # implementation-defined server error range
@@ -122,7 +123,7 @@ class _Protocol(JsonRPCProtocol):
 class _Transport(JsonRPCClient):
     """The pygls client the CodyClient drives; reports a lost connection to it."""
 
-    def __init__(self, owner: "CodyClient"):
+    def __init__(self, owner: CodyClient):
         super().__init__(protocol_cls=_Protocol, converter_factory=get_converter)
         self.owner = owner
 
@@ -142,7 +143,7 @@ class RunStream:
     the cody/run request itself failed (e.g. an unknown session).
     """
 
-    def __init__(self, client: "CodyClient", run_id: str, params: dict[str, Any]):
+    def __init__(self, client: CodyClient, run_id: str, params: dict[str, Any]):
         self.client = client
         self.run_id = run_id
         self.session_id: str | None = params.get("sessionId")
@@ -207,7 +208,7 @@ class RunStream:
         self._finished = True
         self.client._queues.pop(self.run_id, None)
 
-    async def __aenter__(self) -> "RunStream":
+    async def __aenter__(self) -> RunStream:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -242,6 +243,7 @@ class CodyClient:
             self._transport.feature(method)(_ignore)
 
         if permission_handler is not None:
+
             @self._transport.feature("cody/requestPermission")
             async def on_permission(params: Any) -> dict[str, str]:
                 return {"outcome": await self._ask(params)}
@@ -249,10 +251,15 @@ class CodyClient:
     # ------------------------------------------------------------------ start
 
     @classmethod
-    async def spawn(cls, *, env: dict[str, str] | None = None, workspace_folders: Sequence[str | Path] = (),
-                    server_command: Sequence[str] | None = None,
-                    permission_handler: PermissionHandler | None = None,
-                    cwd: str | None = None) -> "CodyClient":
+    async def spawn(
+        cls,
+        *,
+        env: dict[str, str] | None = None,
+        workspace_folders: Sequence[str | Path] = (),
+        server_command: Sequence[str] | None = None,
+        permission_handler: PermissionHandler | None = None,
+        cwd: str | None = None,
+    ) -> CodyClient:
         """Start a server subprocess (default `python -m cody_lsp`) and initialize it.
 
         The server runs in its own session, so a Ctrl+C at the terminal reaches the
@@ -262,9 +269,14 @@ class CodyClient:
         self = cls(permission_handler)
         command = list(server_command or [sys.executable, "-m", "cody_lsp"])
         process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.PIPE, env=dict(os.environ if env is None else env), cwd=cwd,
-            start_new_session=True, limit=2 ** 24,
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=dict(os.environ if env is None else env),
+            cwd=cwd,
+            start_new_session=True,
+            limit=2**24,
         )
         assert process.stdin is not None and process.stdout is not None and process.stderr is not None
         self.server_process = process
@@ -273,18 +285,24 @@ class CodyClient:
         return await self._initialize_or_abort(workspace_folders)
 
     @classmethod
-    async def connect_tcp(cls, host: str, port: int, *, workspace_folders: Sequence[str | Path] = (),
-                          permission_handler: PermissionHandler | None = None) -> "CodyClient":
+    async def connect_tcp(
+        cls,
+        host: str,
+        port: int,
+        *,
+        workspace_folders: Sequence[str | Path] = (),
+        permission_handler: PermissionHandler | None = None,
+    ) -> CodyClient:
         """Connect to a server listening on TCP (`cody-lsp --tcp HOST:PORT`) and initialize it."""
         self = cls(permission_handler)
         try:
-            reader, writer = await asyncio.open_connection(host, port, limit=2 ** 24)
+            reader, writer = await asyncio.open_connection(host, port, limit=2**24)
         except OSError as exc:
             raise CodyConnectionError(f"could not connect to cody-lsp at {host}:{port}: {exc}") from None
         self._start(reader, writer)
         return await self._initialize_or_abort(workspace_folders)
 
-    async def _initialize_or_abort(self, workspace_folders: Sequence[str | Path]) -> "CodyClient":
+    async def _initialize_or_abort(self, workspace_folders: Sequence[str | Path]) -> CodyClient:
         try:
             await self._initialize(workspace_folders)
         except BaseException:
@@ -300,8 +318,13 @@ class CodyClient:
     async def _read(self, reader: Any) -> None:
         reason = "the server closed the connection"
         try:
-            await run_async(stop_event=self._transport._stop_event, reader=reader, protocol=self.protocol,
-                            logger=log, error_handler=self._transport.report_server_error)
+            await run_async(
+                stop_event=self._transport._stop_event,
+                reader=reader,
+                protocol=self.protocol,
+                logger=log,
+                error_handler=self._transport.report_server_error,
+            )
         except asyncio.IncompleteReadError:
             reason = "the server closed the connection in the middle of a message"
         except (ConnectionError, OSError) as exc:
@@ -359,9 +382,11 @@ class CodyClient:
         self.server_info = (result or {}).get("serverInfo") or {}
         version = ((capabilities.get("experimental") or {}).get("cody") or {}).get("protocolVersion")
         if version != wire.PROTOCOL_VERSION:
-            raise CodyError(wire.INVALID_PARAMS,
-                            f"the server speaks cody protocol version {version!r}; this client needs "
-                            f"version {wire.PROTOCOL_VERSION}")
+            raise CodyError(
+                wire.INVALID_PARAMS,
+                f"the server speaks cody protocol version {version!r}; this client needs "
+                f"version {wire.PROTOCOL_VERSION}",
+            )
         self.protocol.notify("initialized", {})
 
     # ------------------------------------------------------------------ close
@@ -388,7 +413,7 @@ class CodyClient:
             if process.returncode is None:
                 try:
                     await asyncio.wait_for(process.wait(), 5)
-                except asyncio.TimeoutError:
+                except TimeoutError:
                     with contextlib.suppress(ProcessLookupError):
                         process.kill()
                     with contextlib.suppress(Exception):
@@ -415,7 +440,7 @@ class CodyClient:
         self._transport._stop_event.set()
         try:
             await asyncio.wait_for(asyncio.gather(*self._tasks, return_exceptions=True), 2)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             for task in self._tasks:
                 task.cancel()
             await asyncio.gather(*self._tasks, return_exceptions=True)
@@ -423,7 +448,7 @@ class CodyClient:
         for queue in list(self._queues.values()):
             queue.put_nowait(_END)
 
-    async def __aenter__(self) -> "CodyClient":
+    async def __aenter__(self) -> CodyClient:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
@@ -443,7 +468,7 @@ class CodyClient:
             if timeout is None:
                 return await future
             return await asyncio.wait_for(future, timeout)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             self.protocol._request_futures.pop(msg_id, None)
             raise CodyError(wire.REQUEST_CANCELLED, f"{method}: no answer from the server in {timeout:g}s") from None
         except JsonRpcException as exc:
@@ -464,18 +489,32 @@ class CodyClient:
         except wire.InvalidParams as exc:
             raise CodyError(wire.INVALID_PARAMS, f"{method}: the server's answer does not fit: {exc}") from None
 
-    async def create_session(self, *, title: str | None = None, model: str | None = None,
-                             workspace_folder: str | Path | None = None) -> SessionInfo:
-        return await self._call("cody/createSession",
-                                wire.CreateSessionParams(title, model, _folder(workspace_folder)), SessionInfo)
+    async def create_session(
+        self, *, title: str | None = None, model: str | None = None, workspace_folder: str | Path | None = None
+    ) -> SessionInfo:
+        return await self._call(
+            "cody/createSession", wire.CreateSessionParams(title, model, _folder(workspace_folder)), SessionInfo
+        )
 
-    async def run(self, prompt: str, *, session_id: str | None = None,
-                  workspace_folder: str | Path | None = None, run_id: str | None = None) -> RunResult:
+    async def run(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        workspace_folder: str | Path | None = None,
+        run_id: str | None = None,
+    ) -> RunResult:
         """Run one turn to its end; chunks go to the `on_chunk` callbacks only."""
         return await self._start_run(self._run_params(prompt, session_id, workspace_folder, run_id))
 
-    def stream(self, prompt: str, *, session_id: str | None = None,
-               workspace_folder: str | Path | None = None, run_id: str | None = None) -> RunStream:
+    def stream(
+        self,
+        prompt: str,
+        *,
+        session_id: str | None = None,
+        workspace_folder: str | Path | None = None,
+        run_id: str | None = None,
+    ) -> RunStream:
         """Start one turn now; iterate the returned RunStream for its chunks."""
         params = self._run_params(prompt, session_id, workspace_folder, run_id)
         if params["runId"] in self._queues:
@@ -483,8 +522,9 @@ class CodyClient:
         return RunStream(self, params["runId"], params)
 
     @staticmethod
-    def _run_params(prompt: str, session_id: str | None, workspace_folder: str | Path | None,
-                    run_id: str | None) -> dict[str, Any]:
+    def _run_params(
+        prompt: str, session_id: str | None, workspace_folder: str | Path | None, run_id: str | None
+    ) -> dict[str, Any]:
         params: dict[str, Any] = {"prompt": prompt, "runId": run_id or f"run_{uuid.uuid4().hex[:20]}"}
         if session_id is not None:
             params["sessionId"] = session_id
@@ -519,17 +559,17 @@ class CodyClient:
         result = await self._call("cody/cancel", wire.CancelParams(run_id, session_id), wire.CancelResult)
         return result.cancelled
 
-    async def list_sessions(self, *, workspace_folder: str | Path | None = None, limit: int | None = None,
-                            cursor: str | None = None) -> SessionList:
-        return await self._call("cody/listSessions",
-                                wire.ListSessionsParams(_folder(workspace_folder), limit, cursor), SessionList)
+    async def list_sessions(
+        self, *, workspace_folder: str | Path | None = None, limit: int | None = None, cursor: str | None = None
+    ) -> SessionList:
+        return await self._call(
+            "cody/listSessions", wire.ListSessionsParams(_folder(workspace_folder), limit, cursor), SessionList
+        )
 
     async def latest_session(self, workspace_folder: str | Path | None) -> SessionInfo | None:
-        return await self._call("cody/latestSession", wire.LatestSessionParams(_folder(workspace_folder)),
-                                SessionInfo)
+        return await self._call("cody/latestSession", wire.LatestSessionParams(_folder(workspace_folder)), SessionInfo)
 
-    async def get_session(self, session_id: str, *, limit: int | None = None,
-                          before: int | None = None) -> SessionPage:
+    async def get_session(self, session_id: str, *, limit: int | None = None, before: int | None = None) -> SessionPage:
         return await self._call("cody/getSession", wire.GetSessionParams(session_id, limit, before), SessionPage)
 
     async def delete_session(self, session_id: str) -> bool:
@@ -553,7 +593,7 @@ class CodyClient:
                 outcome = callback(params)
                 if inspect.isawaitable(outcome):
                     asyncio.ensure_future(outcome)
-            except Exception:  # noqa: BLE001 - a callback bug must not break the connection
+            except Exception:
                 log.exception("an on_chunk callback failed")
 
     async def _ask(self, params: Any) -> str:
@@ -566,7 +606,7 @@ class CodyClient:
                 outcome = await outcome
         except asyncio.CancelledError:
             raise
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("the permission handler failed; denying")
             return "deny"
         if outcome not in OUTCOMES:

@@ -16,13 +16,14 @@ import json
 import os
 import signal
 import sys
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
-from .client import CodyClient, CodyError, RunStream
+from ..wire import INVALID_PARAMS, UNKNOWN_SESSION, to_wire
+from .connection import CodyClient, CodyError, RunStream
 from .render import ChunkRenderer, make_console, preflight, setup_cli_logging
-from .wire import INVALID_PARAMS, UNKNOWN_SESSION, to_wire
 
 EXIT_CODES = {"done": 0, "error": 1, "circuit_breaker": 3, "cancelled": 130}
 
@@ -34,15 +35,16 @@ class CancelOnInterrupt:
     `cancelled` chunk as usual) and calls `on_first`; a second one calls `on_again`.
     """
 
-    def __init__(self, stream: RunStream, on_first: Callable[[], Any] | None = None,
-                 on_again: Callable[[], Any] | None = None):
+    def __init__(
+        self, stream: RunStream, on_first: Callable[[], Any] | None = None, on_again: Callable[[], Any] | None = None
+    ):
         self.stream = stream
         self.on_first = on_first
         self.on_again = on_again
         self.count = 0
         self._installed = False
 
-    def __enter__(self) -> "CancelOnInterrupt":
+    def __enter__(self) -> CancelOnInterrupt:
         try:
             asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.interrupt)
             self._installed = True
@@ -101,17 +103,25 @@ def exit_code_of_error(exc: CodyError) -> int:
 
 def parse_run_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="cody-lsp run", description="Run one prompt to the end and exit (for scripts and CI).",
+        prog="cody-lsp run",
+        description="Run one prompt to the end and exit (for scripts and CI).",
         epilog="Exit codes: 0 done, 1 error, 2 bad usage or unknown session, 3 stopped by a safety limit, "
-               "130 cancelled (Ctrl+C). Needs CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY.")
-    parser.add_argument("prompt", metavar="PROMPT", nargs="?",
-                        help="what to do; '-' (or nothing, with input piped in) reads it from stdin")
+        "130 cancelled (Ctrl+C). Needs CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY.",
+    )
+    parser.add_argument(
+        "prompt",
+        metavar="PROMPT",
+        nargs="?",
+        help="what to do; '-' (or nothing, with input piped in) reads it from stdin",
+    )
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--session", metavar="ID", help="continue this session")
-    which.add_argument("--continue", "-c", dest="cont", action="store_true",
-                       help="continue the latest session of the workspace folder")
-    parser.add_argument("--workspace", "-w", metavar="DIR", default=".",
-                        help="workspace folder (default: the current folder)")
+    which.add_argument(
+        "--continue", "-c", dest="cont", action="store_true", help="continue the latest session of the workspace folder"
+    )
+    parser.add_argument(
+        "--workspace", "-w", metavar="DIR", default=".", help="workspace folder (default: the current folder)"
+    )
     parser.add_argument("--json", action="store_true", help="print every chunk as one JSON object a line")
     return parser.parse_args(argv)
 
@@ -157,8 +167,7 @@ async def _run(args: argparse.Namespace, prompt: str, folder: Path) -> int:
         await client.close()
 
 
-async def _run_turn(client: CodyClient, args: argparse.Namespace, prompt: str, folder: Path, console,
-                    err) -> int:
+async def _run_turn(client: CodyClient, args: argparse.Namespace, prompt: str, folder: Path, console, err) -> int:
     try:
         session_id = args.session
         if args.cont:
@@ -198,8 +207,10 @@ async def _run_turn(client: CodyClient, args: argparse.Namespace, prompt: str, f
             return 130
         if not args.json:
             renderer.line_break()
-            err.print(f"[dim]session {result.session_id} · continue with: "
-                      f"cody-lsp run --session {result.session_id} \"…\"[/]", soft_wrap=True)
+            err.print(
+                f'[dim]session {result.session_id} · continue with: cody-lsp run --session {result.session_id} "…"[/]',
+                soft_wrap=True,
+            )
         return EXIT_CODES.get(result.status, 1)
     except CodyError as exc:
         err.print(f"[red]cody-lsp run: {exc.message}[/]")
@@ -210,11 +221,13 @@ async def _run_turn(client: CodyClient, args: argparse.Namespace, prompt: str, f
 
 
 def parse_sessions_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="cody-lsp sessions",
-                                     description="List the sessions of a workspace folder, newest first.")
+    parser = argparse.ArgumentParser(
+        prog="cody-lsp sessions", description="List the sessions of a workspace folder, newest first."
+    )
     parser.add_argument("--all", "-a", action="store_true", help="list the sessions of every folder")
-    parser.add_argument("--workspace", "-w", metavar="DIR", default=".",
-                        help="workspace folder (default: the current folder)")
+    parser.add_argument(
+        "--workspace", "-w", metavar="DIR", default=".", help="workspace folder (default: the current folder)"
+    )
     parser.add_argument("--limit", "-n", type=int, default=20, help="how many to show (default: 20)")
     parser.add_argument("--json", action="store_true", help="print one JSON object a line")
     return parser.parse_args(argv)

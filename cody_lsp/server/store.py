@@ -15,13 +15,13 @@ import logging
 import os
 import socket
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-from .wire import Message, SessionInfo, ToolCallInfo, Usage
+from ..wire import Message, SessionInfo, ToolCallInfo, Usage
 
 log = logging.getLogger(__name__)
 
@@ -80,7 +80,7 @@ MESSAGE_COLUMNS = "position, role, content, tool_calls, tool_call_id, tool_name,
 
 def now() -> str:
     """UTC timestamp, ISO 8601 with microseconds: sorts as text."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
 
 
 def process_owner() -> str:
@@ -106,13 +106,17 @@ class History:
 
 def _session(row: Any) -> SessionInfo:
     return SessionInfo(
-        id=row[0], title=row[1] or UNTITLED, model=row[2], workspace_folder=row[3],
-        message_count=row[4], created_at=row[5], updated_at=row[6],
+        id=row[0],
+        title=row[1] or UNTITLED,
+        model=row[2],
+        workspace_folder=row[3],
+        message_count=row[4],
+        created_at=row[5],
+        updated_at=row[6],
     )
 
 
-def _model_message(role: str, content: str | None, tool_calls: str | None,
-                   tool_call_id: str | None) -> dict[str, Any]:
+def _model_message(role: str, content: str | None, tool_calls: str | None, tool_call_id: str | None) -> dict[str, Any]:
     msg: dict[str, Any] = {"role": role, "content": content}
     if tool_calls:
         msg["tool_calls"] = json.loads(tool_calls)
@@ -142,7 +146,7 @@ class Store:
     # ---------------------------------------------------------------- lifecycle
 
     @classmethod
-    async def open(cls, path: Path) -> "Store":
+    async def open(cls, path: Path) -> Store:
         path.parent.mkdir(parents=True, exist_ok=True)
         conn = await aiosqlite.connect(str(path), isolation_level=None)
         try:
@@ -187,6 +191,7 @@ class Store:
         Shielded: a cancelled caller still waits for the commit to finish, so a
         transaction is never left open on the shared connection.
         """
+
         async def run() -> None:
             async with self._write_lock:
                 await self._conn.execute("BEGIN IMMEDIATE")
@@ -213,11 +218,15 @@ class Store:
 
     async def create_session(self, session_id: str, title: str | None, model: str, folder: str) -> SessionInfo:
         ts = now()
-        await self._transaction([(
-            "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            (session_id, title, model, folder, ts, ts),
-        )])
+        await self._transaction(
+            [
+                (
+                    "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (session_id, title, model, folder, ts, ts),
+                )
+            ]
+        )
         return SessionInfo(session_id, title or UNTITLED, model, folder, 0, ts, ts)
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
@@ -225,8 +234,9 @@ class Store:
         row = await cur.fetchone()
         return _session(row) if row else None
 
-    async def list_sessions(self, folder: str | None, limit: int, cursor: str | None
-                            ) -> tuple[list[SessionInfo], str | None]:
+    async def list_sessions(
+        self, folder: str | None, limit: int, cursor: str | None
+    ) -> tuple[list[SessionInfo], str | None]:
         where, args = [], []
         if folder is not None:
             where.append("workspace_folder = ?")
@@ -254,11 +264,13 @@ class Store:
     async def delete_session(self, session_id: str) -> bool:
         existed = await self.get_session(session_id) is not None
         if existed:
-            await self._transaction([
-                ("DELETE FROM messages WHERE session_id = ?", (session_id,)),
-                ("DELETE FROM runs WHERE session_id = ?", (session_id,)),
-                ("DELETE FROM sessions WHERE id = ?", (session_id,)),
-            ])
+            await self._transaction(
+                [
+                    ("DELETE FROM messages WHERE session_id = ?", (session_id,)),
+                    ("DELETE FROM runs WHERE session_id = ?", (session_id,)),
+                    ("DELETE FROM sessions WHERE id = ?", (session_id,)),
+                ]
+            )
         return existed
 
     # ---------------------------------------------------------------- messages
@@ -270,13 +282,13 @@ class Store:
 
     async def load_history(self, session_id: str) -> History:
         cur = await self._conn.execute(
-            "SELECT role, content, tool_calls, tool_call_id FROM messages "
-            "WHERE session_id = ? ORDER BY position", (session_id,))
+            "SELECT role, content, tool_calls, tool_call_id FROM messages WHERE session_id = ? ORDER BY position",
+            (session_id,),
+        )
         rows = await cur.fetchall()
         return History([_model_message(*row) for row in rows])
 
-    async def get_messages(self, session_id: str, limit: int, before: int | None
-                           ) -> tuple[list[Message], int | None]:
+    async def get_messages(self, session_id: str, limit: int, before: int | None) -> tuple[list[Message], int | None]:
         """A page of messages, oldest first, ending just before `before` (or the end)."""
         args: list[Any] = [session_id]
         sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?"
@@ -289,10 +301,20 @@ class Store:
         rows.reverse()
         messages = [
             Message(
-                role=r[1], content=r[2], position=r[0], created_at=r[8], run_id=r[7],
-                tool_calls=[ToolCallInfo(c["id"], c["function"]["name"], c["function"]["arguments"])
-                            for c in json.loads(r[3])] if r[3] else None,
-                tool_call_id=r[4], tool_name=r[5], kind=r[6], ok=None if r[9] is None else bool(r[9]),
+                role=r[1],
+                content=r[2],
+                position=r[0],
+                created_at=r[8],
+                run_id=r[7],
+                tool_calls=[
+                    ToolCallInfo(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in json.loads(r[3])
+                ]
+                if r[3]
+                else None,
+                tool_call_id=r[4],
+                tool_name=r[5],
+                kind=r[6],
+                ok=None if r[9] is None else bool(r[9]),
             )
             for r in rows
         ]
@@ -302,13 +324,25 @@ class Store:
     # ---------------------------------------------------------------- runs
 
     async def start_run(self, run_id: str, session_id: str) -> None:
-        await self._transaction([(
-            "INSERT INTO runs (id, session_id, status, owner, started_at) VALUES (?, ?, 'running', ?, ?)",
-            (run_id, session_id, process_owner(), now()),
-        )])
+        await self._transaction(
+            [
+                (
+                    "INSERT INTO runs (id, session_id, status, owner, started_at) VALUES (?, ?, 'running', ?, ?)",
+                    (run_id, session_id, process_owner(), now()),
+                )
+            ]
+        )
 
-    async def finish_run(self, session_id: str, run_id: str, status: str, entries: list[Entry],
-                         usage: Usage, error: str | None = None, title: str | None = None) -> int:
+    async def finish_run(
+        self,
+        session_id: str,
+        run_id: str,
+        status: str,
+        entries: list[Entry],
+        usage: Usage,
+        error: str | None = None,
+        title: str | None = None,
+    ) -> int:
         """Commit a turn: its messages, the session's counters and the run's end, atomically.
 
         Returns the session's new message count.
@@ -322,47 +356,81 @@ class Store:
             tool_calls = msg.get("tool_calls")
             # The position is read inside the transaction: another server process on the
             # same DB may have appended to this session since this run began.
-            statements.append((
-                f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES "
-                "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (session_id, session_id, i, msg["role"], msg.get("content"),
-                 json.dumps(tool_calls) if tool_calls else None, msg.get("tool_call_id"),
-                 entry.tool_name, entry.kind, run_id, ts, entry.ok),
-            ))
+            statements.append(
+                (
+                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES "
+                    "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        session_id,
+                        i,
+                        msg["role"],
+                        msg.get("content"),
+                        json.dumps(tool_calls) if tool_calls else None,
+                        msg.get("tool_call_id"),
+                        entry.tool_name,
+                        entry.kind,
+                        run_id,
+                        ts,
+                        entry.ok,
+                    ),
+                )
+            )
         if entries:
-            statements.append((
-                "UPDATE sessions SET message_count = message_count + ?, updated_at = ?, "
-                "title = COALESCE(title, ?) WHERE id = ?",
-                (len(entries), ts, title, session_id),
-            ))
-        statements.append((
-            "UPDATE runs SET status = ?, error = ?, usage = ?, ended_at = ? WHERE id = ?",
-            (status, error, json.dumps({"inputTokens": usage.input_tokens, "outputTokens": usage.output_tokens,
-                                        "totalTokens": usage.total_tokens}), ts, run_id),
-        ))
+            statements.append(
+                (
+                    "UPDATE sessions SET message_count = message_count + ?, updated_at = ?, "
+                    "title = COALESCE(title, ?) WHERE id = ?",
+                    (len(entries), ts, title, session_id),
+                )
+            )
+        statements.append(
+            (
+                "UPDATE runs SET status = ?, error = ?, usage = ?, ended_at = ? WHERE id = ?",
+                (
+                    status,
+                    error,
+                    json.dumps(
+                        {
+                            "inputTokens": usage.input_tokens,
+                            "outputTokens": usage.output_tokens,
+                            "totalTokens": usage.total_tokens,
+                        }
+                    ),
+                    ts,
+                    run_id,
+                ),
+            )
+        )
         await self._transaction(statements)
         return await self.message_count(session_id) or 0
 
     async def run_record(self, run_id: str) -> dict[str, Any] | None:
         cur = await self._conn.execute(
-            "SELECT id, session_id, status, error, usage, started_at, ended_at FROM runs WHERE id = ?", (run_id,))
+            "SELECT id, session_id, status, error, usage, started_at, ended_at FROM runs WHERE id = ?", (run_id,)
+        )
         row = await cur.fetchone()
         if not row:
             return None
-        return dict(zip(("id", "sessionId", "status", "error", "usage", "startedAt", "endedAt"), row))
+        return dict(zip(("id", "sessionId", "status", "error", "usage", "startedAt", "endedAt"), row, strict=False))
 
     async def mark_interrupted_runs(self) -> int:
         """Runs left 'running' by a server process of this host that no longer exists."""
-        rows = await (await self._conn.execute(
-            "SELECT id, owner FROM runs WHERE status = 'running'")).fetchall()
+        rows = await (await self._conn.execute("SELECT id, owner FROM runs WHERE status = 'running'")).fetchall()
         host = socket.gethostname()
         dead = [run_id for run_id, owner in rows if _owner_gone(owner, host)]
         if dead:
             ts = now()
-            await self._transaction([(
-                "UPDATE runs SET status = 'interrupted', ended_at = ?, "
-                "error = 'the server process ended during this run' WHERE id = ? AND status = 'running'",
-                (ts, run_id)) for run_id in dead])
+            await self._transaction(
+                [
+                    (
+                        "UPDATE runs SET status = 'interrupted', ended_at = ?, "
+                        "error = 'the server process ended during this run' WHERE id = ? AND status = 'running'",
+                        (ts, run_id),
+                    )
+                    for run_id in dead
+                ]
+            )
         return len(dead)
 
 

@@ -11,21 +11,38 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Awaitable, Callable
+from typing import Any
 
+from ..config import ServerConfig
+from ..wire import (
+    UNKNOWN_SESSION,
+    Cancelled,
+    CancelParams,
+    CreateSessionParams,
+    DeleteSessionParams,
+    Done,
+    Error,
+    ErrorInfo,
+    GetSessionParams,
+    InvalidParams,
+    ListSessionsParams,
+    RunParams,
+    RunResult,
+    SessionInfo,
+    SessionList,
+    SessionPage,
+    SessionStart,
+    Usage,
+    WireError,
+)
 from .agent import BREAKER_MARKER, INTERRUPTED_MARKER, CircuitBreakerTripped, Turn
 from .chunks import ChunkStream, Send
-from .config import ServerConfig
 from .folders import normalize_folder
 from .model import ModelError, redact
 from .store import Store
-from .wire import (
-    UNKNOWN_SESSION, Cancelled, CancelParams, CreateSessionParams, DeleteSessionParams, Done, Error,
-    ErrorInfo, GetSessionParams, InvalidParams, ListSessionsParams, RunParams, RunResult, SessionInfo,
-    SessionList, SessionPage, SessionStart, Usage, WireError,
-)
 
 log = logging.getLogger(__name__)
 
@@ -57,8 +74,14 @@ class LiveRun:
 
 
 class RunManager:
-    def __init__(self, store: Store, config: ServerConfig, send: Send,
-                 default_folder: Callable[[], str | None], ask_permission: PermissionAsker | None = None):
+    def __init__(
+        self,
+        store: Store,
+        config: ServerConfig,
+        send: Send,
+        default_folder: Callable[[], str | None],
+        ask_permission: PermissionAsker | None = None,
+    ):
         self.store = store
         self.config = config
         self._send = send
@@ -76,8 +99,10 @@ class RunManager:
             return normalize_folder(raw, must_exist=must_exist)
         default = self._default_folder()
         if default is None:
-            raise InvalidParams("'workspaceFolder' is required: the client has not opened exactly one workspace "
-                                "folder, so say which folder this is for (a file:// URI or an absolute path)")
+            raise InvalidParams(
+                "'workspaceFolder' is required: the client has not opened exactly one workspace "
+                "folder, so say which folder this is for (a file:// URI or an absolute path)"
+            )
         return normalize_folder(default, must_exist=must_exist)
 
     async def _session(self, session_id: str) -> SessionInfo:
@@ -183,7 +208,7 @@ class RunManager:
             self._cancel_run(run)
             try:
                 await start
-            except Exception:  # noqa: BLE001 - the run never began (e.g. unknown session)
+            except Exception:
                 raise asyncio.CancelledError from None
             await run.result
             raise
@@ -209,8 +234,10 @@ class RunManager:
             if params.workspace_folder is not None:
                 folder = self.resolve_folder(params.workspace_folder)
                 if folder != session.workspace_folder:
-                    raise InvalidParams(f"'workspaceFolder' {folder} is not the folder of session "
-                                        f"'{session.id}' ({session.workspace_folder})")
+                    raise InvalidParams(
+                        f"'workspaceFolder' {folder} is not the folder of session "
+                        f"'{session.id}' ({session.workspace_folder})"
+                    )
         else:
             folder = self.resolve_folder(params.workspace_folder)
             model = self.config.model.model or ""
@@ -237,7 +264,7 @@ class RunManager:
         except asyncio.CancelledError:  # cancelled before its turn started (queued)
             await self._record_unstarted(run.run_id, session.id)
             result = self._cancelled_result(run, session.id)
-        except Exception as exc:  # noqa: BLE001 - never leave the client waiting
+        except Exception as exc:
             log.exception("run %s failed", run.run_id)
             info = ErrorInfo("internal", f"the server failed: {type(exc).__name__}: {exc}")
             assert run.chunks is not None
@@ -267,7 +294,7 @@ class RunManager:
         try:
             await self.store.start_run(run_id, session_id)
             await self.store.finish_run(session_id, run_id, "cancelled", [], Usage(), "cancelled while queued")
-        except Exception:  # noqa: BLE001 - the session may have been deleted meanwhile
+        except Exception:
             log.warning("could not record the queued run %s", run_id, exc_info=True)
 
     async def _turn(self, run: LiveRun, session: SessionInfo, model: str, prompt: str) -> RunResult:
@@ -275,9 +302,16 @@ class RunManager:
         assert chunks is not None
         store = self.store
         turn = Turn(
-            run_id=run.run_id, session_id=session.id, folder=Path(session.workspace_folder), model=model,
-            prompt=prompt, history=[], chunks=chunks, model_config=self.config.model,
-            limits=self.config.limits, ask_permission=self._permission_for(run),
+            run_id=run.run_id,
+            session_id=session.id,
+            folder=Path(session.workspace_folder),
+            model=model,
+            prompt=prompt,
+            history=[],
+            chunks=chunks,
+            model_config=self.config.model,
+            limits=self.config.limits,
+            ask_permission=self._permission_for(run),
         )
         missing = self.config.model.missing()
         if model:
@@ -286,9 +320,13 @@ class RunManager:
             await store.start_run(run.run_id, session.id)
             turn.history = await self._load_history(session.id)
             if missing:
-                raise ModelError("config", f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: "
-                                 "set CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY to point cody-lsp at "
-                                 "an OpenAI-compatible endpoint (or try `cody-lsp demo`)", retryable=False)
+                raise ModelError(
+                    "config",
+                    f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: "
+                    "set CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY to point cody-lsp at "
+                    "an OpenAI-compatible endpoint (or try `cody-lsp demo`)",
+                    retryable=False,
+                )
             outcome = await turn.run()
         except asyncio.CancelledError:
             entries = turn.entries_interrupted(INTERRUPTED_MARKER)
@@ -297,11 +335,18 @@ class RunManager:
             return RunResult(run.run_id, session.id, "cancelled", "", turn.usage)
         except CircuitBreakerTripped as trip:
             entries = turn.entries_interrupted(BREAKER_MARKER.format(reason=trip.payload.reason))
-            await self._commit(session.id, run.run_id, "circuit_breaker", entries, turn.usage,
-                               trip.payload.reason, prompt)
+            await self._commit(
+                session.id, run.run_id, "circuit_breaker", entries, turn.usage, trip.payload.reason, prompt
+            )
             chunks.emit(trip.payload)
-            return RunResult(run.run_id, session.id, "circuit_breaker", "", turn.usage,
-                             ErrorInfo("circuit_breaker", trip.payload.reason))
+            return RunResult(
+                run.run_id,
+                session.id,
+                "circuit_breaker",
+                "",
+                turn.usage,
+                ErrorInfo("circuit_breaker", trip.payload.reason),
+            )
         except ModelError as exc:
             info = ErrorInfo(exc.code, redact(exc.message, self.config.model.api_key))
             await self._commit(session.id, run.run_id, "error", [], turn.usage, info.message, prompt)
@@ -317,11 +362,13 @@ class RunManager:
         chunks.emit(Done(outcome.output, turn.usage))
         return RunResult(run.run_id, session.id, "done", outcome.output, turn.usage)
 
-    async def _commit(self, session_id: str, run_id: str, status: str, entries: list, usage: Usage,
-                      error: str | None, prompt: str) -> None:
+    async def _commit(
+        self, session_id: str, run_id: str, status: str, entries: list, usage: Usage, error: str | None, prompt: str
+    ) -> None:
         """Commit the turn even if the run is being cancelled right now."""
-        commit = asyncio.ensure_future(self.store.finish_run(
-            session_id, run_id, status, entries, usage, error, title_from(prompt)))
+        commit = asyncio.ensure_future(
+            self.store.finish_run(session_id, run_id, status, entries, usage, error, title_from(prompt))
+        )
         try:
             count = await asyncio.shield(commit)
         except asyncio.CancelledError:

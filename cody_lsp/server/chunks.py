@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from .wire import TERMINAL_TYPES, TextDelta, Thinking, chunk_to_wire
+from ..wire import TERMINAL_TYPES, TextDelta, Thinking, chunk_to_wire
 
 Send = Callable[[dict[str, Any]], None]
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import json
 import contextlib
+import json
 import os
 import signal
 import sys
@@ -24,13 +24,18 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from .client import CodyClient, CodyConnectionError, CodyError, RunStream
+from ..wire import SessionInfo
+from .connection import CodyClient, CodyConnectionError, CodyError, RunStream
 from .oneshot import CancelOnInterrupt, sessions_table, stop_on_termination
 from .render import (
-    RESULT_MARK, TOOL_MARK, ChunkRenderer, make_console, preflight,
-    setup_cli_logging, summarize_args,
+    RESULT_MARK,
+    TOOL_MARK,
+    ChunkRenderer,
+    make_console,
+    preflight,
+    setup_cli_logging,
+    summarize_args,
 )
-from .wire import SessionInfo
 
 HELP = """\
 [bold]Commands[/]
@@ -43,22 +48,37 @@ HELP = """\
   Enter sends the message · Ctrl+C during a run cancels it · ↑/↓ recall earlier messages"""
 
 PROMPT = "› "
-ASK_CHOICES = {"": "allow", "y": "allow", "yes": "allow", "a": "allow_always", "always": "allow_always",
-               "n": "deny", "no": "deny"}
+ASK_CHOICES = {
+    "": "allow",
+    "y": "allow",
+    "yes": "allow",
+    "a": "allow_always",
+    "always": "allow_always",
+    "n": "deny",
+    "no": "deny",
+}
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
-        prog="cody-lsp chat", description="Chat with the coding agent in a workspace folder.",
-        epilog="Needs CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY (try `cody-lsp demo` without them).")
-    parser.add_argument("--workspace", "-w", metavar="DIR", default=".",
-                        help="workspace folder (default: the current folder)")
+        prog="cody-lsp chat",
+        description="Chat with the coding agent in a workspace folder.",
+        epilog="Needs CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY (try `cody-lsp demo` without them).",
+    )
+    parser.add_argument(
+        "--workspace", "-w", metavar="DIR", default=".", help="workspace folder (default: the current folder)"
+    )
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--continue", "-c", dest="cont", action="store_true",
-                       help="continue the folder's latest session")
+    which.add_argument(
+        "--continue", "-c", dest="cont", action="store_true", help="continue the folder's latest session"
+    )
     which.add_argument("--session", metavar="ID", help="continue this session")
-    parser.add_argument("--yes", "-y", action="store_true",
-                        help="allow every tool call without asking (file writes and commands included)")
+    parser.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="allow every tool call without asking (file writes and commands included)",
+    )
     return parser.parse_args(argv)
 
 
@@ -157,7 +177,7 @@ class LineReader:
 def _history() -> Any:
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
-    from .config import db_path
+    from ..config import db_path
 
     try:
         path = db_path().parent / "chat-history"
@@ -175,7 +195,7 @@ async def _read_stdin_line() -> str:
     def read() -> None:
         try:
             line = sys.stdin.readline()
-        except Exception:  # noqa: BLE001
+        except Exception:
             line = ""
         loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
 
@@ -239,8 +259,11 @@ class Chat:
         assert self.client is not None
         console = self.console
         model = os.environ.get("CODY_MODEL", "")
-        console.print(Text.assemble(("cody", "bold cyan"), " · chat   ", ("model ", "dim"), model,
-                                    ("  folder ", "dim"), str(self.folder)))
+        console.print(
+            Text.assemble(
+                ("cody", "bold cyan"), " · chat   ", ("model ", "dim"), model, ("  folder ", "dim"), str(self.folder)
+            )
+        )
         if self.args.session:
             try:
                 page = await self.client.get_session(self.args.session, limit=10)
@@ -338,7 +361,7 @@ class Chat:
             self.console.print(line, no_wrap=True, overflow="ellipsis")
         try:
             while True:
-                answer = (await self.reader.read(f"Allow {tool}? [Y]es · [a]lways · [n]o ", ask=True))
+                answer = await self.reader.read(f"Allow {tool}? [Y]es · [a]lways · [n]o ", ask=True)
                 choice = ASK_CHOICES.get(answer.strip().lower())
                 if choice is not None:
                     break
@@ -396,8 +419,11 @@ class Chat:
             listed = (await self.client.list_sessions(workspace_folder=self.folder, limit=200)).sessions
             matches = [s for s in listed if s.id.startswith(arg)]
             if len(matches) != 1:
-                console.print(f"[red]no session {escape(arg)!s}[/]" if not matches else
-                              f"[red]{len(matches)} sessions start with {escape(arg)}; give more of the id[/]")
+                console.print(
+                    f"[red]no session {escape(arg)!s}[/]"
+                    if not matches
+                    else f"[red]{len(matches)} sessions start with {escape(arg)}; give more of the id[/]"
+                )
                 return
             page = await self.client.get_session(matches[0].id, limit=10)
         self.resumed(page.session, page.messages)
@@ -406,11 +432,13 @@ class Chat:
         self.session = session
         self.session_id = session.id
         console = self.console
-        console.print(f"Resumed [bold]{escape(session.title)}[/] [dim]({session.id}, "
-                      f"{session.message_count} messages)[/]")
+        console.print(
+            f"Resumed [bold]{escape(session.title)}[/] [dim]({session.id}, {session.message_count} messages)[/]"
+        )
         if session.workspace_folder != str(self.folder):
-            console.print(f"[yellow]This session belongs to {escape(session.workspace_folder)}; "
-                          "its tools work there.[/]")
+            console.print(
+                f"[yellow]This session belongs to {escape(session.workspace_folder)}; its tools work there.[/]"
+            )
         if messages:
             console.rule("[dim]recent messages[/]", style="dim")
             show_history(console, messages)
@@ -461,9 +489,12 @@ def show_history(console: Console, messages: list) -> None:
                     args = json.loads(call.arguments) if call.arguments else {}
                 except (json.JSONDecodeError, TypeError):
                     args = {"raw": call.arguments}
-                console.print(f"[bold cyan]{TOOL_MARK}[/] [bold]{escape(call.name)}[/] "
-                              f"[dim]{escape(summarize_args(call.name, args))}[/]", no_wrap=True,
-                              overflow="ellipsis")
+                console.print(
+                    f"[bold cyan]{TOOL_MARK}[/] [bold]{escape(call.name)}[/] "
+                    f"[dim]{escape(summarize_args(call.name, args))}[/]",
+                    no_wrap=True,
+                    overflow="ellipsis",
+                )
         elif message.role == "tool":
             first = content.splitlines()[0] if content else ""
             console.print(f"  [dim]{RESULT_MARK} {escape(first)}[/]", no_wrap=True, overflow="ellipsis")

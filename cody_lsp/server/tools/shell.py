@@ -44,10 +44,7 @@ class _Output:
         head = self.head.decode("utf-8", errors="replace")
         tail = self.tail.decode("utf-8", errors="replace")
         if omitted > 0:
-            return (
-                f"{head}\n…[output cut: {omitted:,} of {self.total:,} bytes omitted "
-                f"from the middle]…\n{tail}"
-            )
+            return f"{head}\n…[output cut: {omitted:,} of {self.total:,} bytes omitted from the middle]…\n{tail}"
         return head + tail
 
 

@@ -1,11 +1,12 @@
 """Agent tools, all confined to the session's workspace folder.
 
 Use :func:`tool_schemas` for the model request and :func:`run_tool` to execute
-a tool call; see :mod:`.workspace` for the confinement rules.
+a tool call; see :mod:`.fsaccess` for the confinement rules.
 """
 
+from .fsaccess import resolve_in_workspace
 from .registry import TOOLS, ToolSpec, run_tool, tool_schemas
-from .workspace import OutsideWorkspace, ToolConfig, ToolError, ToolResult, resolve_in_workspace
+from .workspace import OutsideWorkspace, ToolConfig, ToolError, ToolResult
 
 __all__ = [
     "ToolResult",

@@ -1,7 +1,8 @@
-"""Command line: `cody-lsp` serves the protocol on stdio (or `--tcp HOST:PORT`).
+"""Command line: `cody-lsp [COMMAND]`; without a command it serves the protocol on stdio.
 
 The client commands (chat, run, sessions, demo) live in their own modules and
-are imported only when asked for, so starting the server stays fast.
+are imported only when asked for, so starting the server stays fast: nothing
+heavy is imported before the command is known.
 """
 
 from __future__ import annotations
@@ -9,7 +10,157 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import stat
 import sys
+
+from . import __version__
+
+# name: (module whose main(argv) runs it, or None for the server; one line for --help)
+COMMANDS: dict[str, tuple[str | None, str]] = {
+    "serve": (None, "serve the protocol to an editor on stdio (the default) or --tcp"),
+    "chat": ("cody_lsp.client.chat", "chat with the coding agent in this terminal"),
+    "run": ("cody_lsp.client.oneshot", "run one prompt to its end and exit (for scripts and CI)"),
+    "sessions": ("cody_lsp.client.sessions", "list, delete or rename the stored sessions"),
+    "demo": ("cody_lsp.client.demo", "play a scripted coding session offline (no model needed)"),
+}
+DEFAULT_COMMAND = "serve"
+TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
+    """The top-level parser (its help lists the commands) and the `serve` parser."""
+    parser = argparse.ArgumentParser(
+        prog="cody-lsp",
+        description="The editor backend of a coding agent, and its terminal client.",
+        epilog="Without a command, cody-lsp serves the protocol on stdio (`cody-lsp --tcp HOST:PORT` serves "
+        "on a socket). `cody-lsp COMMAND --help` shows a command's options.",
+    )
+    parser.add_argument("--version", action="version", version=f"cody-lsp {__version__}")
+    commands = parser.add_subparsers(title="commands", metavar="COMMAND", dest="command")
+    serve_parser = commands.add_parser(
+        "serve",
+        help=COMMANDS["serve"][1],
+        prog="cody-lsp serve",
+        description="Serve the cody protocol (JSON-RPC with LSP framing) to one editor client: on stdin/stdout "
+        "by default, or on a TCP socket. This is what `cody-lsp` without a command does.",
+    )
+    serve_parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
+    serve_parser.add_argument("--tcp", metavar="HOST:PORT", help="serve on a TCP socket instead (port 0: a free one)")
+    for name, (_module, help_line) in COMMANDS.items():
+        if name != "serve":
+            commands.add_parser(name, help=help_line, add_help=False)
+    return parser, serve_parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if not argv or (argv[0].startswith("-") and argv[0] not in TOP_LEVEL_FLAGS):
+        argv = [DEFAULT_COMMAND, *argv]
+    command = argv[0]
+    if command in TOP_LEVEL_FLAGS:
+        build_parser()[0].parse_args(argv)  # prints the help or the version and exits 0
+        return 0
+    if command not in COMMANDS:
+        print(f"cody-lsp: unknown command '{command}'; try: {', '.join(COMMANDS)} (cody-lsp --help)", file=sys.stderr)
+        return 2
+    module_name = COMMANDS[command][0]
+    if module_name is None:
+        return serve(build_parser()[1].parse_args(argv[1:]))
+    import importlib
+
+    return int(importlib.import_module(module_name).main(argv))
+
+
+# ------------------------------------------------------------------------ serve
+
+
+def serve(args: argparse.Namespace) -> int:
+    address = None
+    if args.tcp:
+        address = parse_address(args.tcp)
+        if address is None:
+            print(f"cody-lsp: --tcp wants HOST:PORT (e.g. 127.0.0.1:7000), not '{args.tcp}'", file=sys.stderr)
+            return 2
+    else:
+        problem = stdin_problem()
+        if problem is not None:
+            message, code = problem
+            if message:
+                print(f"cody-lsp: {message}", file=sys.stderr)
+            return code
+        if sys.stdin.isatty():
+            print(
+                "cody-lsp: serving the cody protocol (JSON-RPC) on stdin/stdout, for an editor to talk to. "
+                "For the terminal chat run `cody-lsp chat`; `cody-lsp --help` lists the commands. "
+                "Ctrl+C stops the server.",
+                file=sys.stderr,
+            )
+    _setup_logging()
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
+    _use_pidfd_child_watcher()
+    from .server import diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
+    from .server.lsp import create_server
+
+    server = create_server()
+    if address is not None:
+        host, port = address
+
+        def listening(bound_host: str, bound_port: int) -> None:
+            print(f"listening on {_join(bound_host, bound_port)}", file=sys.stderr, flush=True)
+
+        try:
+            server.start_tcp(host, port, on_listening=listening)
+        except OSError as exc:
+            reason = os.strerror(exc.errno) if exc.errno else str(exc)
+            print(f"cody-lsp: cannot listen on {_join(host, port)}: {reason}", file=sys.stderr)
+            return 2
+        except KeyboardInterrupt:
+            pass
+    else:
+        server.start_io()
+    # The stdin reader thread may still be blocked in read(): leave without joining it.
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(server.exit_code)
+
+
+def parse_address(text: str) -> tuple[str, int] | None:
+    """'HOST:PORT', '[IPv6]:PORT' or 'PORT' (on 127.0.0.1); None if it is not one."""
+    host, sep, port = text.rpartition(":")
+    if not sep:
+        host, port = "", text
+    host = host[1:-1] if host.startswith("[") and host.endswith("]") else host
+    if not port.isdigit() or not 0 <= int(port) <= 65535:
+        return None
+    return host or "127.0.0.1", int(port)
+
+
+def _join(host: str, port: int) -> str:
+    return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+
+
+def stdin_problem() -> tuple[str, int] | None:
+    """Why stdin cannot be served, as (message, exit code); None when it can.
+
+    A pipe, a socket, a file or a terminal can. /dev/null has nothing to read:
+    the server ends at once, as at the end of any input. Other devices that are
+    not terminals cannot be watched for input at all.
+    """
+    try:
+        info = os.fstat(0)
+    except OSError:
+        return "stdin is closed: there is no client to serve (give the server a pipe, or use --tcp HOST:PORT)", 2
+    if not stat.S_ISCHR(info.st_mode) or os.isatty(0):
+        return None
+    try:
+        if info.st_rdev == os.stat(os.devnull).st_rdev:
+            return "", 0
+    except OSError:
+        pass
+    return "stdin is a device the server cannot read messages from (give it a pipe, or use --tcp HOST:PORT)", 2
 
 
 def _setup_logging() -> None:
@@ -22,6 +173,9 @@ def _setup_logging() -> None:
     )
     logging.getLogger("pygls.protocol").setLevel(logging.WARNING)
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
+    from .server.secrets import cap_wire_loggers
+
+    cap_wire_loggers()  # no request bodies or SQL parameters in the log, unless CODY_LOG_WIRE=1
 
 
 def _use_pidfd_child_watcher() -> None:
@@ -35,49 +189,3 @@ def _use_pidfd_child_watcher() -> None:
     except OSError:
         return  # the kernel has no pidfd_open
     asyncio.set_child_watcher(asyncio.PidfdChildWatcher())
-
-
-def serve(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="cody-lsp", description="Run the cody-lsp server (stdio by default).")
-    parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
-    parser.add_argument("--tcp", metavar="HOST:PORT", help="serve on a TCP socket instead of stdio")
-    args = parser.parse_args(argv)
-    _setup_logging()
-    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
-    _use_pidfd_child_watcher()
-    from .server import diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
-    from .server.lsp import create_server
-
-    server = create_server()
-    if args.tcp:
-        host, _, port = args.tcp.rpartition(":")
-        server.start_tcp(host or "127.0.0.1", int(port))
-    else:
-        server.start_io()
-    # The stdin reader thread may still be blocked in read(): leave without joining it.
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (OSError, ValueError):
-            pass
-    os._exit(server.exit_code)
-
-
-COMMANDS = {
-    "chat": "cody_lsp.client.chat",
-    "run": "cody_lsp.client.oneshot",
-    "sessions": "cody_lsp.client.oneshot",
-    "demo": "cody_lsp.client.demo",
-}
-
-
-def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if argv and argv[0] in COMMANDS:
-        import importlib
-
-        module = importlib.import_module(COMMANDS[argv[0]])
-        return module.main(argv)
-    if argv and argv[0] == "serve":
-        argv = argv[1:]
-    return serve(argv)

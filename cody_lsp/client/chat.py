@@ -2,9 +2,9 @@
 
 Text streams as it arrives, tool calls and results take a line each, and the
 approvals of mutating tools are asked inline. Ctrl+C during a run cancels the
-run and returns to the prompt (the session goes on); at the prompt Ctrl+C or
-Ctrl+D leaves. Line editing and history come from prompt_toolkit, rendering
-from rich.
+run (a second Ctrl+C while it is being cancelled stops waiting for it); at the
+prompt Ctrl+C clears the line and Ctrl+D (or /exit) leaves. Line editing and
+history come from prompt_toolkit, rendering from rich.
 """
 
 from __future__ import annotations
@@ -15,8 +15,6 @@ import contextlib
 import json
 import os
 import signal
-import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -24,18 +22,22 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ..wire import SessionInfo
-from .connection import CodyClient, CodyConnectionError, CodyError, RunStream
-from .oneshot import CancelOnInterrupt, sessions_table, stop_on_termination
+from ..wire import INVALID_PARAMS, UNKNOWN_SESSION, Message, SessionInfo
+from .approvals import TerminalApprover
+from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler
+from .interrupts import CancelOnInterrupt, stop_on_termination
+from .reader import LineReader
 from .render import (
     RESULT_MARK,
     TOOL_MARK,
     ChunkRenderer,
     make_console,
     preflight,
+    print_line,
     setup_cli_logging,
     summarize_args,
 )
+from .sessions import print_sessions, resolve_session
 
 HELP = """\
 [bold]Commands[/]
@@ -43,20 +45,13 @@ HELP = """\
   /clear         start a new session (the current one stays listed)
   /sessions      list this folder's sessions
   /resume ID     continue a session (an id from /sessions, or a unique start of one)
-  /exit          leave (also Ctrl+D, or Ctrl+C at the prompt)
+  /model [NAME]  show the model, or set the one this session's next runs use
+  /exit          leave (also Ctrl+D)
 [bold]Keys[/]
-  Enter sends the message · Ctrl+C during a run cancels it · ↑/↓ recall earlier messages"""
+  Enter sends the message · Ctrl+C during a run cancels it, at the prompt clears the line
+  Ctrl+D quits · ↑/↓ recall earlier messages"""
 
 PROMPT = "› "
-ASK_CHOICES = {
-    "": "allow",
-    "y": "allow",
-    "yes": "allow",
-    "a": "allow_always",
-    "always": "allow_always",
-    "n": "deny",
-    "no": "deny",
-}
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -66,13 +61,16 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         epilog="Needs CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY (try `cody-lsp demo` without them).",
     )
     parser.add_argument(
-        "--workspace", "-w", metavar="DIR", default=".", help="workspace folder (default: the current folder)"
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="workspace folder (default: the current folder; with --session: the session's, which -w must match)",
     )
     which = parser.add_mutually_exclusive_group()
     which.add_argument(
         "--continue", "-c", dest="cont", action="store_true", help="continue the folder's latest session"
     )
-    which.add_argument("--session", metavar="ID", help="continue this session")
+    which.add_argument("--session", metavar="ID", help="continue this session (its id, or a unique start of it)")
     parser.add_argument(
         "--yes",
         "-y",
@@ -96,113 +94,6 @@ def main(argv: list[str]) -> int:
         return 143
 
 
-class LineReader:
-    """Reads the user's lines: prompt_toolkit on a terminal, plain lines otherwise.
-
-    `interrupt()` (a Ctrl+C that arrived as a signal) makes the current read, or
-    the next one, raise KeyboardInterrupt, as Ctrl+C typed at a prompt does.
-    """
-
-    def __init__(self, console: Console):
-        self.console = console
-        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
-        self._session: Any = None
-        self._ask_session: Any = None
-        self._task: asyncio.Task | None = None
-        self._interrupted: asyncio.Task | None = None
-        self._pending = False
-        if self.interactive:
-            from prompt_toolkit import PromptSession
-
-            self._session = PromptSession(history=_history())
-            self._ask_session = PromptSession()
-
-    @property
-    def busy(self) -> bool:
-        return self._task is not None and not self._task.done()
-
-    def interrupt(self) -> None:
-        if self.busy:
-            self._interrupted = self._task
-            self._task.cancel()  # type: ignore[union-attr]
-        else:
-            self._pending = True
-
-    async def read(self, message: str, *, ask: bool = False) -> str:
-        """A line (without the newline); EOFError on Ctrl+D, KeyboardInterrupt on Ctrl+C."""
-        if self._pending:
-            self._pending = False
-            raise KeyboardInterrupt
-        task = self._task = asyncio.ensure_future(self._read(message, ask))
-        try:
-            kind, line = await task
-        except asyncio.CancelledError:
-            if self._interrupted is task:
-                raise KeyboardInterrupt from None
-            raise
-        finally:
-            self._task = None
-        if kind == "interrupt":
-            raise KeyboardInterrupt
-        if kind == "eof":
-            raise EOFError
-        return line
-
-    async def _read(self, message: str, ask: bool) -> tuple[str, str]:
-        # KeyboardInterrupt must not leave a task (asyncio would end the loop with it).
-        try:
-            return "line", await self._read_line(message, ask)
-        except KeyboardInterrupt:
-            return "interrupt", ""
-        except EOFError:
-            return "eof", ""
-
-    async def _read_line(self, message: str, ask: bool) -> str:
-        if self.interactive:
-            from prompt_toolkit.formatted_text import FormattedText
-
-            session = self._ask_session if ask else self._session
-            styled = FormattedText([("bold ansiyellow" if ask else "bold ansigreen", message)])
-            # The chat's own SIGINT handler stays in place (see Chat.on_sigint).
-            return await session.prompt_async(styled, handle_sigint=False)
-        self.console.print(message, end="")
-        line = await _read_stdin_line()
-        if not line:
-            raise EOFError
-        line = line.rstrip("\r\n")
-        self.console.print(line, markup=False)  # the input was not echoed: show it in the transcript
-        return line
-
-
-def _history() -> Any:
-    from prompt_toolkit.history import FileHistory, InMemoryHistory
-
-    from ..config import db_path
-
-    try:
-        path = db_path().parent / "chat-history"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return FileHistory(str(path))
-    except OSError:
-        return InMemoryHistory()
-
-
-async def _read_stdin_line() -> str:
-    """sys.stdin.readline() in a daemon thread (an exit never waits for it)."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[str] = loop.create_future()
-
-    def read() -> None:
-        try:
-            line = sys.stdin.readline()
-        except Exception:
-            line = ""
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(line))
-
-    threading.Thread(target=read, daemon=True).start()
-    return await future
-
-
 class Chat:
     def __init__(self, args: argparse.Namespace, folder: Path):
         self.args = args
@@ -211,20 +102,30 @@ class Chat:
         self.renderer = ChunkRenderer(self.console)
         self.reader = LineReader(self.console)
         self.client: CodyClient | None = None
-        self.session: SessionInfo | None = None
         self.session_id: str | None = None
-        self.stream: RunStream | None = None
+        # The model of the current session: the session's own once resumed, else the default.
+        self.default_model = os.environ.get("CODY_MODEL", "")
+        self.model = self.default_model
+        self.run_id: str | None = None  # the run whose chunks are shown
         self.interrupt: CancelOnInterrupt | None = None
+        self.hinted_exit = False
 
     # ----------------------------------------------------------------- main
 
+    def permission_handler(self) -> PermissionHandler:
+        if self.args.yes:
+            return lambda _params: "allow"
+        return TerminalApprover(self.console, self.reader, self.renderer, on_interrupt=self.cancel_run)
+
     async def main(self) -> int:
-        handler = (lambda _params: "allow") if self.args.yes else self.ask_permission
         try:
-            self.client = await CodyClient.spawn(workspace_folders=[self.folder], permission_handler=handler)
+            self.client = await CodyClient.spawn(
+                workspace_folders=[self.folder], permission_handler=self.permission_handler()
+            )
         except CodyError as exc:
             self.console.print(f"[red]could not start the cody-lsp server:[/] {escape(exc.message)}")
             return 1
+        self.client.on_chunk.append(self.show)
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGINT, self.on_sigint)
@@ -255,31 +156,55 @@ class Chat:
         else:
             self.reader.interrupt()
 
+    def cancel_run(self) -> None:
+        """Ctrl+C at an approval: the call is denied and the run cancelled, as Ctrl+C during a run does."""
+        if self.interrupt is not None:
+            self.interrupt.interrupt()
+
     async def open_session(self) -> bool:
         assert self.client is not None
         console = self.console
-        model = os.environ.get("CODY_MODEL", "")
-        console.print(
-            Text.assemble(
-                ("cody", "bold cyan"), " · chat   ", ("model ", "dim"), model, ("  folder ", "dim"), str(self.folder)
-            )
-        )
+        resumed: tuple[SessionInfo, list[Message]] | None = None
+        note = "New session."
         if self.args.session:
             try:
-                page = await self.client.get_session(self.args.session, limit=10)
+                session = await resolve_session(self.client, self.args.session)
             except CodyError as exc:
-                console.print(f"[red]{escape(exc.message)}[/]")
+                if exc.code not in (UNKNOWN_SESSION, INVALID_PARAMS):
+                    raise
+                console.print(f"cody-lsp chat: {exc.message}", style="red", markup=False)
                 return False
-            self.resumed(page.session, page.messages)
+            if self.args.workspace is not None and Path(session.workspace_folder).resolve() != self.folder:
+                console.print(
+                    f"cody-lsp chat: session {session.id} belongs to {session.workspace_folder}, not {self.folder}; "
+                    "leave out -w to continue it in its own folder",
+                    style="red",
+                    markup=False,
+                )
+                return False
+            resumed = (session, (await self.client.get_session(session.id, limit=10)).messages)
         elif self.args.cont:
             latest = await self.client.latest_session(self.folder)
             if latest is None:
-                console.print("[dim]No earlier session in this folder: starting a new one.[/]")
+                note = "No earlier session in this folder: starting a new one."
             else:
-                page = await self.client.get_session(latest.id, limit=10)
-                self.resumed(page.session, page.messages)
+                resumed = (latest, (await self.client.get_session(latest.id, limit=10)).messages)
+        if resumed is not None:
+            self.model = resumed[0].model or self.default_model
+        console.print(
+            Text.assemble(
+                ("cody", "bold cyan"),
+                " · chat   ",
+                ("model ", "dim"),
+                self.model or "?",
+                ("  folder ", "dim"),
+                str(self.folder),
+            )
+        )
+        if resumed is not None:
+            self.resumed(*resumed)
         else:
-            console.print("[dim]New session.[/]")
+            console.print(f"[dim]{note}[/]")
         console.print("[dim]Enter sends · Ctrl+C cancels a run · Ctrl+D or /exit quits · /help for commands[/]")
         return True
 
@@ -288,9 +213,15 @@ class Chat:
             self.console.print()
             try:
                 line = await self.reader.read(PROMPT)
-            except (EOFError, KeyboardInterrupt):
+            except EOFError:
                 self.console.print()
                 return 0
+            except KeyboardInterrupt:
+                # Ctrl+C at the prompt clears the line; it does not quit.
+                if not self.hinted_exit:
+                    self.console.print("[dim](Ctrl+D or /exit quits)[/]", end="")
+                    self.hinted_exit = True
+                continue
             text = line.strip()
             if not text:
                 continue
@@ -301,17 +232,26 @@ class Chat:
                 except CodyConnectionError:
                     raise
                 except CodyError as exc:
-                    self.console.print(f"[red]✗ {escape(exc.message)}[/]")
+                    self.console.print(f"✗ {exc.message}", style="red", markup=False)
                 continue
             await self.send(line)
 
     # ----------------------------------------------------------------- runs
 
+    def show(self, chunk: dict[str, Any]) -> None:
+        """Each chunk of the current run, the moment it is received: a permission request,
+        handled after the chunks that came before it, finds its tool call on screen."""
+        if chunk.get("runId") != self.run_id:
+            return
+        if chunk.get("type") == "session_start":
+            self.session_id = chunk.get("sessionId") or self.session_id
+        self.renderer.handle(chunk)
+
     async def send(self, prompt: str) -> None:
         assert self.client is not None
         stream = self.client.stream(prompt, session_id=self.session_id)
-        self.stream = stream
-        consume = asyncio.ensure_future(self._consume(stream))
+        self.run_id = stream.run_id
+        waiting = asyncio.ensure_future(stream.result())
         gave_up: list[bool] = []
 
         def first() -> None:
@@ -320,60 +260,28 @@ class Chat:
 
         def again() -> None:
             gave_up.append(True)
-            consume.cancel()
+            waiting.cancel()
 
         self.interrupt = CancelOnInterrupt(stream, first, again)  # driven by on_sigint
         try:
-            await consume
-            result = await stream.result()
+            result = await waiting
             self.session_id = result.session_id
         except asyncio.CancelledError:
             if not gave_up:  # not the second Ctrl+C: the chat itself is being stopped
                 raise
             self.renderer.line_break()
             self.console.print("[yellow]stopped waiting for the run[/]")
-            self.session_id = stream.session_id or self.session_id
         except CodyConnectionError:
             raise
         except CodyError as exc:
             self.renderer.line_break()
-            self.console.print(f"[red]✗ {escape(exc.message)}[/]")
-            if exc.code == -32001:  # the session was deleted meanwhile
+            self.console.print(f"✗ {exc.message}", style="red", markup=False)
+            if exc.code == UNKNOWN_SESSION:  # the session was deleted meanwhile
                 self.session_id = None
         finally:
-            self.stream = None
+            self.renderer.line_break()
+            self.run_id = None
             self.interrupt = None
-
-    async def _consume(self, stream: RunStream) -> None:
-        async for chunk in stream:
-            if chunk.get("type") == "session_start":
-                self.session_id = chunk.get("sessionId")
-            self.renderer.handle(chunk)
-        self.renderer.line_break()
-
-    async def ask_permission(self, params: dict[str, Any]) -> str:
-        """Ask inline whether a tool may run."""
-        await asyncio.sleep(0.02)  # let the tool_call chunk that came first be shown
-        self.renderer.line_break()
-        tool = str(params.get("toolName", "?"))
-        args = params.get("args") or {}
-        for line in _preview(tool, args):
-            self.console.print(line, no_wrap=True, overflow="ellipsis")
-        try:
-            while True:
-                answer = await self.reader.read(f"Allow {tool}? [Y]es · [a]lways · [n]o ", ask=True)
-                choice = ASK_CHOICES.get(answer.strip().lower())
-                if choice is not None:
-                    break
-                self.console.print("[dim]answer y (yes), a (always, for this session) or n (no)[/]")
-        except (EOFError, KeyboardInterrupt):
-            # Ctrl+C at an approval: deny, and cancel the run as Ctrl+C does during a run.
-            if self.interrupt is not None:
-                self.interrupt.interrupt()
-            return "deny"
-        if choice == "deny":
-            self.console.print(f"  [dim]{RESULT_MARK}[/] [yellow]denied[/]")
-        return choice
 
     # ----------------------------------------------------------------- commands
 
@@ -388,54 +296,52 @@ class Chat:
             console.print(HELP)
         elif name in ("/clear", "/new"):
             self.session_id = None
+            self.model = self.default_model
             console.rule("[dim]new session[/]", style="dim")
-            console.print("[dim]The previous session stays listed in /sessions.[/]")
+            console.print(f"[dim]The previous session stays listed in /sessions. Model: {escape(self.model)}[/]")
         elif name == "/sessions":
             page = await self.client.list_sessions(workspace_folder=self.folder, limit=30)
             if not page.sessions:
                 console.print("[dim]No sessions in this folder yet.[/]")
             else:
-                console.print(sessions_table(page.sessions, show_folder=False, current=self.session_id))
+                print_sessions(console, page.sessions, show_folder=False, current=self.session_id)
                 if self.session_id is None:
                     console.print("[dim]The current conversation is new: it is listed once you send a message.[/]")
         elif name == "/resume":
-            await self.resume(arg)
+            if not arg:
+                console.print("usage: /resume ID  (/sessions lists the ids)")
+                return None
+            session = await resolve_session(self.client, arg)
+            history = await self.client.get_session(session.id, limit=10)
+            self.resumed(history.session, history.messages)
+        elif name == "/model":
+            await self.set_model(arg)
         else:
             console.print(f"[red]unknown command {escape(name)}[/] — /help lists the commands")
         return None
 
-    async def resume(self, arg: str) -> None:
+    async def set_model(self, name: str) -> None:
         assert self.client is not None
-        console = self.console
-        if not arg:
-            console.print("usage: /resume ID  (/sessions lists the ids)")
+        if not name:
+            self.console.print(f"model: {self.model or '?'}  [dim](/model NAME sets this session's)[/]")
             return
-        session_id = arg
-        try:
-            page = await self.client.get_session(session_id, limit=10)
-        except CodyError as exc:
-            if exc.code != -32001:
-                raise
-            listed = (await self.client.list_sessions(workspace_folder=self.folder, limit=200)).sessions
-            matches = [s for s in listed if s.id.startswith(arg)]
-            if len(matches) != 1:
-                console.print(
-                    f"[red]no session {escape(arg)!s}[/]"
-                    if not matches
-                    else f"[red]{len(matches)} sessions start with {escape(arg)}; give more of the id[/]"
-                )
-                return
-            page = await self.client.get_session(matches[0].id, limit=10)
-        self.resumed(page.session, page.messages)
+        if self.session_id is None:  # nothing sent yet: the session starts now, with this model
+            session = await self.client.create_session(model=name, workspace_folder=self.folder)
+        else:
+            session = await self.client.update_session(self.session_id, model=name)
+        self.session_id, self.model = session.id, session.model
+        self.console.print(f"model: {escape(session.model)} [dim](for this session's next runs)[/]")
 
-    def resumed(self, session: SessionInfo, messages: list) -> None:
-        self.session = session
+    def resumed(self, session: SessionInfo, messages: list[Message]) -> None:
         self.session_id = session.id
+        self.model = session.model or self.default_model
         console = self.console
         console.print(
-            f"Resumed [bold]{escape(session.title)}[/] [dim]({session.id}, {session.message_count} messages)[/]"
+            f"Resumed [bold]{escape(session.title)}[/] [dim]({session.id}, {session.message_count} messages, "
+            f"model {escape(self.model)})[/]",
+            soft_wrap=True,
         )
-        if session.workspace_folder != str(self.folder):
+        if Path(session.workspace_folder).resolve() != self.folder:
             console.print(
                 f"[yellow]This session belongs to {escape(session.workspace_folder)}; its tools work there.[/]"
             )
@@ -445,59 +351,41 @@ class Chat:
             console.rule(style="dim")
 
 
-# ----------------------------------------------------------------------- helpers
+# ----------------------------------------------------------------------- history
 
 
-def _preview(tool: str, args: dict[str, Any]) -> list[str]:
-    """What a tool call will do, in a few lines, before it is approved."""
-    lines: list[str] = []
-    if tool == "run_command":
-        lines.append(f"  [dim]$[/] {escape(str(args.get('command', '')))}")
-    elif tool == "write_file" and isinstance(args.get("content"), str):
-        content = args["content"].splitlines()
-        lines += [f"  [green]+ {escape(line)}[/]" for line in content[:8]]
-        if len(content) > 8:
-            lines.append(f"  [dim]… {len(content) - 8} more lines[/]")
-    elif tool == "edit_file" and isinstance(args.get("old_string"), str):
-        old = args["old_string"].splitlines()
-        new = str(args.get("new_string", "")).splitlines()
-        lines += [f"  [red]- {escape(line)}[/]" for line in old[:6]]
-        if len(old) > 6:
-            lines.append(f"  [dim]… {len(old) - 6} more lines[/]")
-        lines += [f"  [green]+ {escape(line)}[/]" for line in new[:6]]
-        if len(new) > 6:
-            lines.append(f"  [dim]… {len(new) - 6} more lines[/]")
-    else:
-        lines.append(f"  [dim]{escape(summarize_args(tool, args))}[/]")
-    return lines
-
-
-def show_history(console: Console, messages: list) -> None:
+def show_history(console: Console, messages: list[Message]) -> None:
     """Earlier messages of a session, compactly."""
     for message in messages:
         content = (message.content or "").strip()
         if message.role == "user":
+            error = message.error
             if message.kind == "interrupted":
                 console.print("[dim](interrupted)[/]")
+            elif message.kind == "failed":
+                why = f" ({error.code}): {error.message}" if error else ""
+                console.print(f"✗ failed{why}", style="red", markup=False, soft_wrap=True)
+            elif message.kind == "circuit_breaker":
+                why = f": {error.message}" if error else ""
+                console.print(f"⚠ stopped by a safety limit{why}", style="red", markup=False, soft_wrap=True)
             else:
                 console.print(Text.assemble(("› ", "bold green"), _first_lines(content, 3)))
         elif message.role == "assistant":
             if content:
-                console.print(_first_lines(content, 6))
+                console.print(_first_lines(content, 6), markup=False)
             for call in message.tool_calls or []:
                 try:
                     args = json.loads(call.arguments) if call.arguments else {}
                 except (json.JSONDecodeError, TypeError):
                     args = {"raw": call.arguments}
-                console.print(
+                print_line(
+                    console,
                     f"[bold cyan]{TOOL_MARK}[/] [bold]{escape(call.name)}[/] "
                     f"[dim]{escape(summarize_args(call.name, args))}[/]",
-                    no_wrap=True,
-                    overflow="ellipsis",
                 )
         elif message.role == "tool":
             first = content.splitlines()[0] if content else ""
-            console.print(f"  [dim]{RESULT_MARK} {escape(first)}[/]", no_wrap=True, overflow="ellipsis")
+            print_line(console, f"  [dim]{RESULT_MARK} {escape(first)}[/]")
 
 
 def _first_lines(text: str, n: int) -> str:

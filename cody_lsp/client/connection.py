@@ -572,6 +572,12 @@ class CodyClient:
     async def get_session(self, session_id: str, *, limit: int | None = None, before: int | None = None) -> SessionPage:
         return await self._call("cody/getSession", wire.GetSessionParams(session_id, limit, before), SessionPage)
 
+    async def update_session(
+        self, session_id: str, *, title: str | None = None, model: str | None = None
+    ) -> SessionInfo:
+        """Rename a session and/or set the model of its next runs."""
+        return await self._call("cody/updateSession", wire.UpdateSessionParams(session_id, title, model), SessionInfo)
+
     async def delete_session(self, session_id: str) -> bool:
         result = await self._call("cody/deleteSession", wire.DeleteSessionParams(session_id), wire.DeleteResult)
         return result.deleted

@@ -22,7 +22,7 @@ from rich.text import Text
 from ..testing.provider import ScriptedProvider
 from ..testing.scenarios import FILES, demo_script, demo_turns
 from .connection import CodyClient, CodyError
-from .oneshot import stop_on_termination
+from .interrupts import stop_on_termination
 from .render import ChunkRenderer, make_console, print_prompt_line, setup_cli_logging
 
 DEMO_MODEL = "scripted-demo-model"

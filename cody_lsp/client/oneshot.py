@@ -1,110 +1,40 @@
-"""`cody-lsp run "PROMPT"` (one turn, for scripts and CI) and `cody-lsp sessions`.
+"""`cody-lsp run "PROMPT"`: one turn, for scripts and CI.
 
 `run` streams the turn as the chat shows it, or with `--json` prints every
 chunk as one JSON object a line (session_start first, a terminal chunk last).
-Ctrl+C cancels the run (a second one stops waiting). Exit codes: 0 done,
-1 error, 2 bad usage (e.g. an unknown session), 3 stopped by a safety limit,
-130 cancelled.
+In a terminal it asks before a tool changes anything, as the chat does;
+elsewhere such tools need `--yes`, and without it they are refused (the model
+is told, and the output says so). Ctrl+C cancels the run (a second one, while
+the cancel is under way, stops waiting). Exit codes: 0 done, 1 error, 2 bad
+usage (e.g. an unknown session), 3 stopped by a safety limit, 130 cancelled.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
 import json
 import os
-import signal
 import sys
-from collections.abc import Callable
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from ..wire import INVALID_PARAMS, UNKNOWN_SESSION, to_wire
-from .connection import CodyClient, CodyError, RunStream
+from ..wire import INVALID_PARAMS
+from .approvals import RefuseWithoutYes, TerminalApprover
+from .connection import CodyClient, CodyError, PermissionHandler
+from .interrupts import CancelOnInterrupt, stop_on_termination
+from .reader import LineReader
 from .render import ChunkRenderer, make_console, preflight, setup_cli_logging
+from .sessions import exit_code_of_error, resolve_session
 
 EXIT_CODES = {"done": 0, "error": 1, "circuit_breaker": 3, "cancelled": 130}
 
 
-class CancelOnInterrupt:
-    """While active, Ctrl+C (SIGINT) cancels the run instead of ending the process.
-
-    The first Ctrl+C asks the server to cancel the run (the run then ends with a
-    `cancelled` chunk as usual) and calls `on_first`; a second one calls `on_again`.
-    """
-
-    def __init__(
-        self, stream: RunStream, on_first: Callable[[], Any] | None = None, on_again: Callable[[], Any] | None = None
-    ):
-        self.stream = stream
-        self.on_first = on_first
-        self.on_again = on_again
-        self.count = 0
-        self._installed = False
-
-    def __enter__(self) -> CancelOnInterrupt:
-        try:
-            asyncio.get_running_loop().add_signal_handler(signal.SIGINT, self.interrupt)
-            self._installed = True
-        except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or no signals here
-            pass
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._installed:
-            asyncio.get_running_loop().remove_signal_handler(signal.SIGINT)
-            self._installed = False
-
-    def interrupt(self) -> None:
-        """What a Ctrl+C does (the signal handler while active)."""
-        self.count += 1
-        if self.count == 1:
-            if self.on_first is not None:
-                self.on_first()
-            asyncio.ensure_future(self._cancel())
-        elif self.on_again is not None:
-            self.on_again()
-
-    async def _cancel(self) -> None:
-        try:
-            await self.stream.cancel()
-        except CodyError:
-            pass
-
-
-@contextlib.contextmanager
-def stop_on_termination():
-    """SIGTERM or SIGHUP cancels the current task, so its `finally` still closes the
-    client (and the server with it) instead of the process vanishing mid-run."""
-    loop = asyncio.get_running_loop()
-    task = asyncio.current_task()
-    installed = []
-    for sig in (signal.SIGTERM, signal.SIGHUP):
-        try:
-            loop.add_signal_handler(sig, task.cancel)  # type: ignore[union-attr]
-            installed.append(sig)
-        except (NotImplementedError, RuntimeError, ValueError, AttributeError):
-            pass
-    try:
-        yield
-    finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
-
-
-def exit_code_of_error(exc: CodyError) -> int:
-    return 2 if exc.code in (INVALID_PARAMS, UNKNOWN_SESSION) else 1
-
-
-# ------------------------------------------------------------------------- run
-
-
-def parse_run_args(argv: list[str]) -> argparse.Namespace:
+def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="cody-lsp run",
-        description="Run one prompt to the end and exit (for scripts and CI).",
+        description="Run one prompt to the end and exit (for scripts and CI). In a terminal, tools that change "
+        "files or run commands are asked about; elsewhere they need --yes.",
         epilog="Exit codes: 0 done, 1 error, 2 bad usage or unknown session, 3 stopped by a safety limit, "
         "130 cancelled (Ctrl+C). Needs CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY.",
     )
@@ -115,19 +45,29 @@ def parse_run_args(argv: list[str]) -> argparse.Namespace:
         help="what to do; '-' (or nothing, with input piped in) reads it from stdin",
     )
     which = parser.add_mutually_exclusive_group()
-    which.add_argument("--session", metavar="ID", help="continue this session")
+    which.add_argument("--session", metavar="ID", help="continue this session (its id, or a unique start of it)")
     which.add_argument(
         "--continue", "-c", dest="cont", action="store_true", help="continue the latest session of the workspace folder"
     )
     parser.add_argument(
-        "--workspace", "-w", metavar="DIR", default=".", help="workspace folder (default: the current folder)"
+        "--workspace",
+        "-w",
+        metavar="DIR",
+        help="workspace folder (default: the current folder; with --session: the session's, which -w must match)",
     )
     parser.add_argument("--json", action="store_true", help="print every chunk as one JSON object a line")
+    parser.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="allow every tool call without asking (file writes and commands included)",
+    )
     return parser.parse_args(argv)
 
 
-def run_main(argv: list[str]) -> int:
-    args = parse_run_args(argv)
+def main(argv: list[str]) -> int:
+    args = parse_args(argv[1:])
+    setup_cli_logging()
     prompt = args.prompt
     if prompt in (None, "-"):
         if prompt is None and sys.stdin.isatty():
@@ -141,163 +81,140 @@ def run_main(argv: list[str]) -> int:
     if folder is None:
         return 2
     try:
-        return asyncio.run(_run(args, prompt, folder))
+        return asyncio.run(OneShot(args, prompt, folder).main())
     except KeyboardInterrupt:
         return 130
     except asyncio.CancelledError:  # SIGTERM / SIGHUP
         return 143
     except BrokenPipeError:
-        # The reader of our output went away (e.g. `| head`): stop quietly.
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        _quiet_stdout()
         return 1
 
 
-async def _run(args: argparse.Namespace, prompt: str, folder: Path) -> int:
-    err = make_console(stderr=True)
-    console = make_console()
-    try:
-        client = await CodyClient.spawn(workspace_folders=[folder])
-    except CodyError as exc:
-        err.print(f"[red]cody-lsp run: could not start the server:[/] {exc.message}")
-        return 1
-    try:
-        with stop_on_termination():
-            return await _run_turn(client, args, prompt, folder, console, err)
-    finally:
-        await client.close()
+def _quiet_stdout() -> None:
+    """The reader of our output went away (e.g. `| head`): stop quietly."""
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
 
 
-async def _run_turn(client: CodyClient, args: argparse.Namespace, prompt: str, folder: Path, console, err) -> int:
-    try:
-        session_id = args.session
-        if args.cont:
-            latest = await client.latest_session(folder)
+class OneShot:
+    def __init__(self, args: argparse.Namespace, prompt: str, folder: Path):
+        self.args = args
+        self.prompt = prompt
+        self.folder = folder
+        self.console = make_console()
+        self.err = make_console(stderr=True)
+        self.renderer = ChunkRenderer(self.console)
+        self.interrupt: CancelOnInterrupt | None = None
+        self.refuser: RefuseWithoutYes | None = None
+        self.run_id: str | None = None
+        self.waiting: asyncio.Future | None = None
+        self.broken_pipe = False
+
+    def permission_handler(self) -> PermissionHandler:
+        if self.args.yes:
+            return lambda _params: "allow"
+        if not self.args.json and sys.stdin.isatty() and sys.stdout.isatty():
+            reader = LineReader(self.console, history=False)
+            return TerminalApprover(self.console, reader, self.renderer, on_interrupt=self._interrupt)
+        self.refuser = RefuseWithoutYes(None if self.args.json else self.renderer)
+        return self.refuser
+
+    def _interrupt(self) -> None:
+        if self.interrupt is not None:
+            self.interrupt.interrupt()
+
+    async def main(self) -> int:
+        try:
+            client = await CodyClient.spawn(
+                workspace_folders=[self.folder], permission_handler=self.permission_handler()
+            )
+        except CodyError as exc:
+            self.err.print(f"cody-lsp run: could not start the server: {exc.message}", markup=False)
+            return 1
+        client.on_chunk.append(self.show)
+        try:
+            with stop_on_termination():
+                return await self.run(client)
+        except CodyError as exc:
+            self.renderer.line_break()
+            self.err.print(f"cody-lsp run: {exc.message}", markup=False)
+            return exit_code_of_error(exc)
+        finally:
+            await client.close()
+            if self.broken_pipe:
+                _quiet_stdout()
+
+    async def session_to_continue(self, client: CodyClient) -> str | None:
+        """The session the run continues (None: a new one); CodyError when it cannot be."""
+        if self.args.session:
+            session = await resolve_session(client, self.args.session)
+            if self.args.workspace is not None and Path(session.workspace_folder).resolve() != self.folder:
+                raise CodyError(
+                    INVALID_PARAMS,
+                    f"session {session.id} belongs to {session.workspace_folder}, not {self.folder}; "
+                    "leave out -w to continue it in its own folder",
+                )
+            return session.id
+        if self.args.cont:
+            latest = await client.latest_session(self.folder)
             if latest is None:
-                err.print(f"[dim]no earlier session in {folder}; starting a new one[/]")
-            else:
-                session_id = latest.id
-        stream = client.stream(prompt, session_id=session_id)
-        renderer = ChunkRenderer(console)
-        waiting = asyncio.current_task()
-        gave_up: list[bool] = []
+                self.err.print(f"[dim]no earlier session in {self.folder}; starting a new one[/]")
+                return None
+            return latest.id
+        return None
 
-        def again() -> None:
-            gave_up.append(True)
-            if waiting is not None:
-                waiting.cancel()
+    def show(self, chunk: dict[str, Any]) -> None:
+        """Each chunk of our run, the moment it is received (so it is on screen before a
+        permission request that came after it)."""
+        if chunk.get("runId") != self.run_id or self.broken_pipe:
+            return
+        try:
+            if self.args.json:
+                sys.stdout.write(json.dumps(chunk, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+            else:
+                self.renderer.handle(chunk)
+        except BrokenPipeError:
+            self.broken_pipe = True
+            if self.waiting is not None:
+                self.waiting.cancel()
+
+    async def run(self, client: CodyClient) -> int:
+        args, err = self.args, self.err
+        stream = client.stream(self.prompt, session_id=await self.session_to_continue(client))
+        self.run_id = stream.run_id
+        self.waiting = waiting = asyncio.ensure_future(stream.result())
+        gave_up: list[bool] = []
 
         def first() -> None:
             if not args.json:
-                renderer.line_break()
+                self.renderer.line_break()
             err.print("[yellow]cancelling… (Ctrl+C again to stop waiting)[/]")
 
+        def again() -> None:
+            gave_up.append(True)
+            waiting.cancel()
+
         try:
-            with CancelOnInterrupt(stream, first, again):
-                async for chunk in stream:
-                    if args.json:
-                        sys.stdout.write(json.dumps(chunk, ensure_ascii=False) + "\n")
-                        sys.stdout.flush()
-                    else:
-                        renderer.handle(chunk)
-                result = await stream.result()
+            with CancelOnInterrupt(stream, first, again) as self.interrupt:
+                result = await waiting
         except asyncio.CancelledError:
+            if self.broken_pipe:
+                return 1
             if not gave_up:
                 raise
             err.print("[yellow]stopped waiting for the run[/]")
             return 130
+        finally:
+            self.interrupt = None
         if not args.json:
-            renderer.line_break()
+            self.renderer.line_break()
+        summary = self.refuser.summary() if self.refuser is not None else None
+        if summary:
+            err.print(f"cody-lsp run: {summary}", markup=False, style="yellow")
+        if not args.json:
             err.print(
                 f'[dim]session {result.session_id} · continue with: cody-lsp run --session {result.session_id} "…"[/]',
                 soft_wrap=True,
             )
         return EXIT_CODES.get(result.status, 1)
-    except CodyError as exc:
-        err.print(f"[red]cody-lsp run: {exc.message}[/]")
-        return exit_code_of_error(exc)
-
-
-# -------------------------------------------------------------------- sessions
-
-
-def parse_sessions_args(argv: list[str]) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(
-        prog="cody-lsp sessions", description="List the sessions of a workspace folder, newest first."
-    )
-    parser.add_argument("--all", "-a", action="store_true", help="list the sessions of every folder")
-    parser.add_argument(
-        "--workspace", "-w", metavar="DIR", default=".", help="workspace folder (default: the current folder)"
-    )
-    parser.add_argument("--limit", "-n", type=int, default=20, help="how many to show (default: 20)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object a line")
-    return parser.parse_args(argv)
-
-
-def sessions_main(argv: list[str]) -> int:
-    args = parse_sessions_args(argv)
-    if not 1 <= args.limit <= 1000:
-        print("cody-lsp sessions: --limit must be between 1 and 1000", file=sys.stderr)
-        return 2
-    folder = Path(args.workspace).expanduser().resolve()
-    try:
-        return asyncio.run(_sessions(args, folder))
-    except KeyboardInterrupt:
-        return 130
-
-
-def format_time(stamp: str) -> str:
-    """An ISO UTC timestamp as local 'YYYY-MM-DD HH:MM'."""
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone().strftime("%Y-%m-%d %H:%M")
-    except ValueError:
-        return stamp
-
-
-def sessions_table(sessions: list, *, show_folder: bool, current: str | None = None):
-    from rich.table import Table
-
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    table.add_column("id", no_wrap=True)
-    table.add_column("title", overflow="ellipsis", no_wrap=True, ratio=1)
-    table.add_column("msgs", justify="right", no_wrap=True)
-    table.add_column("updated", no_wrap=True)
-    if show_folder:
-        table.add_column("folder", overflow="ellipsis", no_wrap=True)
-    for s in sessions:
-        mark = "* " if s.id == current else ""
-        row = [f"{mark}{s.id}", s.title, str(s.message_count), format_time(s.updated_at)]
-        if show_folder:
-            row.append(s.workspace_folder)
-        table.add_row(*row, style="bold" if mark else None)
-    return table
-
-
-async def _sessions(args: argparse.Namespace, folder: Path) -> int:
-    console = make_console()
-    err = make_console(stderr=True)
-    try:
-        async with await CodyClient.spawn(workspace_folders=[folder] if folder.is_dir() else []) as client:
-            page = await client.list_sessions(workspace_folder=None if args.all else folder, limit=args.limit)
-    except CodyError as exc:
-        err.print(f"[red]cody-lsp sessions: {exc.message}[/]")
-        return exit_code_of_error(exc)
-    if args.json:
-        for session in page.sessions:
-            print(json.dumps(to_wire(session), ensure_ascii=False))
-        return 0
-    if not page.sessions:
-        where = "yet" if args.all else f"in {folder} yet (--all lists every folder's)"
-        console.print(f"No sessions {where}.")
-        return 0
-    console.print(sessions_table(page.sessions, show_folder=args.all))
-    if page.next_cursor:
-        console.print(f"[dim]… more: show them with --limit {min(args.limit * 5, 1000)}[/]")
-    return 0
-
-
-def main(argv: list[str]) -> int:
-    command, rest = (argv[0], argv[1:]) if argv else ("run", [])
-    setup_cli_logging()
-    if command == "sessions":
-        return sessions_main(rest)
-    return run_main(rest)

@@ -5,6 +5,9 @@ take one compact line each (a command's output a few more). A `retry` chunk
 withdraws what the failed attempt showed since its model step began: erased
 from the screen when the terminal allows it, otherwise marked as discarded, so
 the final answer is shown once.
+
+Only a terminal gets wrapped and clipped lines. Output that is not a terminal
+(a file, a pipe) is never wrapped or cut: ids, messages and reasons stay whole.
 """
 
 from __future__ import annotations
@@ -31,14 +34,52 @@ MAX_OUTPUT_LINES = 8
 
 
 def make_console(**kwargs: Any) -> Console:
-    """The console of the client commands: no emoji codes, no highlighting of plain text."""
+    """The console of the client commands: no emoji codes, no highlighting of plain text;
+    no wrapping when it is not a terminal."""
     kwargs.setdefault("highlight", False)
     kwargs.setdefault("emoji", False)
-    return Console(**kwargs)
+    console = Console(**kwargs)
+    console.soft_wrap = not console.is_terminal
+    return console
 
 
-def _clip(text: str, width: int) -> str:
+def print_line(console: Console, markup: str | Text) -> None:
+    """One line: clipped with an ellipsis on a terminal, whole anywhere else."""
+    if console.is_terminal:
+        console.print(markup, no_wrap=True, overflow="ellipsis", soft_wrap=False)
+    else:
+        console.print(markup, soft_wrap=True)
+
+
+def print_table(
+    console: Console, headers: list[str], rows: list[list[str]], *, bold_rows: frozenset[int] = frozenset()
+) -> None:
+    """Columns of text. On a terminal the second column (a title) is clipped to fit;
+    elsewhere every cell is printed whole, the columns aligned with spaces."""
+    if console.is_terminal:
+        from rich.table import Table
+
+        table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+        for i, header in enumerate(headers):
+            if i == 1:
+                table.add_column(header, overflow="ellipsis", no_wrap=True, ratio=1)
+            else:
+                table.add_column(header, no_wrap=True, justify="right" if header == "msgs" else "left")
+        for i, row in enumerate(rows):
+            table.add_row(*[escape(cell) for cell in row], style="bold" if i in bold_rows else None)
+        console.print(table)
+        return
+    widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
+    for line in [headers, *rows]:
+        cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
+        console.print(Text("  ".join(cells).rstrip()), soft_wrap=True)
+
+
+def _clip(text: str, width: int | None) -> str:
+    """`text` on one line, cut to `width` cells (None: not cut)."""
     text = " ".join(text.split()) if "\n" in text else text
+    if width is None:
+        return text
     return text if len(text) <= width else text[: max(1, width - 1)] + "…"
 
 
@@ -103,8 +144,11 @@ class ChunkRenderer:
         self.console = console
         self.show_usage = show_usage
         # Word-wrap streamed text on a terminal (a partial word waits for its end);
-        # elsewhere (a file, a pipe) text is written as it comes.
+        # elsewhere (a file, a pipe) text is written as it comes, and no line is clipped.
         self.wrap = console.is_terminal if wrap is None else wrap
+        self.clip = console.is_terminal
+        # toolCallId → why this client refused the call (shown instead of the tool's result).
+        self.refused: dict[str, str] = {}
         self._column = 0  # cells written since the last newline
         self._mode: str | None = None  # "text" | "thinking" | None (at a line start)
         self._style = ""
@@ -187,9 +231,13 @@ class ChunkRenderer:
         self._mode = None
         self._column = 0
 
+    def _room(self, used: int) -> int | None:
+        """Cells left on a line after `used` (None when lines are not clipped)."""
+        return max(10, self.width - used) if self.clip else None
+
     def _line(self, markup: str) -> None:
         self.line_break()
-        self.console.print(markup, soft_wrap=False, overflow="ellipsis", no_wrap=True)
+        print_line(self.console, markup)
 
     def _new_step(self) -> None:
         self._step = []
@@ -225,19 +273,23 @@ class ChunkRenderer:
     def _on_tool_call(self, chunk: dict[str, Any]) -> None:
         tool = str(chunk.get("toolName", "?"))
         summary = summarize_args(tool, chunk.get("args") or {})
-        room = self.width - len(tool) - 4
+        room = self._room(len(tool) + 4)
         self._line(f"[bold cyan]{TOOL_MARK}[/] [bold]{escape(tool)}[/] [dim]{escape(_clip(summary, room))}[/]")
 
     def _on_tool_result(self, chunk: dict[str, Any]) -> None:
         tool = str(chunk.get("toolName", "?"))
+        refusal = self.refused.pop(str(chunk.get("toolCallId")), None)
+        if refusal is not None:
+            self._line(f"  [dim]{RESULT_MARK}[/] [yellow]refused: {escape(refusal)}[/]")
+            self._new_step()
+            return
         ok = bool(chunk.get("ok"))
         head, more = summarize_result(tool, ok, str(chunk.get("content", "")))
-        room = self.width - 6
         style = "dim" if ok else "red"
         mark = "" if ok else "✗ "
-        self._line(f"  [dim]{RESULT_MARK}[/] [{style}]{mark}{escape(_clip(head, room - len(mark)))}[/]")
+        self._line(f"  [dim]{RESULT_MARK}[/] [{style}]{mark}{escape(_clip(head, self._room(6 + len(mark))))}[/]")
         for line in more:
-            self.console.print(f"    [dim]{escape(_clip(line, room))}[/]", no_wrap=True, overflow="ellipsis")
+            print_line(self.console, f"    [dim]{escape(_clip(line, self._room(6)))}[/]")
         self._new_step()
 
     def _on_retry(self, chunk: dict[str, Any]) -> None:
@@ -252,11 +304,10 @@ class ChunkRenderer:
             self.line_break()
         self._column = 0
         delay = chunk.get("delayMs", 0) / 1000
-        self.console.print(
+        print_line(
+            self.console,
             f"[yellow]↻ retrying in {delay:.1f}s (attempt {chunk.get('retryAttempt')} of "
-            f"{chunk.get('retryMaxAttempts')}):[/] [dim]{escape(_clip(str(chunk.get('reason', '')), 200))}[/]",
-            no_wrap=True,
-            overflow="ellipsis",
+            f"{chunk.get('retryMaxAttempts')}):[/] [dim]{escape(_clip(str(chunk.get('reason', '')), None))}[/]",
         )
         self._new_step()
 
@@ -312,44 +363,26 @@ def setup_cli_logging() -> None:
     )
 
 
-MODEL_VARIABLES = (
-    ("CODY_MODEL", "the model name, e.g. gpt-4o-mini"),
-    ("CODY_MODEL_BASE_URL", "the OpenAI-compatible endpoint, e.g. https://api.openai.com/v1"),
-    ("CODY_MODEL_API_KEY", "the API key for that endpoint"),
-)
-
-
-def missing_model_variables() -> list[str]:
-    """The CODY_MODEL* variables a run needs that are not set."""
+def preflight(command: str, workspace: str | None) -> Path | None:
+    """What `chat` and `run` check before starting a server: the model settings and the
+    folder (None: the current one). Says what is wrong on stderr and returns None, or
+    returns the folder."""
     from ..config import ModelConfig
 
-    return ModelConfig.from_env().missing()
-
-
-def model_setup_help(missing: list[str]) -> str:
-    """What to set to use a real model (plain text, for stderr)."""
-    lines = [
-        f"cody-lsp needs an OpenAI-compatible model, and {', '.join(missing)} "
-        f"{'is' if len(missing) == 1 else 'are'} not set. Set these environment variables:",
-        "",
-    ]
-    for name, what in MODEL_VARIABLES:
-        note = "   (missing)" if name in missing else ""
-        lines.append(f"  export {name}=...   # {what}{note}")
-    lines += ["", "To see cody-lsp work without a model, run the offline demo:  cody-lsp demo"]
-    return "\n".join(lines)
-
-
-def preflight(command: str, workspace: str) -> Path | None:
-    """What `chat` and `run` check before starting a server: the model variables and the
-    folder. Says what is wrong on stderr and returns None, or returns the folder."""
-    missing = missing_model_variables()
-    if missing:
-        print(model_setup_help(missing), file=sys.stderr)
+    problem = ModelConfig.from_env().problem()
+    if problem is not None:
+        print(f"cody-lsp {command}: {problem}", file=sys.stderr)
         return None
-    folder = Path(workspace).expanduser().resolve()
+    return existing_folder(command, workspace)
+
+
+def existing_folder(command: str, workspace: str | None) -> Path | None:
+    """The folder given with -w (None: the current one), resolved; None, said on stderr,
+    when it is not an existing folder."""
+    folder = Path(workspace or ".").expanduser().resolve()
     if not folder.is_dir():
-        print(f"cody-lsp {command}: {folder} is not a folder", file=sys.stderr)
+        what = "does not exist" if not folder.exists() else "is not a folder"
+        print(f"cody-lsp {command}: {folder} {what}", file=sys.stderr)
         return None
     return folder
 

@@ -211,6 +211,37 @@ class CodyServer(LanguageServer):
         except SystemExit as exc:
             self.exit_code = exc.code if isinstance(exc.code, int) else 0
 
+    def start_tcp(self, host: str, port: int, on_listening: Callable[[str, int], None] | None = None) -> None:
+        """pygls' TCP server, telling `on_listening(host, port)` once it listens (port 0: a free one).
+        An address that cannot be bound raises OSError."""
+        from pygls.io_ import run_async
+
+        self._stop_event = stop_event = threading.Event()
+
+        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(writer)  # type: ignore[arg-type]
+            await run_async(
+                stop_event=stop_event,
+                reader=reader,
+                protocol=self.protocol,
+                logger=log,
+                error_handler=self.report_server_error,
+            )
+            self.shutdown()
+
+        async def serve() -> None:
+            self._server = await asyncio.start_server(connection, host, port)
+            if on_listening is not None:
+                bound = self._server.sockets[0].getsockname()
+                on_listening(str(bound[0]), int(bound[1]))
+            async with self._server:
+                await self._server.serve_forever()
+
+        try:
+            asyncio.run(serve())
+        except asyncio.CancelledError:
+            pass
+
     async def close(self) -> None:
         """Stop every run (each commits what it completed) and close the store."""
         if self.manager is not None:

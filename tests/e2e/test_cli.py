@@ -13,10 +13,8 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
-import pexpect
 import pytest
 from rich.console import Console
 
@@ -25,77 +23,7 @@ from cody_lsp.client.render import ChunkRenderer
 from cody_lsp.testing.provider import Fault, Reply, ToolCall
 
 from ..conftest import server_env
-
-PROMPT = "› "
-
-
-def cli_env(provider, db_path: Path, **extra: str) -> dict[str, str]:
-    return server_env(provider, db_path, TERM="dumb", NO_COLOR="1", XDG_STATE_HOME=str(db_path.parent), **extra)
-
-
-class Terminal:
-    """A `cody-lsp` child in a pty."""
-
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path):
-        self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "cody_lsp", *args],
-            env=env,
-            cwd=str(cwd),
-            encoding="utf-8",
-            dimensions=(50, 200),
-            timeout=20,
-        )
-
-    async def expect(self, text: str, timeout: float = 20) -> str:
-        """Wait for `text`; returns what came before it."""
-        await asyncio.to_thread(self.child.expect_exact, text, timeout=timeout)
-        return self.child.before
-
-    async def ready(self) -> None:
-        """Wait until the prompt reads keys (raw mode: echo off), so a Ctrl+D is a key, not a tty EOF."""
-        assert await asyncio.to_thread(self.child.waitnoecho, 10)
-
-    def send_line(self, text: str) -> None:
-        self.child.send(text + "\r")
-
-    async def exit_status(self) -> int:
-        await asyncio.to_thread(self.child.expect, pexpect.EOF, timeout=20)
-        self.child.close()
-        return self.child.exitstatus
-
-    def kill(self) -> None:
-        """SIGTERM first (the chat then shuts its server down), SIGKILL if that does not end it."""
-        if self.child.isalive():
-            self.child.kill(signal.SIGTERM)
-            for _ in range(50):
-                if not self.child.isalive():
-                    return
-                time.sleep(0.1)
-            self.child.terminate(force=True)
-
-    def server_pids(self) -> list[int]:
-        path = Path(f"/proc/{self.child.pid}/task/{self.child.pid}/children")
-        return [int(pid) for pid in path.read_text().split()]
-
-
-@pytest.fixture
-async def chat(provider, db_path: Path, workspace: Path):
-    started: list[Terminal] = []
-
-    async def start(*extra: str, env: dict[str, str] | None = None) -> Terminal:
-        term = Terminal(["chat", "--workspace", str(workspace), *extra], env or cli_env(provider, db_path), workspace)
-        started.append(term)
-        await term.expect(PROMPT)
-        return term
-
-    yield start
-    for term in started:
-        term.kill()
-
-
-def user_messages(request: dict) -> list[str]:
-    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+from .cli_support import PROMPT, cli_env, cody, user_messages
 
 
 async def test_chat_streams_text_before_the_run_ends(chat, provider):
@@ -180,17 +108,23 @@ async def test_clear_starts_a_new_session(chat, provider, db_path: Path, workspa
     assert titles == ["question two", "question one"]
 
 
-async def test_ctrl_c_or_ctrl_d_at_the_prompt_leaves_without_sending(chat, provider):
+async def test_ctrl_c_at_the_prompt_clears_the_line_and_ctrl_d_quits(chat, provider):
+    provider.add(Reply(text="Got it."))
     term = await chat()
     await term.ready()
     term.child.send("half-typed")
     term.child.send("\x03")
-    assert await term.exit_status() == 0
-    term = await chat()
+    await term.expect("Ctrl+D or /exit quits")  # said once, the first time
+    await term.expect(PROMPT)
+    await term.ready()
+    assert term.child.isalive() and provider.requests == []
+    term.send_line("typed again")
+    await term.expect("Got it.")
+    assert user_messages(provider.requests[0]) == ["typed again"]  # nothing of the cleared line
+    await term.expect(PROMPT)
     await term.ready()
     term.child.sendcontrol("d")
     assert await term.exit_status() == 0
-    assert provider.requests == []
 
 
 async def test_approvals_are_asked_inline(chat, provider, workspace: Path):
@@ -270,22 +204,6 @@ async def test_continue_and_resume(chat, provider):
 # ------------------------------------------------------------------- run, sessions
 
 
-async def cody(args: list[str], env: dict[str, str], cwd: Path, stdin: bytes | None = None) -> tuple[int, str, str]:
-    process = await asyncio.create_subprocess_exec(
-        sys.executable,
-        "-m",
-        "cody_lsp",
-        *args,
-        env=env,
-        cwd=str(cwd),
-        stdin=asyncio.subprocess.PIPE,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.PIPE,
-    )
-    out, err = await asyncio.wait_for(process.communicate(stdin), 60)
-    return process.returncode, out.decode(), err.decode()
-
-
 async def test_run_json_prints_one_chunk_a_line(provider, db_path: Path, workspace: Path):
     provider.add(
         Reply(
@@ -296,7 +214,7 @@ async def test_run_json_prints_one_chunk_a_line(provider, db_path: Path, workspa
         Reply(text="Wrote a.txt, in several pieces.", text_deltas=5),
     )
     env = cli_env(provider, db_path)
-    code, out, err = await cody(["run", "--json", "write a.txt"], env, workspace)
+    code, out, err = await cody(["run", "--json", "--yes", "write a.txt"], env, workspace)
     assert code == 0, err
     chunks = [json.loads(line) for line in out.splitlines()]
     assert all(isinstance(c, dict) for c in chunks) and len(chunks) == len(out.splitlines())

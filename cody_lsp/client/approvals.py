@@ -1,0 +1,126 @@
+"""Answers to `cody/requestPermission`: asked at the terminal, or refused without `--yes`.
+
+The server asks before a tool changes anything (write_file, edit_file,
+run_command). The chat, and `run` in a terminal, show what the tool will do and
+ask. `run` elsewhere (a script, CI) cannot ask anybody: without `--yes` it
+refuses those tools and says so (the model is told the call was denied).
+
+Chunks are shown the moment they are received, and a request is handled after
+the chunks that came before it, so the tool call asked about is on screen
+before its question.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+
+from .reader import LineReader
+from .render import RESULT_MARK, ChunkRenderer, print_line, summarize_args
+
+ASK_CHOICES = {
+    "": "allow",
+    "y": "allow",
+    "yes": "allow",
+    "a": "allow_always",
+    "always": "allow_always",
+    "n": "deny",
+    "no": "deny",
+}
+QUESTION = "Allow {tool}? [Y]es · [a]lways · [n]o "
+
+
+def preview(tool: str, args: dict[str, Any]) -> list[str]:
+    """What a tool call will do, in a few lines (markup), before it is approved."""
+    lines: list[str] = []
+    if tool == "run_command":
+        lines.append(f"  [dim]$[/] {escape(str(args.get('command', '')))}")
+    elif tool == "write_file" and isinstance(args.get("content"), str):
+        content = args["content"].splitlines()
+        lines += [f"  [green]+ {escape(line)}[/]" for line in content[:8]]
+        if len(content) > 8:
+            lines.append(f"  [dim]… {len(content) - 8} more lines[/]")
+    elif tool == "edit_file" and isinstance(args.get("old_string"), str):
+        old = args["old_string"].splitlines()
+        new = str(args.get("new_string", "")).splitlines()
+        lines += [f"  [red]- {escape(line)}[/]" for line in old[:6]]
+        if len(old) > 6:
+            lines.append(f"  [dim]… {len(old) - 6} more lines[/]")
+        lines += [f"  [green]+ {escape(line)}[/]" for line in new[:6]]
+        if len(new) > 6:
+            lines.append(f"  [dim]… {len(new) - 6} more lines[/]")
+    else:
+        lines.append(f"  [dim]{escape(summarize_args(tool, args))}[/]")
+    return lines
+
+
+class TerminalApprover:
+    """Asks the person at the terminal whether a tool may run.
+
+    Ctrl+C (or Ctrl+D) at the question denies the call and calls `on_interrupt`
+    (which cancels the run, as Ctrl+C does during a run).
+    """
+
+    def __init__(
+        self,
+        console: Console,
+        reader: LineReader,
+        renderer: ChunkRenderer,
+        on_interrupt: Callable[[], None] | None = None,
+    ):
+        self.console = console
+        self.reader = reader
+        self.renderer = renderer
+        self.on_interrupt = on_interrupt
+
+    async def __call__(self, params: dict[str, Any]) -> str:
+        self.renderer.line_break()
+        tool = str(params.get("toolName", "?"))
+        args = params.get("args")
+        for line in preview(tool, args if isinstance(args, dict) else {}):
+            print_line(self.console, line)
+        try:
+            while True:
+                answer = await self.reader.read(QUESTION.format(tool=tool), ask=True)
+                choice = ASK_CHOICES.get(answer.strip().lower())
+                if choice is not None:
+                    break
+                self.console.print("[dim]answer y (yes), a (always, for this session) or n (no)[/]")
+        except (EOFError, KeyboardInterrupt):
+            if self.on_interrupt is not None:
+                self.on_interrupt()
+            return "deny"
+        if choice == "deny":
+            self.console.print(f"  [dim]{RESULT_MARK}[/] [yellow]denied[/]")
+        return choice
+
+
+class RefuseWithoutYes:
+    """`run` where nobody can be asked and `--yes` was not given: every tool that would
+    change something is refused, and the output says why and which flag allows it."""
+
+    REASON = "nobody can be asked here (not a terminal); --yes allows tools that change files or run commands"
+
+    def __init__(self, renderer: ChunkRenderer | None = None):
+        self.renderer = renderer
+        self.refused: list[str] = []
+
+    def __call__(self, params: dict[str, Any]) -> str:
+        self.refused.append(str(params.get("toolName", "?")))
+        if self.renderer is not None:
+            self.renderer.refused[str(params.get("toolCallId"))] = self.REASON
+        return "deny"
+
+    def summary(self) -> str | None:
+        """The closing line about what was refused, or None."""
+        if not self.refused:
+            return None
+        count = len(self.refused)
+        names = ", ".join(dict.fromkeys(self.refused))
+        return (
+            f"{count} tool call{'s' if count != 1 else ''} refused ({names}): cody-lsp run was not in a terminal, "
+            "so it could not ask; run it again with --yes to allow tools that change files or run commands"
+        )

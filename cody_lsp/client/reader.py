@@ -1,0 +1,123 @@
+"""The lines a person types: prompt_toolkit on a terminal, plain stdin lines otherwise."""
+
+from __future__ import annotations
+
+import asyncio
+import sys
+import threading
+from typing import Any
+
+from rich.console import Console
+
+
+class LineReader:
+    """Reads the user's lines: prompt_toolkit on a terminal, plain lines otherwise.
+
+    `interrupt()` (a Ctrl+C that arrived as a signal) makes the current read, or
+    the next one, raise KeyboardInterrupt, as Ctrl+C typed at a prompt does.
+    """
+
+    def __init__(self, console: Console, *, history: bool = True):
+        self.console = console
+        self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
+        self._history = history
+        self._sessions: dict[bool, Any] = {}
+        self._task: asyncio.Task | None = None
+        self._interrupted: asyncio.Task | None = None
+        self._pending = False
+
+    @property
+    def busy(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def interrupt(self) -> None:
+        if self.busy:
+            self._interrupted = self._task
+            self._task.cancel()  # type: ignore[union-attr]
+        else:
+            self._pending = True
+
+    async def read(self, message: str, *, ask: bool = False) -> str:
+        """A line (without the newline); EOFError on Ctrl+D, KeyboardInterrupt on Ctrl+C.
+        `ask`: a question (an approval), styled apart and kept out of the history."""
+        if self._pending:
+            self._pending = False
+            raise KeyboardInterrupt
+        task = self._task = asyncio.ensure_future(self._read(message, ask))
+        try:
+            kind, line = await task
+        except asyncio.CancelledError:
+            if self._interrupted is task:
+                raise KeyboardInterrupt from None
+            raise
+        finally:
+            self._task = None
+        if kind == "interrupt":
+            raise KeyboardInterrupt
+        if kind == "eof":
+            raise EOFError
+        return line
+
+    async def _read(self, message: str, ask: bool) -> tuple[str, str]:
+        # KeyboardInterrupt must not leave a task (asyncio would end the loop with it).
+        try:
+            return "line", await self._read_line(message, ask)
+        except KeyboardInterrupt:
+            return "interrupt", ""
+        except EOFError:
+            return "eof", ""
+
+    def _session(self, ask: bool) -> Any:
+        if ask not in self._sessions:
+            from prompt_toolkit import PromptSession
+
+            self._sessions[ask] = PromptSession(history=_history()) if self._history and not ask else PromptSession()
+        return self._sessions[ask]
+
+    async def _read_line(self, message: str, ask: bool) -> str:
+        if self.interactive:
+            from prompt_toolkit.formatted_text import FormattedText
+
+            styled = FormattedText([("bold ansiyellow" if ask else "bold ansigreen", message)])
+            # The command's own SIGINT handler stays in place: at a prompt Ctrl+C is a key.
+            return await self._session(ask).prompt_async(styled, handle_sigint=False)
+        self.console.print(message, end="", markup=False)
+        line = await _read_stdin_line()
+        if not line:
+            raise EOFError
+        line = line.rstrip("\r\n")
+        self.console.print(line, markup=False)  # the input was not echoed: show it in the transcript
+        return line
+
+
+def _history() -> Any:
+    from prompt_toolkit.history import FileHistory, InMemoryHistory
+
+    from ..config import db_path
+
+    try:
+        path = db_path().parent / "chat-history"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return FileHistory(str(path))
+    except OSError:
+        return InMemoryHistory()
+
+
+async def _read_stdin_line() -> str:
+    """sys.stdin.readline() in a daemon thread (an exit never waits for it)."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line = sys.stdin.readline()
+        except Exception:
+            line = ""
+        def deliver() -> None:
+            if not future.done():
+                future.set_result(line)
+
+        loop.call_soon_threadsafe(deliver)
+
+    threading.Thread(target=read, daemon=True).start()
+    return await future

@@ -1,0 +1,88 @@
+"""Helpers of the CLI tests: the `cody-lsp` child in a pseudo-terminal (pexpect) or as a
+plain subprocess, and the environment that points it at the scripted provider."""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import time
+from pathlib import Path
+
+import pexpect
+
+from ..conftest import server_env
+
+PROMPT = "› "
+
+
+def cli_env(provider, db_path: Path, **extra: str) -> dict[str, str]:
+    return server_env(provider, db_path, TERM="dumb", NO_COLOR="1", XDG_STATE_HOME=str(db_path.parent), **extra)
+
+
+class Terminal:
+    """A `cody-lsp` child in a pty."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path):
+        self.child = pexpect.spawn(
+            sys.executable,
+            ["-m", "cody_lsp", *args],
+            env=env,
+            cwd=str(cwd),
+            encoding="utf-8",
+            dimensions=(50, 200),
+            timeout=20,
+        )
+
+    async def expect(self, text: str, timeout: float = 20) -> str:
+        """Wait for `text`; returns what came before it."""
+        await asyncio.to_thread(self.child.expect_exact, text, timeout=timeout)
+        return self.child.before
+
+    async def ready(self) -> None:
+        """Wait until the prompt reads keys (raw mode: echo off), so a Ctrl+D is a key, not a tty EOF."""
+        assert await asyncio.to_thread(self.child.waitnoecho, 10)
+
+    def send_line(self, text: str) -> None:
+        self.child.send(text + "\r")
+
+    async def exit_status(self) -> int:
+        await asyncio.to_thread(self.child.expect, pexpect.EOF, timeout=20)
+        self.child.close()
+        return self.child.exitstatus
+
+    def kill(self) -> None:
+        """SIGTERM first (the chat then shuts its server down), SIGKILL if that does not end it."""
+        if self.child.isalive():
+            self.child.kill(signal.SIGTERM)
+            for _ in range(50):
+                if not self.child.isalive():
+                    return
+                time.sleep(0.1)
+            self.child.terminate(force=True)
+
+    def server_pids(self) -> list[int]:
+        path = Path(f"/proc/{self.child.pid}/task/{self.child.pid}/children")
+        return [int(pid) for pid in path.read_text().split()]
+
+
+def user_messages(request: dict) -> list[str]:
+    return [m["content"] for m in request["messages"] if m["role"] == "user"]
+
+
+async def cody(args: list[str], env: dict[str, str], cwd: Path, stdin: bytes | None = None) -> tuple[int, str, str]:
+    """`cody-lsp ARGS` as a subprocess whose stdin and stdout are pipes (not a terminal):
+    (exit code, stdout, stderr)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "cody_lsp",
+        *args,
+        env=env,
+        cwd=str(cwd),
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    out, err = await asyncio.wait_for(process.communicate(stdin), 60)
+    return process.returncode, out.decode(), err.decode()

@@ -717,12 +717,17 @@ def load_script(path: str) -> list[Reply]:
     with open(path, encoding="utf-8") as f:
         data = json.load(f)
     if not isinstance(data, list):
-        raise ValueError(f"{path}: a script must be a JSON list of reply objects")
-    return [Reply.from_dict(d) for d in data]
+        raise ValueError(f"a script must be a JSON list of reply objects, not {type(data).__name__}")
+    replies = []
+    for number, item in enumerate(data, 1):
+        try:
+            replies.append(Reply.from_dict(item))
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"reply {number}: {exc}") from None
+    return replies
 
 
-async def _serve(args: argparse.Namespace) -> None:
-    script = load_script(args.script) if args.script else []
+async def _serve(args: argparse.Namespace, script: list[Reply]) -> None:
     provider = ScriptedProvider(script, model_name=args.model_name)
     base_url = await provider.start(port=args.port, host=args.host)
     print(base_url, flush=True)
@@ -737,21 +742,55 @@ async def _serve(args: argparse.Namespace) -> None:
         await provider.stop()
 
 
+SCRIPT_HELP = """\
+The script is a JSON list of replies, one per chat-completions request, in order;
+every key is optional:
+
+  text, text_deltas            the answer, streamed in that many pieces
+  reasoning, reasoning_deltas  "thinking" text, streamed before the answer
+  tool_calls                   [{"name", "arguments": {...}, "fragments"}]
+  finish_reason, usage         default "stop"/"tool_calls"; usage: [prompt, completion] tokens
+  delay, first_byte_delay      seconds between events / before the first byte
+  fault                        {"kind": "http_status", "status": 429, "headers": {...}}, or the kind
+                               "disconnect", "stall", "malformed" or "error_event" after "after" events
+
+Example (replies.json):
+
+  [
+    {"text": "I'll read it first.", "tool_calls": [{"name": "read_file", "arguments": {"path": "README.md"}}]},
+    {"text": "The README explains how to install it.", "text_deltas": 4}
+  ]
+
+When the script is used up, requests get HTTP 500 ("script exhausted").
+"""
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m cody_lsp.testing.provider",
-        description="Serve a scripted OpenAI-compatible chat-completions API. "
-        "Prints the base URL as the first line of stdout, then serves until killed.",
+        description="Serve a scripted OpenAI-compatible chat-completions API (for tests and demos). "
+        "Prints the base URL as the first line of stdout, then serves until stopped (Ctrl+C).",
+        epilog=SCRIPT_HELP,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("--script", help="JSON file: a list of reply objects")
+    parser.add_argument("--script", metavar="FILE", help="JSON file: a list of reply objects (see below)")
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--model-name", default="scripted-demo-model")
     args = parser.parse_args(argv)
     try:
-        asyncio.run(_serve(args))
+        script = load_script(args.script) if args.script else []
+    except (OSError, ValueError, TypeError) as exc:
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        print(f"{parser.prog}: bad script {args.script}: {reason}", file=sys.stderr)
+        return 2
+    try:
+        asyncio.run(_serve(args, script))
     except KeyboardInterrupt:
         pass
+    except OSError as exc:
+        print(f"{parser.prog}: cannot listen on {args.host}:{args.port}: {exc.strerror or exc}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -1,4 +1,9 @@
-"""Tool specs, OpenAI schemas and :func:`run_tool` dispatch with argument checking."""
+"""Tool specs, OpenAI schemas and :func:`run_tool` dispatch with argument checking.
+
+Every call's arguments are validated against the tool's schema (:func:`validate_args`:
+types, required, no unknown names, number ranges, string lengths) before the tool
+runs; whatever a tool returns has the server's secrets redacted and is capped.
+"""
 
 from __future__ import annotations
 
@@ -7,11 +12,22 @@ import os
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from ..secrets import env_secrets, redact_all
 from . import files, shell
+from .schema import SchemaError, check, describe
 from .workspace import ToolConfig, ToolError, ToolResult, cap_text
 
 Handler = Callable[[Path, dict, ToolConfig], Awaitable[ToolResult]]
+
+# Limits of the arguments a model may send (SECURITY.md, "Tool arguments are validated").
+MAX_PATH_CHARS = 4096
+MAX_PATTERN_CHARS = 1000
+MAX_COMMAND_CHARS = 32_000  # one exec argument may not exceed 128 KiB (4-byte characters included)
+MAX_TEXT_CHARS = 2_000_000  # content, old_string, new_string
+MAX_LINE = 1_000_000_000
+MAX_TIMEOUT = 3600  # seconds; a longer timeout is refused, one above the configured maximum is lowered to it
 
 
 @dataclass(frozen=True)
@@ -29,12 +45,12 @@ def _params(required: list[str], **props: dict) -> dict:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-def _s(description: str) -> dict:
-    return {"type": "string", "description": description}
+def _s(description: str, max_length: int = MAX_PATH_CHARS) -> dict:
+    return {"type": "string", "maxLength": max_length, "description": description}
 
 
 def _i(description: str) -> dict:
-    return {"type": "integer", "minimum": 1, "description": description}
+    return {"type": "integer", "minimum": 1, "maximum": MAX_LINE, "description": description}
 
 
 _PATH = "Path relative to the workspace root (absolute paths must be inside the workspace)."
@@ -66,7 +82,7 @@ _SPECS = [
         "Find files and directories whose path matches a glob pattern, e.g. '**/*.py' (any depth) "
         "or 'src/*.ts'. Results are relative to the workspace root, sorted. Skips .git, "
         "node_modules, __pycache__ and .venv.",
-        _params(["pattern"], pattern=_s("Glob pattern relative to `path`."), path=_s(_DIR)),
+        _params(["pattern"], pattern=_s("Glob pattern relative to `path`.", MAX_PATTERN_CHARS), path=_s(_DIR)),
         False,
         files.glob,
     ),
@@ -76,9 +92,9 @@ _SPECS = [
         "each matching line. Skips binary files, .git, node_modules, __pycache__ and .venv.",
         _params(
             ["pattern"],
-            pattern=_s("Python regex, e.g. 'def \\w+_handler'."),
+            pattern=_s("Python regex, e.g. 'def \\w+_handler'.", MAX_PATTERN_CHARS),
             path=_s("File or directory to search, relative to the workspace root. Default: the root."),
-            include=_s("Only search files whose name matches this glob, e.g. '*.py'."),
+            include=_s("Only search files whose name matches this glob, e.g. '*.py'.", MAX_PATTERN_CHARS),
         ),
         False,
         files.grep,
@@ -87,7 +103,7 @@ _SPECS = [
         "write_file",
         "Create or overwrite a file with the given content (parent directories are created). "
         "Prefer edit_file for changing part of an existing file.",
-        _params(["path", "content"], path=_s(_PATH), content=_s("The complete new file content.")),
+        _params(["path", "content"], path=_s(_PATH), content=_s("The complete new file content.", MAX_TEXT_CHARS)),
         True,
         files.write_file,
     ),
@@ -99,8 +115,8 @@ _SPECS = [
         _params(
             ["path", "old_string", "new_string"],
             path=_s(_PATH),
-            old_string=_s("Exact text to replace."),
-            new_string=_s("Replacement text."),
+            old_string=_s("Exact text to replace.", MAX_TEXT_CHARS),
+            new_string=_s("Replacement text.", MAX_TEXT_CHARS),
         ),
         True,
         files.edit_file,
@@ -111,11 +127,12 @@ _SPECS = [
         "and the combined stdout/stderr. Long-running commands are killed at the timeout.",
         _params(
             ["command"],
-            command=_s("Shell command line."),
+            command=_s("Shell command line.", MAX_COMMAND_CHARS),
             timeout={
                 "type": "number",
                 "exclusiveMinimum": 0,
-                "description": "Timeout in seconds (cannot exceed the configured maximum, 120 s by default).",
+                "maximum": MAX_TIMEOUT,
+                "description": "Timeout in seconds (lowered to the configured maximum, 120 s by default).",
             },
         ),
         True,
@@ -138,50 +155,31 @@ def tool_schemas() -> list[dict]:
     ]
 
 
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,),
-    "integer": (int,),
-    "number": (int, float),
-    "boolean": (bool,),
-}
+def _quote(text: str, limit: int = 60) -> str:
+    """A name from the model, safe to show: escaped, and cut at ``limit`` characters."""
+    shown = text[:limit].encode("unicode_escape").decode("ascii")
+    return shown + ("…" if len(text) > limit else "")
 
 
-def _type_name(value: object) -> str:
-    names = {
-        bool: "boolean",
-        int: "integer",
-        float: "number",
-        str: "string",
-        list: "array",
-        dict: "object",
-        type(None): "null",
-    }
-    return names.get(type(value), type(value).__name__)
-
-
-def _check_args(spec: ToolSpec, args: object) -> dict:
-    """Validate ``args`` against the spec's schema; returns a cleaned copy."""
+def validate_args(spec: ToolSpec, args: Any) -> dict[str, Any]:
+    """``args`` checked against ``spec.parameters``; a cleaned copy, or :class:`ToolError`
+    saying what to send instead. Accepts anything ``json.loads`` can produce."""
     if args is None:
         args = {}
     if not isinstance(args, dict):
-        raise ToolError(f"arguments for {spec.name} must be a JSON object, got {_type_name(args)}")
+        raise ToolError(f"arguments for {spec.name} must be a JSON object, got {describe(args)}")
     props, required = spec.parameters["properties"], spec.parameters["required"]
     valid = ", ".join(props)
     clean = {}
     for key, value in args.items():
         if key not in props:
-            raise ToolError(f"unknown argument '{key}' for {spec.name}; valid arguments: {valid}")
+            raise ToolError(f"unknown argument '{_quote(str(key))}' for {spec.name}; valid arguments: {valid}")
         if value is None and key not in required:
             continue  # explicit null for an optional argument = not given
-        expected = props[key]["type"]
-        if isinstance(value, float) and expected == "integer" and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) and expected != "boolean" or not isinstance(value, _JSON_TYPES[expected]):
-            raise ToolError(
-                f"argument '{key}' of {spec.name} must be {'an' if expected[0] in 'aeiou' else 'a'} "
-                f"{expected}, got {_type_name(value)} {value!r:.60}"
-            )
-        clean[key] = value
+        try:
+            clean[key] = check(value, props[key])
+        except SchemaError as exc:
+            raise ToolError(f"argument '{key}' of {spec.name} {exc}") from None
     missing = [k for k in required if k not in clean]
     if missing:
         raise ToolError(
@@ -191,17 +189,35 @@ def _check_args(spec: ToolSpec, args: object) -> dict:
     return clean
 
 
-async def run_tool(name: str, args: dict, root: Path, config: ToolConfig = ToolConfig()) -> ToolResult:  # noqa: B008 - frozen
+def _failure(name: str, exc: Exception) -> str:
+    try:
+        return f"{name} failed with {type(exc).__name__}: {exc}"
+    except Exception:  # an exception whose message cannot be built (e.g. a 5000-digit integer in it)
+        return f"{name} failed with {type(exc).__name__}"
+
+
+def _valid_text(text: str) -> str:
+    """``text`` as valid Unicode: lone surrogates (from undecodable bytes) become escapes."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+async def run_tool(name: str, args: Any, root: Path, config: ToolConfig = ToolConfig()) -> ToolResult:  # noqa: B008 - frozen
     """Run tool ``name``; every tool-level problem becomes ``ToolResult(ok=False)``.
 
-    Only ``asyncio.CancelledError`` propagates.
+    Only ``asyncio.CancelledError`` propagates. The content has the server's secrets
+    (:func:`~cody_lsp.server.secrets.env_secrets`) and their near-copies redacted.
     """
     spec = TOOLS.get(name)
     if spec is None:
-        return ToolResult(False, f"unknown tool '{name}'; available tools: {', '.join(TOOLS)}")
+        return ToolResult(False, f"unknown tool '{_quote(str(name))}'; available tools: {', '.join(TOOLS)}")
     try:
+        clean = validate_args(spec, args)
         real_root = Path(os.path.realpath(root))
-        result = await spec.handler(real_root, _check_args(spec, args), config)
+        result = await spec.handler(real_root, clean, config)
     except ToolError as e:
         result = ToolResult(False, str(e))
     except FileNotFoundError as e:
@@ -209,5 +225,6 @@ async def run_tool(name: str, args: dict, root: Path, config: ToolConfig = ToolC
     except PermissionError as e:
         result = ToolResult(False, f"{name} failed: permission denied: {e.filename}")
     except Exception as e:
-        result = ToolResult(False, f"{name} failed with {type(e).__name__}: {e}")
-    return ToolResult(result.ok, cap_text(result.content, config.max_result_chars))
+        result = ToolResult(False, _failure(name, e))
+    content = redact_all(_valid_text(result.content), env_secrets(os.environ))
+    return ToolResult(result.ok, cap_text(content, config.max_result_chars))

@@ -387,6 +387,136 @@ async def test_edit_file_crlf_and_non_utf8(ws):
     assert f.read_bytes() == b"1\r\n2\r\n\xff\r\n"
 
 
+# --------------------------------------------------------------------------- VCS metadata, names, limits
+
+
+@pytest.mark.parametrize(
+    "path",
+    [".git/config", "./.git/../.git/config", ".GIT/hooks/pre-commit", "sub/.git", ".hg/hgrc", ".jj/repo/x", ".svn/x"],
+)
+async def test_writes_under_vcs_metadata_are_refused(ws, path):
+    (ws / ".git").mkdir()
+    (ws / ".git" / "config").write_text("[core]\n")
+    (ws / "sub").mkdir()
+    for tool, args in (("write_file", {"content": "x"}), ("edit_file", {"old_string": "[core]", "new_string": "x"})):
+        r = await run_tool(tool, {"path": path, **args}, ws)
+        assert not r.ok and "version-control metadata" in r.content
+        assert "run_command" in r.content and "CODY_ALLOW_VCS_WRITES=1" in r.content
+    assert (ws / ".git" / "config").read_text() == "[core]\n"
+    assert sorted(os.listdir(ws)) == [".git", "sub"]
+
+
+async def test_a_symlink_into_git_is_no_way_around(ws):
+    (ws / ".git").mkdir()
+    (ws / "innocent").symlink_to(".git")
+    r = await run_tool("write_file", {"path": "innocent/config", "content": "[core]\nfsmonitor = evil\n"}, ws)
+    assert not r.ok and "version-control metadata" in r.content
+    assert os.listdir(ws / ".git") == []
+
+
+async def test_vcs_writes_allowed_by_the_setting(ws, monkeypatch):
+    (ws / ".git").mkdir()
+    monkeypatch.setenv("CODY_ALLOW_VCS_WRITES", "1")
+    r = await run_tool("write_file", {"path": ".git/info", "content": "ok"}, ws)
+    assert r.ok and (ws / ".git" / "info").read_text() == "ok"
+    monkeypatch.setenv("CODY_ALLOW_VCS_WRITES", "maybe")
+    r = await run_tool("write_file", {"path": "f", "content": "ok"}, ws)
+    assert not r.ok and "CODY_ALLOW_VCS_WRITES='maybe'" in r.content
+
+
+async def test_a_bad_number_setting_names_its_variable(ws, monkeypatch):
+    monkeypatch.setenv("CODY_TOOL_DEADLINE", "soon")
+    r = await run_tool("list_dir", {}, ws)
+    assert not r.ok and "CODY_TOOL_DEADLINE='soon'" in r.content
+
+
+async def test_undecodable_names_are_shown_escaped_and_readable(ws):
+    raw = os.fsencode(ws) + b"/bad\xff name.txt"
+    with open(raw, "wb") as f:
+        f.write(b"needle here\n")
+    os.symlink(b"loop", os.fsencode(ws) + b"/loop")
+    with open(os.fsencode(ws) + b"/new\nline.txt", "wb") as f:
+        f.write(b"x")
+    r = await run_tool("list_dir", {}, ws)
+    assert r.ok and r.content.splitlines() == [
+        "./ (3 entries)",
+        "bad\\xff name.txt",
+        "loop -> loop  [broken symlink: it loops]",
+        "new\\x0aline.txt",
+    ]
+    r = await run_tool("glob", {"pattern": "*.txt"}, ws)
+    assert r.ok and r.content.splitlines() == ["bad\\xff name.txt", "new\\x0aline.txt"]
+    r = await run_tool("grep", {"pattern": "needle"}, ws)
+    assert r.ok and r.content == "bad\\xff name.txt:1: needle here"
+    r = await run_tool("read_file", {"path": "bad\\xff name.txt"}, ws)
+    assert r.ok and r.content == "     1\tneedle here"
+    r = await run_tool("edit_file", {"path": "bad\\xff name.txt", "old_string": "here", "new_string": "there"}, ws)
+    assert r.ok and open(raw, "rb").read() == b"needle there\n"
+
+
+async def test_write_size_limit(ws):
+    cfg = ToolConfig(max_write_bytes=1000)
+    r = await run_tool("write_file", {"path": "big.txt", "content": "é" * 600}, ws, cfg)
+    assert not r.ok and "content is 1,200 bytes; the limit is 1,000 bytes" in r.content
+    assert not (ws / "big.txt").exists()
+    (ws / "f.txt").write_text("a\n")
+    r = await run_tool("edit_file", {"path": "f.txt", "old_string": "a", "new_string": "b" * 1001}, ws, cfg)
+    assert not r.ok and "new_string is 1,001 bytes" in r.content
+    r = await run_tool("write_file", {"path": "s.txt", "content": "lone \ud800"}, ws)
+    assert not r.ok and "surrogate" in r.content
+
+
+async def test_edit_refuses_files_over_the_limit(ws):
+    (ws / "big.txt").write_text("x" * 2000)
+    r = await run_tool(
+        "edit_file", {"path": "big.txt", "old_string": "x", "new_string": "y"}, ws, ToolConfig(max_file_bytes=1000)
+    )
+    assert not r.ok and "2,000 bytes" in r.content and "run_command" in r.content
+
+
+async def test_read_file_of_one_huge_line(ws):
+    (ws / "one.txt").write_bytes(b"z" * 3_000_000 + b"\nsecond\n")
+    r = await run_tool("read_file", {"path": "one.txt"}, ws)
+    assert r.ok
+    first, second = r.content.splitlines()
+    assert first.startswith("     1\t" + "z" * 2000 + "…[line cut: 3,000,000 bytes in all")
+    assert second == "     2\tsecond"
+
+
+async def test_read_file_stops_counting_at_the_scan_cap(ws):
+    (ws / "many.txt").write_bytes(b"l\n" * 3_000_000)
+    r = await run_tool("read_file", {"path": "many.txt", "end_line": 2}, ws, ToolConfig(max_scan_bytes=2 << 20))
+    assert r.ok
+    assert r.content.splitlines()[0].startswith("[lines 1-2 of at least 1,048,576 (counting stopped at the limit")
+
+
+async def test_grep_limits_are_reported(ws):
+    (ws / "big.txt").write_text("hit\n" * 1000)
+    (ws / "long.txt").write_bytes(b"y" * (2 << 20) + b"hit\n")
+    (ws / "small.txt").write_text("hit " + "w" * 900 + "\n")
+    r = await run_tool("grep", {"pattern": "hit"}, ws, ToolConfig(max_file_bytes=3000))
+    lines = r.content.splitlines()
+    assert lines[0] == "small.txt:1: hit " + "w" * 496 + "…"
+    assert "[2 files larger than 3,000 bytes were not searched]" in lines
+    r = await run_tool("grep", {"pattern": "hit", "path": "long.txt"}, ws)
+    assert (
+        "no matches" in r.content and "[1 lines longer than 1 MiB were searched in their first MiB only]" in r.content
+    )
+    r = await run_tool("grep", {"pattern": "hit"}, ws, ToolConfig(max_scan_entries=1))
+    assert "search stopped early at the limit of 1 entries per call" in r.content
+
+
+async def test_catastrophic_patterns_finish(ws):
+    (ws / "a.txt").write_text("a" * 50_000 + "b\n")
+    (ws / ("a" * 200 + "c")).write_text("")
+    r = await run_tool("grep", {"pattern": "(a+)+$"}, ws)
+    assert r.ok and r.content.startswith("no matches")
+    r = await run_tool("glob", {"pattern": "*a*a*a*a*a*a*a*a*a*a*a*b"}, ws)
+    assert r.ok and r.content.startswith("no files match")
+    r = await run_tool("grep", {"pattern": "(a)\\1"}, ws)
+    assert not r.ok and "backreferences" in r.content
+
+
 # --------------------------------------------------------------------------- run_command
 
 

@@ -201,14 +201,16 @@ class Workspace:
                     return Target(os.dup(here()), rest[-1], resolved() + rest, None, rest[:-1])
                 mode = os.fstat(fd).st_mode
                 if stat.S_ISLNK(mode):
-                    os.close(fd)
+                    try:
+                        target = os.readlink("", dir_fd=fd)  # this very link, whatever the name holds now
+                    finally:
+                        os.close(fd)
                     links += 1
                     if links > MAX_SYMLINKS:
                         raise ToolError(
                             f"path '{show(path)}' goes through a symlink loop (more than {MAX_SYMLINKS} links)"
                         )
                     link_name = "/".join((*resolved(), name))
-                    target = os.readlink(name, dir_fd=here())
                     if target.startswith("/"):
                         try:
                             inside = relative_parts(self.root, target, shown=False)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# CI for the VS Code extension: install, compile, run every test (unit, extension
-# activation with a mocked vscode, the real server over stdio, the webview in Chromium).
+# CI for the VS Code extension: install, type-check strictly, compile, run every test (unit,
+# extension activation with a mocked vscode, the real server over stdio, the webview in Chromium).
+# src/protocol.ts is generated from cody_lsp/wire.py (`python -m cody_lsp.protocol_export`);
+# tests/unit/test_protocol_export.py checks that it is fresh.
 # Nothing is skipped: a missing Chromium or Python with cody_lsp is an error.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -22,6 +24,9 @@ fi
 export CODY_PYTHON CHROMIUM_PATH
 
 npm ci --no-audit --no-fund
+# Strict type-checks (tsconfig.base.json): the extension and its tests (Node), and the webview (DOM).
+npx tsc --noEmit -p tsconfig.json
+npx tsc --noEmit -p tsconfig.webview.json
 rm -rf out
 npm run compile
 npm test

@@ -19,7 +19,7 @@ export class CodyPermissionsFeature implements StaticFeature {
   }
 
   initialize(): void {
-    // Nothing to set up: the server's answer is checked after start (protocol.ts).
+    // Nothing to set up: the server's answer is checked after start (protocolVersion.ts).
   }
 
   getState(): FeatureState {

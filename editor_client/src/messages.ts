@@ -1,6 +1,16 @@
-// The messages between the extension and the webview (media/main.js). The webview is
-// plain JavaScript and only executes these; every protocol decision is made in session.ts.
-import type { PermissionOutcome, RunStatus, SessionInfo, Usage } from './protocol';
+// The messages between the extension and the webview (src/webview/main.ts). The webview only
+// renders these; every protocol decision is made in session.ts. Both sides compile against
+// this file and the generated protocol types.
+import type { PermissionResult, RunStatus, SessionInfo, Usage } from './protocol';
+
+export type PermissionOutcome = PermissionResult['outcome'];
+
+/** Every permission outcome (the compiler checks this against the generated type). */
+const OUTCOMES: Record<PermissionOutcome, true> = { allow: true, allow_always: true, deny: true };
+
+export function isPermissionOutcome(value: unknown): value is PermissionOutcome {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(OUTCOMES, value);
+}
 
 /** Extension → webview. */
 export type ToWebview =
@@ -19,6 +29,9 @@ export type ToWebview =
   | { type: 'runEnded'; runId: string; status: RunStatus; message?: string; usage?: Usage }
   | { type: 'notice'; text: string; level: 'info' | 'error' };
 
+/** One kind of message to the webview, by its `type`. */
+export type ToWebviewOf<T extends ToWebview['type']> = Extract<ToWebview, { type: T }>;
+
 /** Webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
@@ -27,14 +40,14 @@ export type FromWebview =
   | { type: 'newSession' }
   | { type: 'permissionAnswer'; id: string; outcome: PermissionOutcome };
 
-const FROM_WEBVIEW_TYPES = new Set(['ready', 'send', 'stop', 'newSession', 'permissionAnswer']);
+const FROM_WEBVIEW_TYPES: Record<FromWebview['type'], true> = { ready: true, send: true, stop: true, newSession: true, permissionAnswer: true };
 
 /** Checks the shape of a message from the webview before it is dispatched. */
 export function isFromWebview(value: unknown): value is FromWebview {
   if (value === null || typeof value !== 'object') return false;
   const message = value as Record<string, unknown>;
-  if (typeof message.type !== 'string' || !FROM_WEBVIEW_TYPES.has(message.type)) return false;
+  if (typeof message.type !== 'string' || !Object.prototype.hasOwnProperty.call(FROM_WEBVIEW_TYPES, message.type)) return false;
   if (message.type === 'send') return typeof message.text === 'string';
-  if (message.type === 'permissionAnswer') return typeof message.id === 'string' && typeof message.outcome === 'string';
+  if (message.type === 'permissionAnswer') return typeof message.id === 'string' && isPermissionOutcome(message.outcome);
   return true;
 }

@@ -1,5 +1,5 @@
-// The chat view (`cody.chat`): a WebviewViewProvider that loads media/main.js and
-// media/main.css and passes messages both ways.
+// The chat view (`cody.chat`): a WebviewViewProvider that loads out/webview/main.js (built
+// from src/webview/main.ts) and media/main.css, and passes messages both ways.
 import * as vscode from 'vscode';
 import { makeNonce, renderHtml } from './html';
 import { isFromWebview, type FromWebview, type ToWebview } from './messages';
@@ -18,12 +18,13 @@ export class ChatPanel implements vscode.WebviewViewProvider {
     this.view = view;
     this.ready = false;
     const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    const script = vscode.Uri.joinPath(this.extensionUri, 'out', 'webview');
     const webview = view.webview;
-    webview.options = { enableScripts: true, localResourceRoots: [media] };
+    webview.options = { enableScripts: true, localResourceRoots: [media, script] };
     webview.html = renderHtml({
       cspSource: webview.cspSource,
       nonce: makeNonce(),
-      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'main.js')).toString(),
+      scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(script, 'main.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'main.css')).toString(),
     });
     webview.onDidReceiveMessage((message: unknown) => {

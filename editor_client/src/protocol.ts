@@ -1,7 +1,103 @@
-// The cody/* wire types this extension uses (see protocol.md at the repository root).
-// No vscode import: this module is shared by the extension, the tests and session.ts.
+// GENERATED from cody_lsp/wire.py by cody_lsp/protocol_export.py: do not edit.
+// Regenerate with `python -m cody_lsp.protocol_export` (tests/unit/test_protocol_export.py fails while this file is stale).
+// The cody/* wire types (protocol.md is the reference; protocol.schema.json is the same as a JSON Schema).
+// Optional fields (`?`) are absent, never null, in what the server sends.
 
 export const PROTOCOL_VERSION = 1;
+
+export type RunStatus = "done" | "cancelled" | "circuit_breaker" | "error";
+
+export interface CancelParams {
+  runId?: string;
+  sessionId?: string;
+}
+
+export interface CancelResult {
+  cancelled: boolean;
+}
+
+export interface CreateSessionParams {
+  title?: string;
+  model?: string;
+  workspaceFolder?: string;
+}
+
+export interface DeleteResult {
+  deleted: boolean;
+}
+
+export interface DeleteSessionParams {
+  sessionId: string;
+}
+
+export interface ErrorInfo {
+  code: string;
+  message: string;
+}
+
+export interface GetSessionParams {
+  sessionId: string;
+  limit?: number;
+  /** Return the messages whose position is lower than this (page backwards). */
+  before?: number;
+}
+
+export interface LatestSessionParams {
+  workspaceFolder?: string;
+}
+
+export interface ListSessionsParams {
+  workspaceFolder?: string;
+  limit?: number;
+  cursor?: string;
+}
+
+/** One message of a session's history as the client sees it. */
+export interface Message {
+  role: "system" | "user" | "assistant" | "tool";
+  content: string | null;
+  position: number;
+  createdAt: string;
+  runId?: string;
+  toolCalls?: ToolCallInfo[];
+  toolCallId?: string;
+  toolName?: string;
+  /** "message"; or, for the marker a turn that did not finish leaves (a `user` message the model may read, never something the user typed — render it as a state): "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error). */
+  kind: "message" | "interrupted" | "circuit_breaker" | "failed";
+  /** On tool messages: whether the tool succeeded. */
+  ok?: boolean;
+  /** On "circuit_breaker" and "failed" markers: why the turn ended. */
+  error?: ErrorInfo;
+}
+
+export interface PermissionParams {
+  runId: string;
+  sessionId: string;
+  toolCallId: string;
+  toolName: string;
+  args: Record<string, unknown>;
+  workspaceFolder: string;
+}
+
+export interface PermissionResult {
+  outcome: "allow" | "allow_always" | "deny";
+}
+
+export interface RunParams {
+  prompt: string;
+  sessionId?: string;
+  workspaceFolder?: string;
+  runId?: string;
+}
+
+export interface RunResult {
+  runId: string;
+  sessionId: string;
+  status: RunStatus;
+  output: string;
+  usage: Usage;
+  error?: ErrorInfo;
+}
 
 export interface SessionInfo {
   id: string;
@@ -13,30 +109,30 @@ export interface SessionInfo {
   updatedAt: string;
 }
 
+export interface SessionList {
+  sessions: SessionInfo[];
+  nextCursor?: string;
+}
+
+export interface SessionPage {
+  session: SessionInfo;
+  messages: Message[];
+  /** Position to pass as `before` for the previous page; absent on the first page. */
+  nextBefore?: number;
+}
+
 export interface ToolCallInfo {
   id: string;
   name: string;
   arguments: string;
 }
 
-export interface Message {
-  role: 'system' | 'user' | 'assistant' | 'tool';
-  content: string | null;
-  position: number;
-  createdAt: string;
-  runId?: string;
-  toolCalls?: ToolCallInfo[];
-  toolCallId?: string;
-  toolName?: string;
-  kind: string;
-  /** On tool messages: whether the tool succeeded (absent on older history). */
-  ok?: boolean;
-}
-
-export interface SessionPage {
-  session: SessionInfo;
-  messages: Message[];
-  nextBefore?: number;
+export interface UpdateSessionParams {
+  sessionId: string;
+  /** A new title (shown in session lists). */
+  title?: string;
+  /** The model of the session's next runs. */
+  model?: string;
 }
 
 export interface Usage {
@@ -45,72 +141,164 @@ export interface Usage {
   totalTokens: number;
 }
 
-export type RunStatus = 'done' | 'cancelled' | 'circuit_breaker' | 'error';
+// ---- cody/chunk
 
-export interface RunResult {
-  runId: string;
-  sessionId: string;
-  status: RunStatus;
-  output: string;
-  usage: Usage;
-  error?: { code: string; message: string };
-}
-
-/** The params of one `cody/chunk` notification; fields beyond the envelope depend on `type`. */
-export interface Chunk {
+/** Fields every chunk carries. */
+export interface ChunkEnvelope {
   runId: string;
   sessionId: string;
   seq: number;
-  type: string;
-  content?: string;
-  workspaceFolder?: string;
-  model?: string;
-  toolCallId?: string;
-  toolName?: string;
-  args?: Record<string, unknown>;
-  ok?: boolean;
-  retryAttempt?: number;
-  retryMaxAttempts?: number;
-  delayMs?: number;
-  reason?: string;
-  output?: string;
-  usage?: Usage;
-  code?: string;
-  message?: string;
-  limit?: string;
 }
 
-export const TERMINAL_CHUNK_TYPES: ReadonlySet<string> = new Set(['done', 'cancelled', 'circuit_breaker', 'error']);
+export interface CancelledChunk extends ChunkEnvelope {
+  type: "cancelled";
+}
 
-export interface PermissionParams {
-  runId: string;
-  sessionId: string;
+export interface CircuitBreakerChunk extends ChunkEnvelope {
+  type: "circuit_breaker";
+  reason: string;
+  limit: string;
+  steps: number;
+  totalTokens: number;
+  detail?: string;
+}
+
+export interface DoneChunk extends ChunkEnvelope {
+  type: "done";
+  output: string;
+  usage: Usage;
+}
+
+export interface ErrorChunk extends ChunkEnvelope {
+  type: "error";
+  code: string;
+  message: string;
+}
+
+export interface RetryChunk extends ChunkEnvelope {
+  type: "retry";
+  retryAttempt: number;
+  retryMaxAttempts: number;
+  delayMs: number;
+  reason: string;
+}
+
+export interface SessionStartChunk extends ChunkEnvelope {
+  type: "session_start";
+  workspaceFolder: string;
+  model: string;
+}
+
+export interface TextDeltaChunk extends ChunkEnvelope {
+  type: "text_delta";
+  content: string;
+}
+
+export interface ThinkingChunk extends ChunkEnvelope {
+  type: "thinking";
+  content: string;
+}
+
+export interface ToolCallChunk extends ChunkEnvelope {
+  type: "tool_call";
   toolCallId: string;
   toolName: string;
   args: Record<string, unknown>;
-  workspaceFolder: string;
 }
 
-export type PermissionOutcome = 'allow' | 'allow_always' | 'deny';
-export const PERMISSION_OUTCOMES: readonly PermissionOutcome[] = ['allow', 'allow_always', 'deny'];
-
-/**
- * The protocol version the server's initialize result advertises
- * (`capabilities.experimental.cody.protocolVersion`), or undefined if it advertises none.
- */
-export function serverProtocolVersion(initializeResult: unknown): number | undefined {
-  const version = (initializeResult as { capabilities?: { experimental?: { cody?: { protocolVersion?: unknown } } } } | undefined)
-    ?.capabilities?.experimental?.cody?.protocolVersion;
-  return typeof version === 'number' ? version : undefined;
+export interface ToolResultChunk extends ChunkEnvelope {
+  type: "tool_result";
+  toolCallId: string;
+  toolName: string;
+  ok: boolean;
+  content: string;
 }
 
-/** Throws unless the server speaks the protocol version this client knows. */
-export function checkProtocolVersion(initializeResult: unknown): void {
-  const version = serverProtocolVersion(initializeResult);
-  if (version !== PROTOCOL_VERSION) {
-    throw new Error(
-      `the server speaks cody protocol version ${version ?? '(none)'}, this extension knows version ${PROTOCOL_VERSION}; ` +
-        'install matching versions of cody-lsp and the extension',
-    );
-  }
+/** The params of one cody/chunk notification, discriminated by `type`. */
+export type Chunk =
+  | CancelledChunk
+  | CircuitBreakerChunk
+  | DoneChunk
+  | ErrorChunk
+  | RetryChunk
+  | SessionStartChunk
+  | TextDeltaChunk
+  | ThinkingChunk
+  | ToolCallChunk
+  | ToolResultChunk;
+
+/** The chunk that ends a run: exactly one per run, before the cody/run result. */
+export type TerminalChunk =
+  | CancelledChunk
+  | CircuitBreakerChunk
+  | DoneChunk
+  | ErrorChunk;
+
+export type ChunkType = Chunk["type"];
+export type TerminalChunkType = TerminalChunk["type"];
+
+export const CHUNK_TYPES: readonly ChunkType[] = [
+  "cancelled",
+  "circuit_breaker",
+  "done",
+  "error",
+  "retry",
+  "session_start",
+  "text_delta",
+  "thinking",
+  "tool_call",
+  "tool_result",
+];
+
+export const TERMINAL_CHUNK_TYPES: readonly TerminalChunkType[] = [
+  "cancelled",
+  "circuit_breaker",
+  "done",
+  "error",
+];
+
+export function isTerminalChunk(chunk: Chunk): chunk is TerminalChunk {
+  return (TERMINAL_CHUNK_TYPES as readonly string[]).includes(chunk.type);
 }
+
+// ---- Methods
+
+/** Requests from the client: method → params and result. */
+export interface Requests {
+  "cody/cancel": { params: CancelParams; result: CancelResult };
+  "cody/createSession": { params: CreateSessionParams; result: SessionInfo };
+  "cody/deleteSession": { params: DeleteSessionParams; result: DeleteResult };
+  "cody/getSession": { params: GetSessionParams; result: SessionPage };
+  "cody/latestSession": { params: LatestSessionParams; result: SessionInfo | null };
+  "cody/listSessions": { params: ListSessionsParams; result: SessionList };
+  "cody/run": { params: RunParams; result: RunResult };
+  "cody/updateSession": { params: UpdateSessionParams; result: SessionInfo };
+}
+
+/** Notifications from the server: method → params. */
+export interface Notifications {
+  "cody/chunk": { params: Chunk };
+}
+
+/** Requests from the server to the client: method → params and result. */
+export interface ServerRequests {
+  "cody/requestPermission": { params: PermissionParams; result: PermissionResult };
+}
+
+export type RequestMethod = keyof Requests;
+export type NotificationMethod = keyof Notifications;
+export type ServerRequestMethod = keyof ServerRequests;
+
+/** Every method name, by its last path segment. */
+export const Methods = {
+  cancel: "cody/cancel",
+  chunk: "cody/chunk",
+  createSession: "cody/createSession",
+  deleteSession: "cody/deleteSession",
+  getSession: "cody/getSession",
+  latestSession: "cody/latestSession",
+  listSessions: "cody/listSessions",
+  requestPermission: "cody/requestPermission",
+  run: "cody/run",
+  updateSession: "cody/updateSession",
+} as const;

@@ -1,8 +1,8 @@
 // What one run shows, chunk by chunk, with the retry rule of protocol.md applied:
 // on a `retry` chunk, the text_delta and thinking content shown since the current
 // model step began (the last tool_result, session_start or retry) is withdrawn.
-import type { ToWebview } from './messages';
-import { TERMINAL_CHUNK_TYPES, type Chunk, type RunStatus } from './protocol';
+import type { ToWebview, ToWebviewOf } from './messages';
+import { isTerminalChunk, type Chunk, type TerminalChunk } from './protocol';
 import { summarizeCall, summarizeResult } from './toolSummary';
 
 export class RunTranscript {
@@ -12,7 +12,7 @@ export class RunTranscript {
   private stepText = '';
   private stepThinking = '';
   private lastSeq = -1;
-  private terminalChunk: Chunk | undefined;
+  private terminalChunk: TerminalChunk | undefined;
 
   constructor(readonly runId: string) {}
 
@@ -30,7 +30,7 @@ export class RunTranscript {
     return this.stepThinking;
   }
 
-  get terminal(): Chunk | undefined {
+  get terminal(): TerminalChunk | undefined {
     return this.terminalChunk;
   }
 
@@ -43,52 +43,44 @@ export class RunTranscript {
     if (chunk.seq <= this.lastSeq || this.ended) return []; // a duplicate, or after the end
     this.lastSeq = chunk.seq;
     const runId = this.runId;
+    if (isTerminalChunk(chunk)) {
+      this.terminalChunk = chunk;
+      return [endMessage(runId, chunk)];
+    }
     switch (chunk.type) {
       case 'session_start':
         return [this.newStep()];
       case 'text_delta':
-        this.stepText += chunk.content ?? '';
-        return [{ type: 'text', runId, text: chunk.content ?? '' }];
+        this.stepText += chunk.content;
+        return [{ type: 'text', runId, text: chunk.content }];
       case 'thinking':
-        this.stepThinking += chunk.content ?? '';
-        return [{ type: 'thinking', runId, text: chunk.content ?? '' }];
+        this.stepThinking += chunk.content;
+        return [{ type: 'thinking', runId, text: chunk.content }];
       case 'tool_call':
         return [
-          {
-            type: 'toolCall',
-            runId,
-            toolCallId: chunk.toolCallId ?? '',
-            toolName: chunk.toolName ?? '',
-            summary: summarizeCall(chunk.toolName ?? '', chunk.args ?? {}),
-          },
+          { type: 'toolCall', runId, toolCallId: chunk.toolCallId, toolName: chunk.toolName, summary: summarizeCall(chunk.toolName, chunk.args) },
         ];
       case 'tool_result':
         return [
           {
             type: 'toolResult',
             runId,
-            toolCallId: chunk.toolCallId ?? '',
-            toolName: chunk.toolName ?? '',
-            ok: chunk.ok ?? null,
-            summary: summarizeResult(chunk.content ?? ''),
+            toolCallId: chunk.toolCallId,
+            toolName: chunk.toolName,
+            ok: chunk.ok,
+            summary: summarizeResult(chunk.content),
           },
           this.newStep(),
         ];
       case 'retry': {
         this.stepText = '';
         this.stepThinking = '';
-        const delay = ((chunk.delayMs ?? 0) / 1000).toFixed(1);
-        const notice =
-          `Retrying in ${delay}s (attempt ${chunk.retryAttempt ?? '?'} of ${chunk.retryMaxAttempts ?? '?'}): ` +
-          (chunk.reason ?? '');
+        const delay = (chunk.delayMs / 1000).toFixed(1);
+        const notice = `Retrying in ${delay}s (attempt ${chunk.retryAttempt} of ${chunk.retryMaxAttempts}): ${chunk.reason}`;
         return [{ type: 'retract', runId, notice }, this.newStep()];
       }
       default:
-        if (TERMINAL_CHUNK_TYPES.has(chunk.type)) {
-          this.terminalChunk = chunk;
-          return [this.endMessage(chunk)];
-        }
-        return []; // a chunk type from a newer server: nothing to show
+        return ignoreUnknown(chunk);
     }
   }
 
@@ -98,13 +90,26 @@ export class RunTranscript {
     this.stepThinking = '';
     return { type: 'stepStart', runId: this.runId };
   }
+}
 
-  private endMessage(chunk: Chunk): ToWebview {
-    const status = chunk.type as RunStatus;
-    const end: ToWebview = { type: 'runEnded', runId: this.runId, status };
-    if (chunk.usage) end.usage = chunk.usage;
-    if (status === 'error') end.message = `${chunk.code ?? 'error'}: ${chunk.message ?? ''}`;
-    if (status === 'circuit_breaker') end.message = `Stopped by a safety limit: ${chunk.reason ?? chunk.limit ?? ''}`;
-    return end;
+/** The webview message that ends a run. */
+function endMessage(runId: string, chunk: TerminalChunk): ToWebviewOf<'runEnded'> {
+  switch (chunk.type) {
+    case 'done':
+      return { type: 'runEnded', runId, status: chunk.type, usage: chunk.usage };
+    case 'cancelled':
+      return { type: 'runEnded', runId, status: chunk.type };
+    case 'error':
+      return { type: 'runEnded', runId, status: chunk.type, message: `${chunk.code}: ${chunk.message}` };
+    case 'circuit_breaker':
+      return { type: 'runEnded', runId, status: chunk.type, message: `Stopped by a safety limit: ${chunk.reason || chunk.limit}` };
   }
+}
+
+/**
+ * Every chunk type of this protocol version is handled above (the compiler checks it: `chunk`
+ * is `never` here); a newer server may still send a type this version does not know.
+ */
+function ignoreUnknown(_chunk: never): ToWebview[] {
+  return [];
 }

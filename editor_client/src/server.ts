@@ -3,7 +3,7 @@
 import * as vscode from 'vscode';
 import { LanguageClient, type Executable, type LanguageClientOptions } from 'vscode-languageclient/node';
 import { CodyPermissionsFeature } from './capabilities';
-import { checkProtocolVersion } from './protocol';
+import { checkProtocolVersion } from './protocolVersion';
 
 export interface ServerSettings {
   pythonPath: string;

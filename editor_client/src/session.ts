@@ -3,16 +3,22 @@
 // client-chosen runId, route `cody/chunk` notifications by runId (retry rule in
 // RunTranscript), cancel, and answer `cody/requestPermission` with the user's click.
 import { randomBytes } from 'node:crypto';
-import type { FromWebview, ToWebview } from './messages';
+import { isPermissionOutcome, type FromWebview, type PermissionOutcome, type ToWebview, type ToWebviewOf } from './messages';
 import {
-  PERMISSION_OUTCOMES,
+  Methods,
   type Chunk,
   type Message,
-  type PermissionOutcome,
+  type NotificationMethod,
+  type Notifications,
   type PermissionParams,
+  type PermissionResult,
+  type RequestMethod,
+  type Requests,
+  type RunParams,
   type RunResult,
+  type ServerRequestMethod,
+  type ServerRequests,
   type SessionInfo,
-  type SessionPage,
 } from './protocol';
 import { RunTranscript } from './runTranscript';
 import { permissionDetail, summarizeCall, summarizeResult } from './toolSummary';
@@ -26,11 +32,17 @@ export interface CancellationTokenLike {
   onCancellationRequested(listener: () => void): Disposable;
 }
 
-/** What Session needs of a JSON-RPC connection: a LanguageClient or a vscode-jsonrpc MessageConnection. */
+/**
+ * What Session needs of a JSON-RPC connection (a LanguageClient or a vscode-jsonrpc
+ * MessageConnection), typed by the generated method maps of protocol.ts.
+ */
 export interface RpcConnection {
-  sendRequest<R>(method: string, params: unknown): Promise<R>;
-  onNotification(method: string, handler: (params: any) => void): Disposable;
-  onRequest(method: string, handler: (params: any, token: CancellationTokenLike) => unknown): Disposable;
+  sendRequest<M extends RequestMethod>(method: M, params: Requests[M]['params']): Promise<Requests[M]['result']>;
+  onNotification<M extends NotificationMethod>(method: M, handler: (params: Notifications[M]['params']) => void): Disposable;
+  onRequest<M extends ServerRequestMethod>(
+    method: M,
+    handler: (params: ServerRequests[M]['params'], token: CancellationTokenLike) => Promise<ServerRequests[M]['result']>,
+  ): Disposable;
 }
 
 export interface SessionOptions {
@@ -71,10 +83,8 @@ export class Session {
     this.post = options.post;
     this.newRunId = options.newRunId ?? defaultRunId;
     this.subscriptions.push(
-      this.connection.onNotification('cody/chunk', (params: Chunk) => this.onChunk(params)),
-      this.connection.onRequest('cody/requestPermission', (params: PermissionParams, token: CancellationTokenLike) =>
-        this.askPermission(params, token),
-      ),
+      this.connection.onNotification(Methods.chunk, (chunk) => this.onChunk(chunk)),
+      this.connection.onRequest(Methods.requestPermission, (params, token) => this.askPermission(params, token)),
     );
   }
 
@@ -132,14 +142,12 @@ export class Session {
       return;
     }
     try {
-      const latest = await this.connection.sendRequest<SessionInfo | null>('cody/latestSession', {
-        workspaceFolder: this.options.workspaceFolder,
-      });
+      const latest = await this.connection.sendRequest(Methods.latestSession, { workspaceFolder: this.options.workspaceFolder });
       this.post({ type: 'reset' });
       this.post({ type: 'session', session: latest });
       this.sessionId = latest?.id;
       if (latest && latest.messageCount > 0) {
-        const page = await this.connection.sendRequest<SessionPage>('cody/getSession', {
+        const page = await this.connection.sendRequest(Methods.getSession, {
           sessionId: latest.id,
           limit: this.options.historyLimit ?? 200,
         });
@@ -157,9 +165,7 @@ export class Session {
       await this.activeRunDone;
     }
     try {
-      const session = await this.connection.sendRequest<SessionInfo>('cody/createSession', {
-        workspaceFolder: this.options.workspaceFolder,
-      });
+      const session = await this.connection.sendRequest(Methods.createSession, { workspaceFolder: this.options.workspaceFolder });
       this.sessionId = session.id;
       this.post({ type: 'reset' });
       this.post({ type: 'session', session });
@@ -193,14 +199,16 @@ export class Session {
     this.activeRunId = runId;
     this.post({ type: 'user', text: prompt });
     this.post({ type: 'runStarted', runId });
-    const params: Record<string, unknown> = { prompt, runId, workspaceFolder: this.options.workspaceFolder };
+    const params: RunParams = { prompt, runId, workspaceFolder: this.options.workspaceFolder };
     if (this.sessionId !== undefined) params.sessionId = this.sessionId;
     try {
-      const result = await this.connection.sendRequest<RunResult>('cody/run', params);
+      const result = await this.connection.sendRequest(Methods.run, params);
       this.sessionId = result.sessionId;
       if (!transcript.ended) {
         // Every run sends its terminal chunk before the result; this is only a safety net.
-        this.post({ type: 'runEnded', runId, status: result.status, message: result.error?.message, usage: result.usage });
+        const end: ToWebviewOf<'runEnded'> = { type: 'runEnded', runId, status: result.status, usage: result.usage };
+        if (result.error !== undefined) end.message = result.error.message;
+        this.post(end);
       }
       await this.refreshSessionInfo();
       return result;
@@ -220,7 +228,7 @@ export class Session {
     const runId = this.activeRunId;
     if (runId === undefined) return false;
     try {
-      const result = await this.connection.sendRequest<{ cancelled: boolean }>('cody/cancel', { runId });
+      const result = await this.connection.sendRequest(Methods.cancel, { runId });
       return result.cancelled;
     } catch (error) {
       this.post({ type: 'notice', level: 'error', text: `Could not stop the run: ${errorText(error)}` });
@@ -231,7 +239,7 @@ export class Session {
   /** The user's answer to a permission card; false if the request is no longer pending. */
   answerPermission(id: string, outcome: PermissionOutcome): boolean {
     const pending = this.pendingPermissions.get(id);
-    if (pending === undefined || !PERMISSION_OUTCOMES.includes(outcome)) return false;
+    if (pending === undefined || !isPermissionOutcome(outcome)) return false;
     pending.finish(outcome);
     this.post({ type: 'permissionClosed', id, outcome });
     return true;
@@ -247,7 +255,7 @@ export class Session {
     if (transcript.ended) this.withdrawPermissions(chunk.runId);
   }
 
-  private askPermission(params: PermissionParams, token: CancellationTokenLike): Promise<{ outcome: PermissionOutcome }> {
+  private askPermission(params: PermissionParams, token: CancellationTokenLike): Promise<PermissionResult> {
     const id = `${params.runId}/${params.toolCallId}`;
     return new Promise((resolve) => {
       let cancelListener: Disposable | undefined;
@@ -260,8 +268,8 @@ export class Session {
         type: 'permission',
         id,
         toolName: params.toolName,
-        summary: summarizeCall(params.toolName, params.args ?? {}),
-        detail: permissionDetail(params.toolName, params.args ?? {}),
+        summary: summarizeCall(params.toolName, params.args),
+        detail: permissionDetail(params.toolName, params.args),
       };
       this.pendingPermissions.set(id, { finish, card });
       this.post(card);
@@ -288,7 +296,7 @@ export class Session {
   private async refreshSessionInfo(): Promise<void> {
     if (this.sessionId === undefined) return;
     try {
-      const page = await this.connection.sendRequest<SessionPage>('cody/getSession', { sessionId: this.sessionId, limit: 1 });
+      const page = await this.connection.sendRequest(Methods.getSession, { sessionId: this.sessionId, limit: 1 });
       if (page.session.id === this.sessionId) this.post({ type: 'session', session: page.session });
     } catch {
       // The header keeps its old title; nothing else depends on it.
@@ -302,7 +310,8 @@ export function historyMessages(messages: Message[]): ToWebview[] {
   for (const message of messages) {
     const runId = `history-${message.runId ?? message.position}`;
     if (message.role === 'user') {
-      if (message.kind === 'interrupted') out.push({ type: 'notice', level: 'info', text: message.content ?? '' });
+      // A marker a turn that did not finish left (not something the user typed): a notice.
+      if (message.kind !== 'message') out.push({ type: 'notice', level: 'info', text: message.content ?? '' });
       else out.push({ type: 'user', text: message.content ?? '' });
     } else if (message.role === 'assistant') {
       out.push({ type: 'stepStart', runId });

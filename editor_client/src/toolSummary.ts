@@ -68,8 +68,8 @@ function prefixLines(prefix: string, text: string): string {
 
 /** The first non-empty line of a tool result, and how many more lines it had. */
 export function summarizeResult(content: string): string {
-  const lines = content.split('\n').filter((l) => l.trim() !== '');
-  if (lines.length === 0) return '(no output)';
-  const more = lines.length > 1 ? ` (+${lines.length - 1} lines)` : '';
-  return clip(lines[0].trim(), MAX_LINE) + more;
+  const [first, ...rest] = content.split('\n').filter((l) => l.trim() !== '');
+  if (first === undefined) return '(no output)';
+  const more = rest.length > 0 ? ` (+${rest.length} lines)` : '';
+  return clip(first.trim(), MAX_LINE) + more;
 }

@@ -1,7 +1,18 @@
-// A scripted in-memory RpcConnection for unit tests of Session.
+// A scripted in-memory RpcConnection for unit tests of Session, typed by the generated protocol.
+import type {
+  Chunk,
+  ChunkEnvelope,
+  ChunkType,
+  NotificationMethod,
+  Notifications,
+  RequestMethod,
+  Requests,
+  ServerRequestMethod,
+  ServerRequests,
+} from '../protocol';
 import type { CancellationTokenLike, Disposable, RpcConnection } from '../session';
 
-type Handler = (params: any, token: CancellationTokenLike) => unknown;
+type Answer<M extends RequestMethod> = (params: Requests[M]['params']) => Requests[M]['result'] | Promise<Requests[M]['result']>;
 
 export class FakeToken implements CancellationTokenLike {
   isCancellationRequested = false;
@@ -28,50 +39,73 @@ export class Deferred<T> {
 }
 
 export class FakeConnection implements RpcConnection {
-  readonly sent: Array<{ method: string; params: any }> = [];
-  /** Answers per method; a missing one makes the request fail. */
-  readonly responders = new Map<string, (params: any) => unknown>();
-  private readonly notificationHandlers = new Map<string, (params: any) => void>();
-  private readonly requestHandlers = new Map<string, Handler>();
+  readonly sent: Array<{ method: RequestMethod; params: unknown }> = [];
+  // Keyed by method; `respond`, `onNotification` and `onRequest` keep each entry's types matched to its key.
+  private readonly answers = new Map<RequestMethod, (params: unknown) => unknown>();
+  private readonly notificationHandlers = new Map<NotificationMethod, (params: unknown) => void>();
+  private readonly requestHandlers = new Map<ServerRequestMethod, (params: unknown, token: CancellationTokenLike) => Promise<unknown>>();
 
-  sendRequest<R>(method: string, params: unknown): Promise<R> {
-    this.sent.push({ method, params });
-    const responder = this.responders.get(method);
-    if (responder === undefined) return Promise.reject(new Error(`no responder for ${method}`));
-    return Promise.resolve().then(() => responder(params) as R);
+  /** How the server answers `method`; a method without an answer makes the request fail. */
+  respond<M extends RequestMethod>(method: M, answer: Answer<M>): void {
+    this.answers.set(method, answer as (params: unknown) => unknown);
   }
 
-  onNotification(method: string, handler: (params: any) => void): Disposable {
-    this.notificationHandlers.set(method, handler);
+  sendRequest<M extends RequestMethod>(method: M, params: Requests[M]['params']): Promise<Requests[M]['result']> {
+    this.sent.push({ method, params });
+    const answer = this.answers.get(method) as Answer<M> | undefined;
+    if (answer === undefined) return Promise.reject(new Error(`no answer for ${method}`));
+    return Promise.resolve().then(() => answer(params));
+  }
+
+  onNotification<M extends NotificationMethod>(method: M, handler: (params: Notifications[M]['params']) => void): Disposable {
+    this.notificationHandlers.set(method, handler as (params: unknown) => void);
     return { dispose: () => this.notificationHandlers.delete(method) };
   }
 
-  onRequest(method: string, handler: Handler): Disposable {
-    this.requestHandlers.set(method, handler);
+  onRequest<M extends ServerRequestMethod>(
+    method: M,
+    handler: (params: ServerRequests[M]['params'], token: CancellationTokenLike) => Promise<ServerRequests[M]['result']>,
+  ): Disposable {
+    this.requestHandlers.set(method, handler as (params: unknown, token: CancellationTokenLike) => Promise<unknown>);
     return { dispose: () => this.requestHandlers.delete(method) };
   }
 
   /** The server sends a notification. */
-  notify(method: string, params: unknown): void {
+  notify<M extends NotificationMethod>(method: M, params: Notifications[M]['params']): void {
     const handler = this.notificationHandlers.get(method);
     if (handler === undefined) throw new Error(`no handler for notification ${method}`);
     handler(params);
   }
 
   /** The server sends a request; resolves with the client's answer. */
-  request(method: string, params: unknown, token: FakeToken = new FakeToken()): Promise<unknown> {
+  request<M extends ServerRequestMethod>(
+    method: M,
+    params: ServerRequests[M]['params'],
+    token: FakeToken = new FakeToken(),
+  ): Promise<ServerRequests[M]['result']> {
     const handler = this.requestHandlers.get(method);
     if (handler === undefined) throw new Error(`no handler for request ${method}`);
-    return Promise.resolve(handler(params, token));
+    return handler(params, token) as Promise<ServerRequests[M]['result']>;
   }
 
   hasHandlers(): boolean {
     return this.notificationHandlers.size > 0 || this.requestHandlers.size > 0;
   }
 
-  sentOf(method: string): any[] {
-    return this.sent.filter((r) => r.method === method).map((r) => r.params);
+  /** The params of every `method` request sent so far. */
+  sentOf<M extends RequestMethod>(method: M): Array<Requests[M]['params']> {
+    return this.sent.filter((r) => r.method === method).map((r) => r.params as Requests[M]['params']);
   }
+}
+
+/** The fields of a chunk type beyond the envelope and `type`. */
+export type ChunkFields<T extends ChunkType> = Omit<Extract<Chunk, { type: T }>, keyof ChunkEnvelope | 'type'>;
+
+/** Makes the chunks of one run, numbering them from 0; the fields are type-checked per chunk type. */
+export function chunkMaker(runId: string, sessionId = 'ses_1') {
+  let seq = 0;
+  return <T extends ChunkType>(type: T, ...[fields]: {} extends ChunkFields<T> ? [fields?: ChunkFields<T>] : [fields: ChunkFields<T>]): Chunk =>
+    ({ runId, sessionId, seq: seq++, type, ...fields }) as Chunk;
 }
 
 /** Lets pending promise callbacks run. */

@@ -1,6 +1,8 @@
 // A small stand-in for the `vscode` module and for vscode-languageclient/node's
 // LanguageClient: records what the extension registers and builds.
 import type { ClientCapabilities, StaticFeature } from 'vscode-languageclient';
+import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
+import type { NotificationMethod, Notifications, RequestMethod, Requests } from '../protocol';
 
 type Listener<T> = (event: T) => void;
 
@@ -20,6 +22,9 @@ export class Uri {
   static file(path: string): Uri {
     return new Uri('file', path);
   }
+  static from(scheme: string, path: string): Uri {
+    return new Uri(scheme, path);
+  }
   static joinPath(base: Uri, ...parts: string[]): Uri {
     return new Uri(base.scheme, [base.path, ...parts].join('/'));
   }
@@ -33,7 +38,7 @@ export class Uri {
 
 export interface FakeWebviewView {
   webview: {
-    options: unknown;
+    options: { enableScripts?: boolean; localResourceRoots?: Uri[] } | undefined;
     html: string;
     cspSource: string;
     posted: unknown[];
@@ -56,7 +61,7 @@ export function fakeWebviewView(): FakeWebviewView {
       html: '',
       cspSource: 'vscode-resource:',
       posted: [],
-      asWebviewUri: (uri: Uri) => new (Uri as any)('vscode-resource', uri.path),
+      asWebviewUri: (uri: Uri) => Uri.from('vscode-resource', uri.path),
       postMessage(message: unknown) {
         view.webview.posted.push(message);
         return Promise.resolve(true);
@@ -77,7 +82,7 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
   const configChanged = new EventEmitter<{ affectsConfiguration(section: string): boolean }>();
   const record = {
     commands: new Map<string, (...args: unknown[]) => unknown>(),
-    viewProviders: new Map<string, { provider: any; options: any }>(),
+    viewProviders: new Map<string, { provider: ViewProvider; options: ViewOptions }>(),
     outputLines: [] as string[],
     errors: [] as string[],
     executed: [] as string[],
@@ -93,7 +98,7 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
         show: () => undefined,
         dispose: () => undefined,
       }),
-      registerWebviewViewProvider(viewType: string, provider: unknown, options: unknown) {
+      registerWebviewViewProvider(viewType: string, provider: ViewProvider, options: ViewOptions) {
         record.viewProviders.set(viewType, { provider, options });
         return { dispose: () => record.viewProviders.delete(viewType) };
       },
@@ -128,16 +133,28 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
   return { vscode, record, changeSettings };
 }
 
-/** Records the LanguageClients the extension builds; answers cody/* requests from `responders`. */
+/** What the extension registers as the chat view (a ChatPanel), as the fake view calls it. */
+export interface ViewProvider {
+  resolveWebviewView(view: FakeWebviewView): void;
+}
+
+export interface ViewOptions {
+  webviewOptions?: { retainContextWhenHidden?: boolean };
+}
+
+type Answer<M extends RequestMethod> = (params: Requests[M]['params']) => Requests[M]['result'];
+
+/** Records the LanguageClients the extension builds; answers cody/* requests set with `respond`. */
 export class FakeLanguageClient {
   static instances: FakeLanguageClient[] = [];
   static initializeResult: unknown = { capabilities: { experimental: { cody: { protocolVersion: 1 } } } };
-  static responders = new Map<string, (params: any) => unknown>();
+  private static readonly answers = new Map<string, (params: unknown) => unknown>();
 
   readonly features: StaticFeature[] = [];
-  readonly requests: Array<{ method: string; params: any }> = [];
-  readonly notificationHandlers = new Map<string, (params: any) => void>();
-  readonly requestHandlers = new Map<string, (params: any, token: unknown) => unknown>();
+  readonly requests: Array<{ method: string; params: unknown }> = [];
+  private readonly notificationHandlers = new Map<string, (params: unknown) => void>();
+  /** The server→client requests the client answers. */
+  readonly requestMethods: string[] = [];
   initializeResult: unknown;
   started = false;
   stopped = false;
@@ -145,10 +162,29 @@ export class FakeLanguageClient {
   constructor(
     readonly id: string,
     readonly name: string,
-    readonly serverOptions: any,
-    readonly clientOptions: any,
+    readonly serverOptions: Executable,
+    readonly clientOptions: LanguageClientOptions,
   ) {
     FakeLanguageClient.instances.push(this);
+  }
+
+  /** How every fake server answers `method`. */
+  static respond<M extends RequestMethod>(method: M, answer: Answer<M>): void {
+    FakeLanguageClient.answers.set(method, answer as (params: unknown) => unknown);
+  }
+
+  /** The latest client built, which must exist. */
+  static latest(): FakeLanguageClient {
+    const client = FakeLanguageClient.instances.at(-1);
+    if (client === undefined) throw new Error('no LanguageClient was built');
+    return client;
+  }
+
+  /** The server sends a notification to this client. */
+  notify<M extends NotificationMethod>(method: M, params: Notifications[M]['params']): void {
+    const handler = this.notificationHandlers.get(method);
+    if (handler === undefined) throw new Error(`no handler for ${method}`);
+    handler(params);
   }
 
   registerFeature(feature: StaticFeature): void {
@@ -175,19 +211,19 @@ export class FakeLanguageClient {
     this.stopped = true;
   }
 
-  sendRequest(method: string, params: any): Promise<unknown> {
+  sendRequest(method: string, params: unknown): Promise<unknown> {
     this.requests.push({ method, params });
-    const responder = FakeLanguageClient.responders.get(method);
-    return responder ? Promise.resolve(responder(params)) : Promise.reject(new Error(`unexpected ${method}`));
+    const answer = FakeLanguageClient.answers.get(method);
+    return answer ? Promise.resolve(answer(params)) : Promise.reject(new Error(`unexpected ${method}`));
   }
 
-  onNotification(method: string, handler: (params: any) => void) {
+  onNotification(method: string, handler: (params: unknown) => void) {
     this.notificationHandlers.set(method, handler);
     return { dispose: () => this.notificationHandlers.delete(method) };
   }
 
-  onRequest(method: string, handler: (params: any, token: unknown) => unknown) {
-    this.requestHandlers.set(method, handler);
-    return { dispose: () => this.requestHandlers.delete(method) };
+  onRequest(method: string, _handler: (params: unknown, token: unknown) => unknown) {
+    this.requestMethods.push(method);
+    return { dispose: () => this.requestMethods.splice(this.requestMethods.indexOf(method), 1) };
   }
 }

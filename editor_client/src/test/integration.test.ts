@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { ToWebview } from '../messages';
-import { checkProtocolVersion } from '../protocol';
+import { checkProtocolVersion } from '../protocolVersion';
 import { Session } from '../session';
 import { startProvider, startServer, type Provider, type Server } from './realServer';
 

@@ -35,7 +35,7 @@ export function startProvider(scriptFile: string): Promise<Provider> {
 export interface Server {
   connection: MessageConnection;
   process: ChildProcess;
-  initializeResult: any;
+  initializeResult: unknown;
   stderr(): string;
   stop(): Promise<void>;
 }

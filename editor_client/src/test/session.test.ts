@@ -1,11 +1,11 @@
 // Unit tests of Session and RunTranscript with a fake connection.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import type { ToWebview } from '../messages';
-import type { Chunk, RunResult, SessionInfo } from '../protocol';
+import { isFromWebview, type ToWebview } from '../messages';
+import type { Chunk, RunResult, SessionInfo, Usage } from '../protocol';
 import { RunTranscript } from '../runTranscript';
 import { Session } from '../session';
-import { Deferred, FakeConnection, FakeToken, flush } from './fakeConnection';
+import { chunkMaker, Deferred, FakeConnection, FakeToken, flush } from './fakeConnection';
 
 const SESSION: SessionInfo = {
   id: 'ses_1',
@@ -17,25 +17,27 @@ const SESSION: SessionInfo = {
   updatedAt: '2025-06-02T14:03:11.482913Z',
 };
 
-const USAGE = { inputTokens: 10, outputTokens: 2, totalTokens: 12 };
-
-function chunkMaker(runId: string, sessionId = 'ses_1') {
-  let seq = 0;
-  return (type: string, fields: Partial<Chunk> = {}): Chunk => ({ runId, sessionId, seq: seq++, type, ...fields });
-}
+const USAGE: Usage = { inputTokens: 10, outputTokens: 2, totalTokens: 12 };
+const START = { workspaceFolder: '/w', model: 'm' };
 
 function setup(runIds: string[] = ['vsc-1', 'vsc-2']) {
   const connection = new FakeConnection();
   const posted: ToWebview[] = [];
   const ids = [...runIds];
-  const runAnswers: Array<Deferred<RunResult>> = [];
-  connection.responders.set('cody/run', () => {
+  const answers: Array<Deferred<RunResult>> = [];
+  connection.respond('cody/run', () => {
     const answer = new Deferred<RunResult>();
-    runAnswers.push(answer);
+    answers.push(answer);
     return answer.promise;
   });
-  connection.responders.set('cody/cancel', () => ({ cancelled: true }));
-  connection.responders.set('cody/getSession', () => ({ session: { ...SESSION, messageCount: 2 }, messages: [] }));
+  connection.respond('cody/cancel', () => ({ cancelled: true }));
+  connection.respond('cody/getSession', () => ({ session: { ...SESSION, messageCount: 2 }, messages: [] }));
+  /** The pending answer to the i-th cody/run request. */
+  const runAnswers = (i: number): Deferred<RunResult> => {
+    const answer = answers[i];
+    if (answer === undefined) throw new Error(`no cody/run request #${i}`);
+    return answer;
+  };
   const session = new Session({
     connection,
     workspaceFolder: '/w',
@@ -53,7 +55,7 @@ describe('RunTranscript', () => {
   it('drops the failed attempt on retry, since the last tool_result', () => {
     const t = new RunTranscript('r');
     const c = chunkMaker('r');
-    t.apply(c('session_start', { workspaceFolder: '/w', model: 'm' }));
+    t.apply(c('session_start', START));
     t.apply(c('text_delta', { content: 'Let me look.' }));
     t.apply(c('tool_call', { toolCallId: 'c1', toolName: 'read_file', args: { path: 'app.py' } }));
     t.apply(c('tool_result', { toolCallId: 'c1', toolName: 'read_file', ok: true, content: '1\tx' }));
@@ -70,13 +72,13 @@ describe('RunTranscript', () => {
     t.apply(c('text_delta', { content: 'Hi! ' }));
     t.apply(c('text_delta', { content: 'How can I help?' }));
     t.apply(c('done', { output: 'Hi! How can I help?', usage: USAGE }));
-    assert.equal(t.currentStepText, t.terminal?.output);
+    assert.equal(t.terminal?.type === 'done' && t.terminal.output, t.currentStepText);
     assert.equal(t.text, 'Let me look.Hi! How can I help?');
   });
 
   it('ignores duplicate chunks and everything after the terminal chunk', () => {
     const t = new RunTranscript('r');
-    const start = { runId: 'r', sessionId: 's', seq: 0, type: 'session_start' };
+    const start: Chunk = { runId: 'r', sessionId: 's', seq: 0, type: 'session_start', ...START };
     assert.equal(t.apply(start).length, 1);
     assert.deepEqual(t.apply(start), []);
     assert.deepEqual(t.apply({ runId: 'r', sessionId: 's', seq: 1, type: 'cancelled' }), [
@@ -92,8 +94,28 @@ describe('RunTranscript', () => {
     const [end] = t.apply({ runId: 'r', sessionId: 's', seq: 0, type: 'error', code: 'auth', message: 'bad key' });
     assert.deepEqual(end, { type: 'runEnded', runId: 'r', status: 'error', message: 'auth: bad key' });
     const t2 = new RunTranscript('r2');
-    const [end2] = t2.apply({ runId: 'r2', sessionId: 's', seq: 0, type: 'circuit_breaker', reason: 'list_dir 3 times', limit: 'repeated_tool_call' });
+    const [end2] = t2.apply({
+      runId: 'r2',
+      sessionId: 's',
+      seq: 0,
+      type: 'circuit_breaker',
+      reason: 'list_dir 3 times',
+      limit: 'repeated_tool_call',
+      steps: 3,
+      totalTokens: 900,
+    });
     assert.deepEqual(end2, { type: 'runEnded', runId: 'r2', status: 'circuit_breaker', message: 'Stopped by a safety limit: list_dir 3 times' });
+  });
+});
+
+describe('messages from the webview', () => {
+  it('accepts only well-formed messages with a known permission outcome', () => {
+    assert.ok(isFromWebview({ type: 'permissionAnswer', id: 'r/c', outcome: 'allow_always' }));
+    assert.ok(!isFromWebview({ type: 'permissionAnswer', id: 'r/c', outcome: 'maybe' }));
+    assert.ok(!isFromWebview({ type: 'permissionAnswer', id: 'r/c', outcome: 'toString' }));
+    assert.ok(!isFromWebview({ type: 'send' }));
+    assert.ok(!isFromWebview({ type: 'constructor' }));
+    assert.ok(isFromWebview({ type: 'stop' }));
   });
 });
 
@@ -110,8 +132,8 @@ describe('Session', () => {
     ]);
     const mine = chunkMaker('vsc-1');
     const other = chunkMaker('someone-else');
-    connection.notify('cody/chunk', mine('session_start', { workspaceFolder: '/w', model: 'm' }));
-    connection.notify('cody/chunk', other('session_start'));
+    connection.notify('cody/chunk', mine('session_start', START));
+    connection.notify('cody/chunk', other('session_start', START));
     connection.notify('cody/chunk', other('text_delta', { content: 'not mine' }));
     connection.notify('cody/chunk', mine('text_delta', { content: 'Done' }));
     connection.notify('cody/chunk', mine('text_delta', { content: '.' }));
@@ -123,7 +145,7 @@ describe('Session', () => {
     ]);
     assert.deepEqual(posted.at(-1), { type: 'runEnded', runId: 'vsc-1', status: 'done', usage: USAGE });
     assert.equal(session.transcript('vsc-1')?.text, 'Done.');
-    runAnswers[0].resolve(result('vsc-1', 'done', 'Done.'));
+    runAnswers(0).resolve(result('vsc-1', 'done', 'Done.'));
     const answer = await running;
     assert.equal(answer?.status, 'done');
     assert.equal(session.runningRunId, undefined);
@@ -135,7 +157,7 @@ describe('Session', () => {
     await flush();
     assert.deepEqual(connection.sentOf('cody/run')[1], { prompt: 'and a test', runId: 'vsc-2', workspaceFolder: '/w', sessionId: 'ses_1' });
     connection.notify('cody/chunk', chunkMaker('vsc-2')('cancelled'));
-    runAnswers[1].resolve(result('vsc-2', 'cancelled'));
+    runAnswers(1).resolve(result('vsc-2', 'cancelled'));
     assert.equal((await second)?.status, 'cancelled');
   });
 
@@ -144,7 +166,7 @@ describe('Session', () => {
     const running = session.send('hi');
     await flush();
     const c = chunkMaker('vsc-1');
-    connection.notify('cody/chunk', c('session_start'));
+    connection.notify('cody/chunk', c('session_start', START));
     connection.notify('cody/chunk', c('thinking', { content: 'A greeting.' }));
     connection.notify('cody/chunk', c('text_delta', { content: 'Hello ' }));
     posted.length = 0;
@@ -156,7 +178,7 @@ describe('Session', () => {
       ['retract', 'stepStart', 'text', 'runEnded'],
     );
     assert.equal(session.transcript('vsc-1')?.currentStepText, 'Hi!');
-    runAnswers[0].resolve(result('vsc-1', 'done', 'Hi!'));
+    runAnswers(0).resolve(result('vsc-1', 'done', 'Hi!'));
     await running;
   });
 
@@ -168,11 +190,11 @@ describe('Session', () => {
     assert.equal(connection.sentOf('cody/run').length, 1);
     assert.equal(posted.at(-1)?.type, 'notice');
     const c = chunkMaker('vsc-1');
-    connection.notify('cody/chunk', c('session_start'));
+    connection.notify('cody/chunk', c('session_start', START));
     connection.notify('cody/chunk', c('error', { code: 'config', message: 'CODY_MODEL is not set' }));
     connection.notify('cody/chunk', c('text_delta', { content: 'after the end' }));
     assert.deepEqual(posted.at(-1), { type: 'runEnded', runId: 'vsc-1', status: 'error', message: 'config: CODY_MODEL is not set' });
-    runAnswers[0].resolve({ ...result('vsc-1', 'error'), error: { code: 'config', message: 'CODY_MODEL is not set' } });
+    runAnswers(0).resolve({ ...result('vsc-1', 'error'), error: { code: 'config', message: 'CODY_MODEL is not set' } });
     await running;
     assert.equal(session.runningRunId, undefined);
   });
@@ -181,7 +203,7 @@ describe('Session', () => {
     const { session, posted, runAnswers } = setup();
     const running = session.send('x');
     await flush();
-    runAnswers[0].reject(new Error("'workspaceFolder' … is not an existing folder"));
+    runAnswers(0).reject(new Error("'workspaceFolder' … is not an existing folder"));
     assert.equal(await running, undefined);
     assert.deepEqual(posted.at(-1), { type: 'runEnded', runId: 'vsc-1', status: 'error', message: "'workspaceFolder' … is not an existing folder" });
     assert.equal(session.runningRunId, undefined);
@@ -196,9 +218,9 @@ describe('Session', () => {
     assert.equal(await session.handle({ type: 'stop' }), undefined);
     assert.deepEqual(connection.sentOf('cody/cancel'), [{ runId: 'vsc-1' }]);
     const c = chunkMaker('vsc-1');
-    connection.notify('cody/chunk', c('session_start'));
+    connection.notify('cody/chunk', c('session_start', START));
     connection.notify('cody/chunk', c('cancelled'));
-    runAnswers[0].resolve(result('vsc-1', 'cancelled'));
+    runAnswers(0).resolve(result('vsc-1', 'cancelled'));
     assert.equal((await running)?.status, 'cancelled');
   });
 
@@ -207,7 +229,7 @@ describe('Session', () => {
     const running = session.send('write it');
     await flush();
     const c = chunkMaker('vsc-1');
-    connection.notify('cody/chunk', c('session_start'));
+    connection.notify('cody/chunk', c('session_start', START));
     const args = { path: 'hello.txt', content: 'hi\n' };
     connection.notify('cody/chunk', c('tool_call', { toolCallId: 'call_1', toolName: 'write_file', args }));
     const answer = connection.request('cody/requestPermission', {
@@ -232,7 +254,7 @@ describe('Session', () => {
     assert.deepEqual(posted.at(-1), { type: 'permissionClosed', id: 'vsc-1/call_1', outcome: 'allow_always' });
     assert.equal(session.answerPermission('vsc-1/call_1', 'deny'), false, 'answered only once');
     connection.notify('cody/chunk', c('done', { output: '', usage: USAGE }));
-    runAnswers[0].resolve(result('vsc-1', 'done'));
+    runAnswers(0).resolve(result('vsc-1', 'done'));
     await running;
   });
 
@@ -252,15 +274,15 @@ describe('Session', () => {
     assert.deepEqual(posted.at(-1), { type: 'permissionClosed', id: 'vsc-1/call_8', outcome: 'withdrawn' });
     assert.deepEqual(session.pendingPermissionIds, []);
     connection.notify('cody/chunk', chunkMaker('vsc-1')('cancelled'));
-    runAnswers[0].resolve(result('vsc-1', 'cancelled'));
+    runAnswers(0).resolve(result('vsc-1', 'cancelled'));
     await running;
   });
 
   it('resumes the latest session of the folder with its history', async () => {
     const { connection, posted, session } = setup();
-    connection.responders.set('cody/latestSession', () => ({ ...SESSION, messageCount: 4 }));
-    connection.responders.set('cody/getSession', () => ({
-      session: { ...SESSION, messageCount: 4 },
+    connection.respond('cody/latestSession', () => ({ ...SESSION, messageCount: 5 }));
+    connection.respond('cody/getSession', () => ({
+      session: { ...SESSION, messageCount: 5 },
       messages: [
         { role: 'user', content: 'What does app.py do?', position: 0, createdAt: 't', kind: 'message' },
         {
@@ -274,6 +296,7 @@ describe('Session', () => {
         },
         { role: 'tool', content: '1\tfrom flask import Flask\n2\t', position: 2, createdAt: 't', runId: 'r1', toolCallId: 'call_1', toolName: 'read_file', kind: 'message', ok: true },
         { role: 'user', content: '[This turn was interrupted]', position: 3, createdAt: 't', kind: 'interrupted' },
+        { role: 'user', content: '[This turn was stopped by a safety limit]', position: 4, createdAt: 't', kind: 'circuit_breaker' },
       ],
     }));
     await session.handle({ type: 'ready' });
@@ -282,37 +305,38 @@ describe('Session', () => {
     assert.equal(session.currentSessionId, 'ses_1');
     assert.deepEqual(posted, [
       { type: 'reset' },
-      { type: 'session', session: { ...SESSION, messageCount: 4 } },
+      { type: 'session', session: { ...SESSION, messageCount: 5 } },
       { type: 'user', text: 'What does app.py do?' },
       { type: 'stepStart', runId: 'history-r1' },
       { type: 'text', runId: 'history-r1', text: 'Let me look.' },
       { type: 'toolCall', runId: 'history-r1', toolCallId: 'call_1', toolName: 'read_file', summary: 'read_file app.py' },
       { type: 'toolResult', runId: 'history-r1', toolCallId: 'call_1', toolName: 'read_file', ok: true, summary: '1\tfrom flask import Flask (+1 lines)' },
       { type: 'notice', level: 'info', text: '[This turn was interrupted]' },
+      { type: 'notice', level: 'info', text: '[This turn was stopped by a safety limit]' },
     ]);
   });
 
   it('starts a new session with cody/createSession and runs in it', async () => {
     const { connection, posted, session, runAnswers } = setup();
-    connection.responders.set('cody/latestSession', () => null);
+    connection.respond('cody/latestSession', () => null);
     await session.resume();
     assert.equal(session.currentSessionId, undefined);
     assert.equal(connection.sentOf('cody/getSession').length, 0, 'no history to load');
-    connection.responders.set('cody/createSession', () => ({ ...SESSION, id: 'ses_new', title: 'New session' }));
+    connection.respond('cody/createSession', () => ({ ...SESSION, id: 'ses_new', title: 'New session' }));
     await session.handle({ type: 'newSession' });
     assert.deepEqual(connection.sentOf('cody/createSession'), [{ workspaceFolder: '/w' }]);
     assert.deepEqual(posted.slice(-2), [{ type: 'reset' }, { type: 'session', session: { ...SESSION, id: 'ses_new', title: 'New session' } }]);
     const running = session.send('hello');
     await flush();
-    assert.equal(connection.sentOf('cody/run')[0].sessionId, 'ses_new');
+    assert.equal(connection.sentOf('cody/run').at(0)?.sessionId, 'ses_new');
     connection.notify('cody/chunk', { runId: 'vsc-1', sessionId: 'ses_new', seq: 0, type: 'cancelled' });
-    runAnswers[0].resolve({ ...result('vsc-1', 'cancelled'), sessionId: 'ses_new' });
+    runAnswers(0).resolve({ ...result('vsc-1', 'cancelled'), sessionId: 'ses_new' });
     await running;
   });
 
   it('stops a running run and waits for its end before a new session', async () => {
     const { connection, posted, session, runAnswers } = setup();
-    connection.responders.set('cody/createSession', () => ({ ...SESSION, id: 'ses_new' }));
+    connection.respond('cody/createSession', () => ({ ...SESSION, id: 'ses_new' }));
     const running = session.send('long');
     await flush();
     const created = session.newSession();
@@ -320,7 +344,7 @@ describe('Session', () => {
     assert.deepEqual(connection.sentOf('cody/cancel'), [{ runId: 'vsc-1' }]);
     assert.deepEqual(connection.sentOf('cody/createSession'), [], 'not before the run has ended');
     connection.notify('cody/chunk', chunkMaker('vsc-1')('cancelled'));
-    runAnswers[0].resolve(result('vsc-1', 'cancelled'));
+    runAnswers(0).resolve(result('vsc-1', 'cancelled'));
     assert.equal((await created)?.id, 'ses_new');
     await running;
     const types = posted.map((m) => m.type);

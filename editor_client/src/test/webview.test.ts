@@ -1,6 +1,6 @@
-// media/main.js in headless Chromium: the real HTML (strict CSP) served over localhost
-// with a fake acquireVsCodeApi; messages simulate a run, clicks are checked in the DOM
-// and in what the webview posts back.
+// The webview script (src/webview/main.ts, bundled to out/webview/main.js) in headless
+// Chromium: the real HTML (strict CSP) served over localhost with a fake acquireVsCodeApi;
+// messages simulate a run, clicks are checked in the DOM and in what the webview posts back.
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -9,10 +9,28 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { makeNonce, renderHtml } from '../html';
-import type { ToWebview } from '../messages';
+import type { FromWebview, ToWebview } from '../messages';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const MEDIA = join(__dirname, '..', '..', 'media');
+const FILES = new Map([
+  ['/out/webview/main.js', join(__dirname, '..', 'webview', 'main.js')],
+  ['/media/main.css', join(MEDIA, 'main.css')],
+]);
+
+/** The page's globals these tests use: the harness's, and the little of the DOM (not in this Node program's lib). */
+interface PageGlobals {
+  __posted: FromWebview[];
+  __inlineRan?: boolean;
+  acquireVsCodeApi: () => { postMessage(message: FromWebview): void; getState(): unknown; setState(state: unknown): void };
+  dispatchEvent(event: unknown): boolean;
+  MessageEvent: new (type: string, init: { data: unknown }) => unknown;
+  document: {
+    addEventListener(type: string, listener: () => void, options: { once: boolean }): void;
+    createElement(tag: string): { textContent: string };
+    body: { appendChild(node: unknown): void };
+  };
+}
 const SCREENSHOT = process.env.CODY_WEBVIEW_SCREENSHOT || '/tmp/cody-webview.png';
 
 function serve(): Promise<{ server: Server; origin: string }> {
@@ -21,7 +39,7 @@ function serve(): Promise<{ server: Server; origin: string }> {
     if (request.url === '/') {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       response.end(
-        renderHtml({ cspSource: origin, nonce: makeNonce(), scriptUri: `${origin}/media/main.js`, styleUri: `${origin}/media/main.css` }),
+        renderHtml({ cspSource: origin, nonce: makeNonce(), scriptUri: `${origin}/out/webview/main.js`, styleUri: `${origin}/media/main.css` }),
       );
       return;
     }
@@ -29,20 +47,20 @@ function serve(): Promise<{ server: Server; origin: string }> {
       response.writeHead(204).end();
       return;
     }
-    const name = /^\/media\/(main\.js|main\.css)$/.exec(request.url ?? '')?.[1];
-    if (name === undefined) {
+    const file = FILES.get(request.url ?? '');
+    if (file === undefined) {
       response.writeHead(404).end();
       return;
     }
-    response.writeHead(200, { 'content-type': name.endsWith('.js') ? 'text/javascript' : 'text/css' });
-    response.end(readFileSync(join(MEDIA, name)));
+    response.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'text/css' });
+    response.end(readFileSync(file));
   });
   return new Promise((resolve) =>
     server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })),
   );
 }
 
-describe('webview (media/main.js) in Chromium', { timeout: 60_000 }, () => {
+describe('webview (out/webview/main.js) in Chromium', { timeout: 60_000 }, () => {
   let browser: Browser;
   let page: Page;
   let server: Server;
@@ -51,9 +69,10 @@ describe('webview (media/main.js) in Chromium', { timeout: 60_000 }, () => {
   // Dispatched synchronously, like the message events VS Code delivers to the webview.
   const post = (message: ToWebview) =>
     page.evaluate((m) => {
-      (globalThis as any).dispatchEvent(new (globalThis as any).MessageEvent('message', { data: m }));
+      const win = globalThis as unknown as PageGlobals;
+      win.dispatchEvent(new win.MessageEvent('message', { data: m }));
     }, message);
-  const postedBack = () => page.evaluate(() => (globalThis as any).__posted as Array<Record<string, unknown>>);
+  const postedBack = () => page.evaluate(() => (globalThis as unknown as PageGlobals).__posted);
   const text = (selector: string) => page.locator(selector).innerText();
 
   before(async () => {
@@ -70,9 +89,10 @@ describe('webview (media/main.js) in Chromium', { timeout: 60_000 }, () => {
       if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
     });
     await page.addInitScript(() => {
-      (globalThis as any).__posted = [];
-      (globalThis as any).acquireVsCodeApi = () => ({
-        postMessage: (message: unknown) => (globalThis as any).__posted.push(message),
+      const win = globalThis as unknown as PageGlobals;
+      win.__posted = [];
+      win.acquireVsCodeApi = () => ({
+        postMessage: (message) => win.__posted.push(message),
         getState: () => undefined,
         setState: () => undefined,
       });
@@ -86,7 +106,7 @@ describe('webview (media/main.js) in Chromium', { timeout: 60_000 }, () => {
   });
 
   it('loads under the CSP and says it is ready', async () => {
-    await page.waitForFunction(() => (globalThis as any).__posted.length > 0);
+    await page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
     assert.deepEqual(await postedBack(), [{ type: 'ready' }]);
     assert.equal(await page.locator('#stop').isVisible(), false);
     assert.equal(await page.locator('#send').isEnabled(), true);
@@ -96,8 +116,9 @@ describe('webview (media/main.js) in Chromium', { timeout: 60_000 }, () => {
     const ran = await page.evaluate(
       () =>
         new Promise((resolve) => {
-          const doc = (globalThis as any).document;
-          doc.addEventListener('securitypolicyviolation', () => resolve((globalThis as any).__inlineRan === true), { once: true });
+          const win = globalThis as unknown as PageGlobals;
+          const doc = win.document;
+          doc.addEventListener('securitypolicyviolation', () => resolve(win.__inlineRan === true), { once: true });
           const script = doc.createElement('script');
           script.textContent = 'window.__inlineRan = true;';
           doc.body.appendChild(script);
@@ -106,7 +127,7 @@ describe('webview (media/main.js) in Chromium', { timeout: 60_000 }, () => {
     assert.equal(ran, false);
     const blocked = problems.filter((p) => /Content Security Policy/.test(p));
     assert.equal(blocked.length, 1, problems.join('\n'));
-    problems.splice(problems.indexOf(blocked[0]), 1);
+    problems.splice(problems.indexOf(blocked[0] ?? ''), 1);
   });
 
   it('sends the prompt typed in the input box', async () => {

@@ -1,0 +1,21 @@
+// Which protocol the server speaks: `capabilities.experimental.cody.protocolVersion` of its
+// initialize result must be the PROTOCOL_VERSION this extension was generated for.
+import { PROTOCOL_VERSION } from './protocol';
+
+/** The version the server's initialize result advertises, or undefined if it advertises none. */
+export function serverProtocolVersion(initializeResult: unknown): number | undefined {
+  const version = (initializeResult as { capabilities?: { experimental?: { cody?: { protocolVersion?: unknown } } } } | undefined)
+    ?.capabilities?.experimental?.cody?.protocolVersion;
+  return typeof version === 'number' ? version : undefined;
+}
+
+/** Throws unless the server speaks the protocol version this client knows. */
+export function checkProtocolVersion(initializeResult: unknown): void {
+  const version = serverProtocolVersion(initializeResult);
+  if (version !== PROTOCOL_VERSION) {
+    throw new Error(
+      `the server speaks cody protocol version ${version ?? '(none)'}, this extension knows version ${PROTOCOL_VERSION}; ` +
+        'install matching versions of cody-lsp and the extension',
+    );
+  }
+}

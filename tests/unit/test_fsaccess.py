@@ -240,3 +240,12 @@ def test_a_directory_swapped_for_a_symlink_never_leaks(tmp_path, mode):
     assert sorted(os.listdir(out)) == ["secret.txt"]
     assert (out / "secret.txt").read_bytes() == SECRET
     assert reads and writes and refused  # the race really ran both ways
+
+
+def test_the_walk_holds_a_bounded_number_of_descriptors(tmp_path, mode):
+    root = Path(os.path.realpath(tmp_path))
+    deep = "/".join(["a"] * (fsaccess.MAX_PATH_DEPTH + 1))
+    (root / deep).mkdir(parents=True)
+    assert resolve_in_workspace(root, "/".join(["a"] * fsaccess.MAX_PATH_DEPTH)) == root / deep[:-2]
+    with pytest.raises(ToolError, match="nested more than 512 directories"):
+        resolve_in_workspace(root, deep + "/f")

@@ -50,6 +50,7 @@ __all__ = ["Workspace", "Target", "Entry", "resolve_in_workspace", "MAX_SYMLINKS
 
 MAX_SYMLINKS = 40  # like the kernel's limit
 MAX_DEPTH = 64  # walks (glob, grep) do not enter directories deeper than this below their start
+MAX_PATH_DEPTH = 512  # the walk holds one descriptor per directory of a path: bounded well below RLIMIT_NOFILE
 
 _CLOEXEC = os.O_CLOEXEC | os.O_NOCTTY
 _DIR_PATH = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
@@ -225,8 +226,10 @@ class Workspace:
                 if not pending:  # the target itself
                     os.close(fd)
                     return Target(os.dup(here()), name, (*resolved(), name), mode)
-                if not stat.S_ISDIR(mode):
+                if not stat.S_ISDIR(mode) or len(held) >= MAX_PATH_DEPTH:
                     os.close(fd)
+                    if stat.S_ISDIR(mode):
+                        raise ToolError(f"path '{show(path)}' is nested more than {MAX_PATH_DEPTH} directories deep")
                     raise NotADirectoryError(errno.ENOTDIR, "Not a directory", "/".join((*resolved(), name)))
                 held.append((name, fd))
             # The path ends on a directory reached through '..' or a symlink (or is the folder).

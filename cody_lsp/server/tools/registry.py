@@ -88,11 +88,12 @@ _SPECS = [
     ),
     ToolSpec(
         "grep",
-        "Search file contents with a Python regular expression. Prints 'path:line: text' for "
-        "each matching line. Skips binary files, .git, node_modules, __pycache__ and .venv.",
+        "Search file contents with a regular expression in RE2 syntax (Python's, without backreferences "
+        "or lookaround). Prints 'path:line: text' for each matching line. Skips binary files, files over "
+        "10 MB, .git, node_modules, __pycache__ and .venv.",
         _params(
             ["pattern"],
-            pattern=_s("Python regex, e.g. 'def \\w+_handler'.", MAX_PATTERN_CHARS),
+            pattern=_s("RE2 regex, e.g. 'def \\w+_handler'.", MAX_PATTERN_CHARS),
             path=_s("File or directory to search, relative to the workspace root. Default: the root."),
             include=_s("Only search files whose name matches this glob, e.g. '*.py'.", MAX_PATTERN_CHARS),
         ),

@@ -302,14 +302,17 @@ class Workspace:
         the folder (and never entered), else left out. Directories deeper than
         :data:`MAX_DEPTH` are listed, not entered (counted in ``deep_dirs``).
         """
-        first = os.dup(top_fd)
         stack: list[tuple[int, tuple[str, ...], Iterator[tuple[str, int]]]] = []
+
+        def enter(dir_fd: int, parts: tuple[str, ...]) -> None:
+            try:
+                stack.append((dir_fd, parts, iter(self.entries(dir_fd, budget))))
+            except BaseException:
+                os.close(dir_fd)
+                raise
+
         try:
-            stack.append((first, top, iter(self.entries(first, budget))))
-        except BaseException:
-            os.close(first)
-            raise
-        try:
+            enter(os.dup(top_fd), top)
             while stack:
                 dir_fd, dir_parts, it = stack[-1]
                 item = next(it, None)
@@ -336,11 +339,7 @@ class Workspace:
                     sub = os.open(name, _DIR_READ, dir_fd=dir_fd)
                 except OSError:  # swapped for a symlink, removed, or unreadable: not entered
                     continue
-                try:
-                    stack.append((sub, parts, iter(self.entries(sub, budget))))
-                except BaseException:
-                    os.close(sub)
-                    raise
+                enter(sub, parts)
         finally:
             for dir_fd, _, _ in stack:
                 os.close(dir_fd)

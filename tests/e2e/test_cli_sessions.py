@@ -1,0 +1,91 @@
+"""`cody-lsp sessions` (list, rm, rename) and session ids everywhere: a unique start of an id
+will do, and a session is continued in its own folder only."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cody_lsp.client import CodyClient
+from cody_lsp.testing.provider import Reply
+
+from .cli_support import cli_env, cody, user_messages
+
+
+async def make_sessions(env: dict[str, str], folder: Path, *titles: str) -> list[str]:
+    async with await CodyClient.spawn(env=env, workspace_folders=[folder]) as client:
+        return [(await client.create_session(title=title)).id for title in titles]
+
+
+async def listed(env: dict[str, str], cwd: Path) -> list[dict]:
+    code, out, err = await cody(["sessions", "--all", "--json"], env, cwd)
+    assert code == 0, err
+    return [json.loads(line) for line in out.splitlines()]
+
+
+async def test_run_continues_a_session_named_by_a_unique_start_of_its_id(provider, db_path: Path, workspace: Path):
+    env = cli_env(provider, db_path)
+    (session_id,) = await make_sessions(env, workspace, "first")
+    provider.add(Reply(text="Continued."))
+    code, out, err = await cody(["run", "--session", session_id[:10], "go on"], env, workspace)
+    assert code == 0, err
+    assert "Continued." in out and session_id in err
+    assert user_messages(provider.requests[0]) == ["go on"]
+
+
+async def test_an_ambiguous_or_unknown_start_is_a_usage_error(provider, db_path: Path, workspace: Path):
+    env = cli_env(provider, db_path)
+    await make_sessions(env, workspace, "one", "two")
+    code, out, err = await cody(["run", "--session", "ses_", "hi"], env, workspace)
+    assert code == 2 and out == "" and "2 sessions start with 'ses_': give more of the id" in err
+    code, out, err = await cody(["run", "--session", "ses_zzzz", "hi"], env, workspace)
+    assert code == 2 and out == "" and "no session 'ses_zzzz'" in err
+    assert provider.requests == []
+
+
+async def test_run_with_a_session_of_another_folder_names_both(provider, db_path: Path, workspace: Path, tmp_path):
+    env = cli_env(provider, db_path)
+    (session_id,) = await make_sessions(env, workspace, "here")
+    other = tmp_path / "other"
+    other.mkdir()
+    code, out, err = await cody(["run", "--session", session_id, "-w", str(other), "hi"], env, workspace)
+    assert code == 2 and out == ""
+    assert str(workspace) in err and str(other) in err and session_id in err
+    assert provider.requests == []
+    # Without -w, the session's own folder is used, wherever the command runs.
+    provider.add(Reply(text="Ran in its folder."))
+    code, out, err = await cody(["run", "--session", session_id, "hi"], env, other)
+    assert code == 0, err
+    assert "Ran in its folder." in out
+
+
+async def test_sessions_rm_and_rename(provider, db_path: Path, workspace: Path):
+    env = cli_env(provider, db_path)
+    keep, drop1, drop2 = await make_sessions(env, workspace, "keep me", "drop one", "drop two")
+    code, out, err = await cody(["sessions", "rename", keep[:12], "A new title"], env, workspace)
+    assert code == 0, err
+    assert out == f"renamed {keep}: A new title\n"
+    code, out, err = await cody(["sessions", "rm", drop1, drop2[:12], "ses_nothere"], env, workspace)
+    assert code == 2  # one of them was not found; the others were deleted
+    assert f"deleted {drop1} (drop one)" in out and f"deleted {drop2} (drop two)" in out
+    assert "no session 'ses_nothere'" in err
+    assert [(s["id"], s["title"]) for s in await listed(env, workspace)] == [(keep, "A new title")]
+
+
+async def test_sessions_of_a_missing_folder_says_so(provider, db_path: Path, workspace: Path):
+    env = cli_env(provider, db_path)
+    missing = workspace / "nope"
+    code, out, err = await cody(["sessions", "-w", str(missing)], env, workspace)
+    assert code == 2 and out == ""
+    assert err == f"cody-lsp sessions: {missing} does not exist\n"
+
+
+async def test_sessions_listing_is_whole_when_not_a_terminal(provider, db_path: Path, workspace: Path):
+    env = cli_env(provider, db_path)
+    title = "a title far longer than any terminal is wide, " * 4
+    (session_id,) = await make_sessions(env, workspace, title.strip())
+    code, out, err = await cody(["sessions", "--all"], env, workspace)
+    assert code == 0, err
+    row = out.splitlines()[1]
+    assert row.startswith(session_id + "  ") and title.strip() in row and str(workspace) in row
+    assert "…" not in out

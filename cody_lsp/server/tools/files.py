@@ -144,7 +144,7 @@ def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) ->
 
     fd, st, parts = _open(ws, path, "file")
     try:
-        if is_binary(os.pread(fd, BINARY_SNIFF_BYTES, 0)):
+        if is_binary(budget.read(fd, BINARY_SNIFF_BYTES, 0) or b""):
             raise ToolError(f"'{show(path)}' is a binary file ({st.st_size:,} bytes); read_file only shows text")
         reader = LineReader(fd, budget, head_bytes=MAX_LINE_CHARS * 4)
         reader.skip(first - 1)
@@ -288,7 +288,8 @@ class _Grep:
         if st.st_size > self.config.max_file_bytes:
             self.big_files += 1
             return
-        if is_binary(os.pread(fd, BINARY_SNIFF_BYTES, 0)):
+        head = self.budget.read(fd, BINARY_SNIFF_BYTES, 0)
+        if head is None or is_binary(head):
             return
         rel = _shown(parts)
         reader = LineReader(fd, self.budget, head_bytes=GREP_LINE_BYTES)

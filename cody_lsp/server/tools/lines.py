@@ -8,7 +8,6 @@ a ``\\r`` before it is dropped; a last line without ``\\n`` counts.
 
 from __future__ import annotations
 
-import os
 from typing import NamedTuple
 
 from .worker import Budget
@@ -52,11 +51,11 @@ class LineReader:
         """Read the next chunk; False at the end of the file or of the budget."""
         if self._eof:
             return False
-        if not self._budget.take(nbytes=self._chunk_bytes):
+        data = self._budget.read(self._fd, self._chunk_bytes)
+        if data is None:
             self.stopped = self._eof = True
             return False
-        self._buf = os.read(self._fd, self._chunk_bytes)
-        self._pos = 0
+        self._buf, self._pos = data, 0
         if not self._buf:
             self._eof = True
             return False

@@ -1,9 +1,10 @@
 """The blocking part of a file tool runs on a thread, with a deadline, caps and cancel.
 
 :func:`run_blocking` is the one way a file tool leaves the event loop. The work
-gets a :class:`Budget` and calls :meth:`Budget.take` before each piece of work
-(a chunk read, a directory entry, a file opened): it returns False once the
-deadline or a cap is reached (the tool then stops and says so), and raises
+gets a :class:`Budget` and reads through :meth:`Budget.read` and calls
+:meth:`Budget.take` before each other piece of work (a directory entry): both
+say no once the deadline or a cap is reached (the tool then stops and says so),
+and raise
 :class:`Abandoned` once the call was cancelled or timed out, so the thread ends
 at its next step. A cancel returns at once; the thread may run on for one step.
 
@@ -15,6 +16,7 @@ the server's exit.
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -51,7 +53,7 @@ class Budget:
     def start(cls, config: ToolConfig) -> Budget:
         return cls(time.monotonic() + config.deadline, config.deadline, config.max_scan_bytes, config.max_scan_entries)
 
-    def take(self, *, nbytes: int = 0, entries: int = 0) -> bool:
+    def take(self, *, entries: int = 0) -> bool:
         """Account for the next piece of work; False (for good) once a limit is reached."""
         if self._abandoned.is_set():
             raise Abandoned
@@ -59,15 +61,24 @@ class Budget:
             return False
         if time.monotonic() > self.deadline:
             self.stopped = f"the {self.seconds:g} s time limit (CODY_TOOL_DEADLINE)"
-        elif self.bytes_read + nbytes > self.max_bytes:
-            self.stopped = f"the limit of {self.max_bytes:,} bytes read per call (CODY_TOOL_MAX_SCAN_BYTES)"
         elif self.entries + entries > self.max_entries:
             self.stopped = f"the limit of {self.max_entries:,} entries per call (CODY_TOOL_MAX_SCAN_ENTRIES)"
         else:
-            self.bytes_read += nbytes
             self.entries += entries
             return True
         return False
+
+    def read(self, fd: int, size: int, offset: int | None = None) -> bytes | None:
+        """Up to ``size`` bytes of ``fd`` (at ``offset``, if given); None once a limit is reached."""
+        if not self.take():
+            return None
+        size = min(size, self.max_bytes - self.bytes_read)
+        if size <= 0:
+            self.stopped = f"the limit of {self.max_bytes:,} bytes read per call (CODY_TOOL_MAX_SCAN_BYTES)"
+            return None
+        data = os.read(fd, size) if offset is None else os.pread(fd, size, offset)
+        self.bytes_read += len(data)
+        return data
 
     def abandon(self) -> None:
         self._abandoned.set()

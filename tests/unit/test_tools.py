@@ -507,6 +507,13 @@ async def test_grep_limits_are_reported(ws):
     assert "search stopped early at the limit of 1 entries per call" in r.content
 
 
+async def test_many_small_files_cost_only_their_bytes(ws):
+    for i in range(300):
+        (ws / f"f{i:03}.txt").write_text(f"hit {i}\n")
+    r = await run_tool("grep", {"pattern": "hit"}, ws, ToolConfig(grep_max_matches=1000, max_scan_bytes=1 << 20))
+    assert r.ok and len(r.content.splitlines()) == 300 and "stopped early" not in r.content
+
+
 async def test_catastrophic_patterns_finish(ws):
     (ws / "a.txt").write_text("a" * 50_000 + "b\n")
     (ws / ("a" * 200 + "c")).write_text("")

@@ -359,6 +359,8 @@ async def test_write_through_inside_symlink(ws):
     (ws / "alias.txt").symlink_to("real.txt")
     r = await run_tool("write_file", {"path": "alias.txt", "content": "new"}, ws)
     assert r.ok and (ws / "real.txt").read_text() == "new"
+    assert r.content == "overwrote alias.txt (3 bytes) (through a symlink, to real.txt)"
+    assert (ws / "alias.txt").is_symlink()  # the link stays a link
 
 
 async def test_edit_file(ws):

@@ -20,7 +20,7 @@ from pathlib import Path
 from .fsaccess import Target, Workspace
 from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
-from .names import show, vcs_component
+from .names import show, show_parts, vcs_component
 from .worker import Budget, run_blocking
 from .workspace import ToolConfig, ToolError, ToolResult
 
@@ -97,10 +97,6 @@ def _open(ws: Workspace, path: str, kind: str) -> tuple[int, os.stat_result, tup
     return fd, st, parts
 
 
-def _shown(parts: tuple[str, ...] | list[str]) -> str:
-    return show("/".join(parts)) or "."
-
-
 def _decode(data: bytes, complete: bool) -> tuple[str, bool]:
     """Text of ``data`` and whether it was valid UTF-8 (an incomplete last character is dropped if not ``complete``)."""
     try:
@@ -166,7 +162,7 @@ def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) ->
     finally:
         os.close(fd)
 
-    rel = _shown(parts)
+    rel = show_parts(parts)
     total_text = f"{total:,}" if not reader.stopped else f"at least {total:,} (counting stopped at {budget.stopped})"
     if total == 0 and not reader.stopped:
         return ToolResult(True, f"(empty file: {rel})")
@@ -215,7 +211,7 @@ def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> 
             rows.append(row)
     finally:
         os.close(fd)
-    rel = _shown(parts)
+    rel = show_parts(parts)
     header = f"{rel}/ ({len(entries)} entries)" if rel != "." else f"./ ({len(entries)} entries)"
     if not entries:
         return ToolResult(True, f"{header}\n(empty directory)")
@@ -245,15 +241,15 @@ def _glob(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> Tool
     found = []
     try:
         for entry in ws.walk(fd, parts, budget, SKIP_DIRS):
-            if matches(_shown(entry.parts[len(parts) :])):
-                found.append(_shown(entry.parts) + ("/" if stat.S_ISDIR(entry.mode) else ""))
+            if matches(show_parts(entry.parts[len(parts) :])):
+                found.append(show_parts(entry.parts) + ("/" if stat.S_ISDIR(entry.mode) else ""))
     finally:
         os.close(fd)
     found.sort()
     notes = _stopped_note(budget, ws, "search")
     if not found:
         hint = f"; use '**/{pattern}' to search subdirectories too" if "/" not in pattern else ""
-        return ToolResult(True, "\n".join([f"no files match '{pattern}' in {_shown(parts)}{hint}", *notes]))
+        return ToolResult(True, "\n".join([f"no files match '{pattern}' in {show_parts(parts)}{hint}", *notes]))
     out = found[:MAX_ENTRIES]
     if len(found) > MAX_ENTRIES:
         out.append(f"…[{len(found) - MAX_ENTRIES:,} more matches not shown; narrow the pattern]")
@@ -278,7 +274,7 @@ class _Grep:
     def wanted(self, rel: tuple[str, ...]) -> bool:
         if self.include is None:
             return True
-        return bool(self.include(_shown(rel) if self.include_path else show(rel[-1])))
+        return bool(self.include(show_parts(rel) if self.include_path else show(rel[-1])))
 
     def file(self, fd: int, parts: tuple[str, ...]) -> None:
         """Search one open file (skipped unless a regular text file within the size limit)."""
@@ -291,7 +287,7 @@ class _Grep:
         head = self.budget.read(fd, BINARY_SNIFF_BYTES, 0)
         if head is None or is_binary(head):
             return
-        rel = _shown(parts)
+        rel = show_parts(parts)
         reader = LineReader(fd, self.budget, head_bytes=GREP_LINE_BYTES)
         while (line := reader.read_line()) is not None:
             self.long_lines += line.cut
@@ -351,7 +347,7 @@ def _grep(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> Tool
         os.close(fd)
     notes = grep.notes() + _stopped_note(budget, ws, "search")
     if not grep.hits:
-        return ToolResult(True, "\n".join([f"no matches for /{args['pattern']}/ in {_shown(parts)}", *notes]))
+        return ToolResult(True, "\n".join([f"no matches for /{args['pattern']}/ in {show_parts(parts)}", *notes]))
     return ToolResult(True, "\n".join(grep.hits + notes))
 
 
@@ -386,11 +382,11 @@ def _writable(ws: Workspace, path: str, config: ToolConfig) -> tuple[Target, str
             "(a hook, a config) can run code the next time the tool runs. Use run_command to change it (it asks "
             "for its own approval), or set CODY_ALLOW_VCS_WRITES=1 to let file tools write there"
         )
-    return target, _shown(parts)
+    return target, show_parts(parts)
 
 
 def _via(target: Target, shown: str) -> str:
-    return f" (through a symlink, to {target.shown})" if target.shown != shown else ""
+    return f" (through a symlink, to {show_parts(target.parts)})" if show_parts(target.parts) != shown else ""
 
 
 def _write_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> ToolResult:

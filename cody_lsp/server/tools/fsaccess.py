@@ -128,10 +128,6 @@ class Target:
     mode: int | None  # the target's st_mode; None when it does not exist
     missing_dirs: tuple[str, ...] = ()  # directories to make below parent_fd before the target can exist
 
-    @property
-    def shown(self) -> str:
-        return show("/".join(self.parts)) or "."
-
     def close(self) -> None:
         if self.parent_fd >= 0:
             os.close(self.parent_fd)

@@ -21,7 +21,7 @@ import re
 
 from .workspace import OutsideWorkspace, ToolError
 
-__all__ = ["show", "unescape", "relative_parts", "vcs_component", "VCS_DIRS"]
+__all__ = ["show", "show_parts", "unescape", "relative_parts", "vcs_component", "VCS_DIRS"]
 
 _ESCAPE = re.compile(r"\\(?:x([0-9a-fA-F]{2})|u([0-9a-fA-F]{4}))")
 _NEEDS_ESCAPE = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\udc80-\udcff]|\\(?=x[0-9a-fA-F]{2}|u[0-9a-fA-F]{4})")
@@ -45,6 +45,11 @@ def _escape_one(m: re.Match[str]) -> str:
 def show(name: str) -> str:
     """The shown form of a name or path (see the module docstring); the identity for ordinary names."""
     return _NEEDS_ESCAPE.sub(_escape_one, name)
+
+
+def show_parts(parts: list[str] | tuple[str, ...]) -> str:
+    """The shown form of a path given as names from the folder ("." for the folder itself)."""
+    return show("/".join(parts)) or "."
 
 
 def _unescape_one(m: re.Match[str]) -> str:

@@ -1,20 +1,51 @@
-"""run_command: a shell command in the workspace, in its own process group.
+"""run_command: a shell command in the workspace that ends with every process it started.
 
-The command gets ``stdin=/dev/null`` and merged stdout/stderr. On timeout the
-whole process group is sent SIGTERM, then SIGKILL after :data:`KILL_GRACE`.
-On cancellation the group is SIGKILLed and reaped before the cancel
-propagates, so no child or grandchild outlives the call.
+Environment: the server's, scrubbed (:func:`~cody_lsp.server.secrets.scrub_env`: no
+``CODY_*``, nothing secret-looking unless ``CODY_PASS_ENV`` names it), plus a marker
+``CODY_CMD_ID=<server token>-<n>`` that every descendant inherits. stdin is /dev/null,
+stdout and stderr are merged.
+
+Processes: the shell leads its own session and process group and gets SIGKILL if the
+server dies (``PR_SET_PDEATHSIG``). On timeout the group gets SIGTERM, then SIGKILL
+after :data:`KILL_GRACE`. However the command ends — finished, timed out, cancelled —
+its group is SIGKILLed and then every process carrying its marker is stopped and
+killed (:mod:`.procs`): those that left the group with ``setsid``, ``nohup … &`` or
+a double fork too. The server is a child subreaper, so such orphans are re-parented
+to it, not to init, and are reaped. A guard process (``procs.py`` run as a script)
+holds a pipe from the server: when the server exits, even by SIGKILL, it kills the
+live commands' groups and every process with the server's marker.
+
+If the server called :func:`enable_subreaper` (it is then *dedicated*: every child
+is a command's), orphans re-parented to it that carry no live command's marker —
+a command that removed the marker from its environment — are killed with their
+descendants at the end of each command, and stray zombies are reaped.
 """
 
 from __future__ import annotations
 
 import asyncio
+import ctypes
+import functools
+import itertools
+import logging
+import math
 import os
 import signal
+import subprocess
+import sys
+import time
+import uuid
 from pathlib import Path
+from typing import Any
 
+from ..secrets import protect_process, scrub_env
+from . import procs
+from .schema import describe
 from .workspace import ToolConfig, ToolError, ToolResult
 
+log = logging.getLogger(__name__)
+
+CMD_VAR = "CODY_CMD_ID"
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL on timeout
 EOF_GRACE = 1.0  # after the shell exits, how long to wait for its pipe to close
 READ_CHUNK = 65536
@@ -48,13 +79,6 @@ class _Output:
         return head + tail
 
 
-def _killpg(pgid: int, sig: int) -> None:
-    try:
-        os.killpg(pgid, sig)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
     """Wait until the shell itself has exited; False if ``timeout`` passed first.
 
@@ -77,9 +101,9 @@ async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float | None = N
 
 async def _terminate_group(proc: asyncio.subprocess.Process) -> None:
     """SIGTERM the group, wait up to KILL_GRACE for the shell, then SIGKILL the group."""
-    _killpg(proc.pid, signal.SIGTERM)
+    procs.killpg(proc.pid, signal.SIGTERM)
     await _wait_exit(proc, KILL_GRACE)
-    _killpg(proc.pid, signal.SIGKILL)
+    procs.killpg(proc.pid, signal.SIGKILL)
     await _wait_exit(proc)
 
 
@@ -116,23 +140,201 @@ def _describe_exit(code: int | None) -> str:
     return f"exit code: {code}"
 
 
+_PR_SET_PDEATHSIG = 1
+_PR_SET_CHILD_SUBREAPER = 36
+
+
+@functools.cache
+def _prctl() -> Any:
+    return ctypes.CDLL(None, use_errno=True).prctl
+
+
+def _set_subreaper() -> bool:
+    try:
+        return _prctl()(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        return False
+
+
+def _die_with(parent: int, prctl: Any) -> None:
+    """In the shell, before exec: SIGKILL when the server (the thread that forked it) exits."""
+    prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.getppid() != parent:  # the server died before the line above
+        os._exit(137)
+
+
+class _Commands:
+    """This process's live commands, its marker token and its guard process."""
+
+    def __init__(self) -> None:
+        self.token = uuid.uuid4().hex[:16]
+        self.numbers = itertools.count(1)
+        self.active: dict[int, bytes] = {}  # shell pid -> its marker entry
+        self.spawning = 0  # commands between fork and registration
+        self.spawn_gen = 0
+        self.dedicated = False
+        self.prepared = False
+        self.guard: subprocess.Popen | None = None
+
+    def prepare(self) -> None:
+        """Once, before the first command: hide the server's secrets, become a subreaper."""
+        if not self.prepared:
+            self.prepared = True
+            protect_process()
+            if not _set_subreaper():
+                log.debug("could not become a child subreaper")
+
+    def _tell_guard(self, line: str) -> None:
+        for _ in range(2):
+            guard = self.guard
+            if guard is None or guard.poll() is not None:
+                guard = self.guard = self._start_guard()
+                if guard is None:
+                    return
+                if line.startswith("-"):
+                    return  # a new guard knows only the live commands
+            try:
+                assert guard.stdin is not None
+                guard.stdin.write(line.encode() + b"\n")
+                guard.stdin.flush()
+                return
+            except (OSError, ValueError):
+                self.guard = None  # it was killed: start another
+
+    def _start_guard(self) -> subprocess.Popen | None:
+        try:
+            guard = subprocess.Popen(
+                [sys.executable, "-I", "-S", procs.__file__, f"{CMD_VAR}={self.token}-"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                env={},
+                start_new_session=True,
+            )
+        except OSError as exc:
+            log.warning("could not start the command guard process: %s", exc)
+            return None
+        assert guard.stdin is not None
+        for pid in self.active:
+            guard.stdin.write(f"+{pid}\n".encode())
+        guard.stdin.flush()
+        return guard
+
+    async def spawn(self, command: str, root: Path, config: ToolConfig) -> tuple[asyncio.subprocess.Process, bytes]:
+        self.prepare()
+        value = f"{self.token}-{next(self.numbers)}"
+        marker = f"{CMD_VAR}={value}".encode()
+        env = scrub_env(os.environ)
+        env[CMD_VAR] = value
+        self.spawning += 1
+        self.spawn_gen += 1
+        try:
+            proc = await asyncio.create_subprocess_shell(
+                command,
+                cwd=root,
+                env=env,
+                stdin=asyncio.subprocess.DEVNULL,
+                stdout=asyncio.subprocess.PIPE,
+                stderr=asyncio.subprocess.STDOUT,
+                start_new_session=True,
+                preexec_fn=functools.partial(_die_with, os.getpid(), _prctl()),
+            )
+            self.active[proc.pid] = marker
+        finally:
+            self.spawning -= 1
+        self._tell_guard(f"+{proc.pid}")
+        return proc, marker
+
+    async def end(self, proc: asyncio.subprocess.Process, marker: bytes) -> int:
+        """Kill the command's group and every process with its marker; how many were found.
+
+        Runs to completion even if the caller is cancelled meanwhile."""
+        sweep = asyncio.ensure_future(asyncio.to_thread(self._sweep, proc.pid, marker))
+        while not sweep.done():
+            try:
+                await asyncio.wait({sweep})
+            except asyncio.CancelledError:
+                continue
+        self.active.pop(proc.pid, None)
+        self._tell_guard(f"-{proc.pid}")
+        return sweep.result()
+
+    def _sweep(self, pgid: int, marker: bytes) -> int:
+        killed = procs.kill_marked((marker,))
+        procs.killpg(pgid)  # members of the group that removed the marker
+        if self.dedicated:
+            killed.update(self._end_orphans(exclude=marker))
+        procs.reap(list(killed))
+        return len(killed)
+
+    def _end_orphans(self, exclude: bytes) -> dict[int, int]:
+        """Dedicated server: kill the children re-parented to us that belong to no live
+        command (a command that removed its marker), with their descendants; reap zombies."""
+        own = os.getpid()
+        for _ in range(100):
+            gen = self.spawn_gen
+            if self.spawning:
+                time.sleep(0.002)
+                continue
+            children = procs.tree()
+            active = dict(self.active)
+            guard = self.guard
+            ours = set(active) | ({guard.pid} if guard is not None else set())
+            live = tuple(m for m in active.values() if m != exclude)
+            orphans = {
+                pid
+                for pid in children.get(own, ())
+                if pid not in ours and not (live and procs.carries(procs.environ(pid), live))
+            }
+            if self.spawning or gen != self.spawn_gen:
+                continue  # a command started meanwhile: look again
+            tree = procs.descendants(list(orphans), children)
+            members = set(tree)
+            targets = []
+            for pid in tree:  # pinned, then checked to be still where it was (not a recycled pid)
+                target = procs.pin(pid)
+                if target is not None and (target.ppid == own if pid in orphans else target.ppid in members):
+                    targets.append(target)
+                elif target is not None:
+                    target.close()
+            procs.end(targets)
+            return {t.pid: t.ppid for t in targets}
+        return {}
+
+
+_commands = _Commands()
+
+
+def enable_subreaper() -> bool:
+    """Call once at server start. Makes this process a child subreaper (Linux), so a
+    command's descendants that detach are re-parented to it, and declares it dedicated:
+    every child it has is a command's. False where the kernel does not allow it."""
+    _commands.prepare()
+    _commands.dedicated = _set_subreaper()
+    return _commands.dedicated
+
+
+def _timeout(value: object, limit: float) -> float:
+    if value is None:
+        return limit
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or (isinstance(value, float) and not math.isfinite(value))
+        or not value > 0
+    ):
+        raise ToolError(f"'timeout' must be a number of seconds greater than 0, got {describe(value)}")
+    return float(min(value, limit))
+
+
 async def run_command(root: Path, args: dict, config: ToolConfig) -> ToolResult:
     """Run ``args["command"]`` with ``sh`` in the workspace root."""
     command: str = args["command"]
-    timeout = config.command_timeout
-    if args.get("timeout") is not None:
-        if args["timeout"] <= 0:
-            raise ToolError(f"timeout must be a positive number of seconds, got {args['timeout']}")
-        timeout = min(float(args["timeout"]), config.command_timeout)
-
-    proc = await asyncio.create_subprocess_shell(
-        command,
-        cwd=root,
-        stdin=asyncio.subprocess.DEVNULL,
-        stdout=asyncio.subprocess.PIPE,
-        stderr=asyncio.subprocess.STDOUT,
-        start_new_session=True,
-    )
+    if "\0" in command:
+        raise ToolError("the command contains a NUL character, which a shell command line cannot hold")
+    timeout = _timeout(args.get("timeout"), config.command_timeout)
+    proc, marker = await _commands.spawn(command, root, config)
+    assert proc.stdout is not None
     out = _Output(config.max_output_bytes)
     reader = asyncio.create_task(out.drain(proc.stdout))
     notes = []
@@ -143,20 +345,39 @@ async def run_command(root: Path, args: dict, config: ToolConfig) -> ToolResult:
         # Background children may still hold the pipe open: give them a moment, then stop them.
         done, _ = await asyncio.wait({reader}, timeout=EOF_GRACE)
         if not done:
-            _killpg(proc.pid, signal.SIGKILL)
-            done, _ = await asyncio.wait({reader}, timeout=EOF_GRACE)
             notes.append("background processes still attached to the output were killed")
+        left = await _commands.end(proc, marker)
+        if left:
+            notes.append(
+                f"{left} process{'es' if left > 1 else ''} the command left running "
+                f"{'were' if left > 1 else 'was'} ended (a command's processes end with it)"
+            )
+        await asyncio.wait({reader}, timeout=EOF_GRACE)
         await _stop(reader)
     except BaseException:  # CancelledError included: leave nothing behind
-        _killpg(proc.pid, signal.SIGKILL)
-        try:
-            await _wait_exit(proc)
-            await _stop(reader)
-        except asyncio.CancelledError:
-            pass
+        await _until_done(_abandon(proc, marker, reader))
         raise
 
     header = "\n".join(notes + [_describe_exit(proc.returncode)])
     body = out.text() if out.total else "(no output)"
     content = _cap_middle(f"{header}\n{body}", config.max_result_chars)
     return ToolResult(proc.returncode == 0, content)
+
+
+async def _abandon(proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task) -> None:
+    procs.killpg(proc.pid)
+    await _wait_exit(proc)
+    await _commands.end(proc, marker)
+    await _stop(reader)
+
+
+async def _until_done(coro: Any) -> None:
+    """Run ``coro`` to its end even if the caller is cancelled again meanwhile."""
+    task = asyncio.ensure_future(coro)
+    while not task.done():
+        try:
+            await asyncio.wait({task})
+        except asyncio.CancelledError:
+            continue
+    if not task.cancelled():
+        task.exception()  # mark as retrieved

@@ -1,31 +1,41 @@
 """Settings read from the environment (names follow the Cody SDK).
 
 Nothing here imports openai: the server must start fast and say clearly what is
-missing when a run needs the model.
+missing or wrong when a run needs the model. A setting that does not parse is
+never silently replaced by its default: runs fail with a message naming it.
 """
 
 from __future__ import annotations
 
 import logging
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
 
 
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name)
-    try:
-        return float(raw) if raw else default
-    except ValueError:
+class SettingError(ValueError):
+    """A setting whose value cannot be used; the message names the variable."""
+
+
+def _env_number(name: str, default: Any) -> Any:
+    """`name` as a number of the type of `default` (int or float), or `default` when unset."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
         return default
-
-
-def _env_int(name: str, default: int) -> int:
-    raw = os.environ.get(name)
+    kind = type(default)
     try:
-        return int(raw) if raw else default
+        value = kind(raw)
     except ValueError:
-        return default
+        what = "a whole number" if kind is int else "a number"
+        raise SettingError(
+            f"{name}={raw!r} is not {what}; fix it or unset it to use the default ({default:g})"
+        ) from None
+    if not math.isfinite(value) or value < 0:
+        raise SettingError(f"{name}={raw!r} must be a finite number ≥ 0; fix it or unset it (default {default:g})")
+    return value
 
 
 def db_path() -> Path:
@@ -35,6 +45,15 @@ def db_path() -> Path:
         return Path(explicit).expanduser()
     state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(state) / "cody-lsp" / "sessions.db"
+
+
+def missing_message(missing: list[str]) -> str:
+    """The one text that says which model settings are missing and how to set them."""
+    verb = "is" if len(missing) == 1 else "are"
+    return (
+        f"{' and '.join(missing)} {verb} not set: set CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY "
+        "to point cody-lsp at an OpenAI-compatible endpoint (or try `cody-lsp demo`)"
+    )
 
 
 @dataclass(frozen=True)
@@ -51,16 +70,29 @@ class ModelConfig:
             api_key=os.environ.get("CODY_MODEL_API_KEY") or None,
         )
 
-    def missing(self) -> list[str]:
-        """Names of the variables a run needs and that are not set."""
+    def missing(self, *, model: str | None = None) -> list[str]:
+        """Names of the variables a run needs and that are not set (`model`: the session's, if any)."""
         names = []
-        if not self.model:
+        if not (model or self.model):
             names.append("CODY_MODEL")
         if not self.base_url:
             names.append("CODY_MODEL_BASE_URL")
         if not self.api_key:
             names.append("CODY_MODEL_API_KEY")
         return names
+
+    def problem(self, *, model: str | None = None) -> str | None:
+        """Why a run cannot reach the model with these settings (one message to show), or None."""
+        missing = self.missing(model=model)
+        if missing:
+            return missing_message(missing)
+        url = urlparse(self.base_url or "")
+        if url.scheme not in ("http", "https") or not url.netloc:
+            return (
+                f"CODY_MODEL_BASE_URL={self.base_url!r} is not an http(s) URL: give the endpoint's full base URL, "
+                "e.g. https://api.openai.com/v1 or http://localhost:11434/v1"
+            )
+        return None
 
 
 @dataclass(frozen=True)
@@ -79,21 +111,23 @@ class Limits:
 
     @classmethod
     def from_env(cls) -> Limits:
-        d = cls()
-        return cls(
-            max_steps=_env_int("CODY_MAX_STEPS", d.max_steps),
-            max_total_tokens=_env_int("CODY_MAX_TOTAL_TOKENS", d.max_total_tokens),
-            max_repeated_tool_calls=_env_int("CODY_MAX_REPEATED_TOOL_CALLS", d.max_repeated_tool_calls),
-            max_consecutive_tool_failures=_env_int(
-                "CODY_MAX_CONSECUTIVE_TOOL_FAILURES", d.max_consecutive_tool_failures
-            ),
-            retry_attempts=_env_int("CODY_RETRY_ATTEMPTS", d.retry_attempts),
-            retry_base_delay=_env_float("CODY_RETRY_BASE_DELAY", d.retry_base_delay),
-            retry_max_delay=_env_float("CODY_RETRY_MAX_DELAY", d.retry_max_delay),
-            stall_timeout=_env_float("CODY_STALL_TIMEOUT", d.stall_timeout),
-            connect_timeout=_env_float("CODY_CONNECT_TIMEOUT", d.connect_timeout),
-        )
+        """The limits the environment sets; raises SettingError naming a variable that does not parse."""
+        defaults = cls()
+        return cls(**{name: _env_number(var, getattr(defaults, name)) for var, name in LIMIT_VARIABLES})
 
+
+# Environment variable → Limits field.
+LIMIT_VARIABLES = (
+    ("CODY_MAX_STEPS", "max_steps"),
+    ("CODY_MAX_TOTAL_TOKENS", "max_total_tokens"),
+    ("CODY_MAX_REPEATED_TOOL_CALLS", "max_repeated_tool_calls"),
+    ("CODY_MAX_CONSECUTIVE_TOOL_FAILURES", "max_consecutive_tool_failures"),
+    ("CODY_RETRY_ATTEMPTS", "retry_attempts"),
+    ("CODY_RETRY_BASE_DELAY", "retry_base_delay"),
+    ("CODY_RETRY_MAX_DELAY", "retry_max_delay"),
+    ("CODY_STALL_TIMEOUT", "stall_timeout"),
+    ("CODY_CONNECT_TIMEOUT", "connect_timeout"),
+)
 
 APPROVAL_MODES = ("auto", "ask", "never")
 
@@ -108,13 +142,42 @@ def _approvals_mode() -> str:
     return raw
 
 
+def _limits_from_env() -> Limits:
+    try:
+        return Limits.from_env()
+    except SettingError:
+        return Limits()  # the problem is reported by ServerConfig.problem() on every run
+
+
+def _settings_problem() -> str | None:
+    try:
+        Limits.from_env()
+        _env_number("CODY_TEXT_FLUSH_MS", 18.0)
+    except SettingError as exc:
+        return str(exc)
+    return None
+
+
+def _flush_interval() -> float:
+    try:
+        return float(_env_number("CODY_TEXT_FLUSH_MS", 18.0)) / 1000
+    except SettingError:
+        return 0.018
+
+
 @dataclass(frozen=True)
 class ServerConfig:
     model: ModelConfig = field(default_factory=ModelConfig.from_env)
-    limits: Limits = field(default_factory=Limits.from_env)
+    limits: Limits = field(default_factory=_limits_from_env)
     db: Path = field(default_factory=db_path)
     # Text deltas are coalesced into at most one notification per window.
-    text_flush_interval: float = field(default_factory=lambda: _env_float("CODY_TEXT_FLUSH_MS", 18.0) / 1000)
+    text_flush_interval: float = field(default_factory=_flush_interval)
     # "auto": ask the client before mutating tools when it says it can answer
     # (initialize capabilities.experimental.cody.permissions); "ask": always; "never": never.
-    approvals: str = field(default_factory=lambda: _approvals_mode())
+    approvals: str = field(default_factory=_approvals_mode)
+    # A setting of the environment that does not parse: every run fails saying so.
+    settings_problem: str | None = field(default_factory=_settings_problem)
+
+    def problem(self, *, model: str | None = None) -> str | None:
+        """Why a run cannot start with these settings, or None."""
+        return self.settings_problem or self.model.problem(model=model)

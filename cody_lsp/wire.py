@@ -26,7 +26,6 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 UNKNOWN_SESSION = -32001
-UNKNOWN_RUN = -32002  # reserved for methods that require a live run
 
 RunStatus = Literal["done", "cancelled", "circuit_breaker", "error"]
 
@@ -290,10 +289,14 @@ class Message:
     tool_calls: list[ToolCallInfo] | None = None
     tool_call_id: str | None = None
     tool_name: str | None = None
-    # "message", or "interrupted" for the marker a cancelled/stopped turn leaves.
-    kind: str = "message"
+    # "message"; or, for the marker a turn that did not finish leaves (a `user` message
+    # the model may read, never something the user typed — render it as a state):
+    # "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error).
+    kind: Literal["message", "interrupted", "circuit_breaker", "failed"] = "message"
     # On tool messages: whether the tool succeeded.
     ok: bool | None = None
+    # On "circuit_breaker" and "failed" markers: why the turn ended.
+    error: ErrorInfo | None = None
 
 
 # --------------------------------------------------------------------------------------
@@ -368,6 +371,15 @@ class SessionPage:
     messages: list[Message]
     # Position to pass as `before` for the previous page; absent on the first page.
     next_before: int | None = None
+
+
+@attrs.frozen
+class UpdateSessionParams:
+    session_id: str
+    # A new title (shown in session lists).
+    title: str | None = attrs.field(default=None, validator=_non_empty)
+    # The model of the session's next runs.
+    model: str | None = attrs.field(default=None, validator=_non_empty)
 
 
 @attrs.frozen
@@ -522,6 +534,7 @@ METHODS: dict[str, tuple[type, Any]] = {
     "cody/listSessions": (ListSessionsParams, SessionList),
     "cody/latestSession": (LatestSessionParams, SessionInfo | None),
     "cody/getSession": (GetSessionParams, SessionPage),
+    "cody/updateSession": (UpdateSessionParams, SessionInfo),
     "cody/deleteSession": (DeleteSessionParams, DeleteResult),
 }
 NOTIFICATIONS = {"cody/chunk": CHUNK_TYPES}

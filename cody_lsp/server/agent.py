@@ -1,34 +1,76 @@
 """The agent loop of one turn: model step → tool calls → model step … → answer.
 
-A `Turn` streams chunks as it goes and keeps what it has completed so far, so
-that whoever runs it can commit the right history however it ends:
-- done: the user message, every step and the final answer;
-- cancelled / circuit breaker: the user message, the steps whose tools really
-  ran, and a marker telling the model the turn was interrupted;
-- error: nothing (the session's history stays exactly as it was).
+`Turn.run()` never raises: every way a turn can end — done, cancelled, a circuit
+breaker, a model error, an unexpected failure — comes back as one `Ending` value
+that says what to commit, which terminal chunk to send and what to answer. The
+run manager does those three things in one place (runs.py, `_finish`).
+
+The model step and the tool runner are parameters (the real ones by default), so
+the loop — retries, breakers, cancel, permissions — is tested in-process.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import math
 import platform
 import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from ..config import Limits, ModelConfig
-from ..wire import CircuitBreaker, ErrorInfo, Retry, ToolCall, ToolResultChunk, Usage
+from ..wire import (
+    Cancelled,
+    CircuitBreaker,
+    Done,
+    Error,
+    ErrorInfo,
+    Retry,
+    RunStatus,
+    ToolCall,
+    ToolResultChunk,
+    Usage,
+)
 from .chunks import ChunkStream
-from .model import ModelError, StepResult, stream_step
-from .store import Entry
+from .history import (
+    BREAKER_MARKER,
+    FAILED_MARKER,
+    INTERRUPTED_MARKER,
+    Entry,
+    EntryKind,
+    marker_entry,
+    user_entry,
+)
+from .model import ModelError, StepResult, redact, stream_step
 from .tools import TOOLS, ToolResult, run_tool, tool_schemas
 
+log = logging.getLogger(__name__)
+
 # (tool call id, tool name, args) → "allow" | "allow_always" | "deny"
-AskPermission = Callable[[str, str, dict], Awaitable[str]]
+AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str]]
+ToolRunner = Callable[[str, dict[str, Any], Path], Awaitable[ToolResult]]
+Terminal = Done | Cancelled | CircuitBreaker | Error
+
+
+class ModelStep(Protocol):
+    """One streamed model response (`model.stream_step` is the real one)."""
+
+    def __call__(
+        self,
+        config: ModelConfig,
+        limits: Limits,
+        model: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        on_text: Callable[[str], None],
+        on_thinking: Callable[[str], None],
+    ) -> Awaitable[StepResult]: ...
+
 
 SYSTEM_PROMPT = """\
 You are Cody, a coding agent working in the user's editor. You help with the code in the \
@@ -40,21 +82,49 @@ cannot be used.
 - When you are done, answer briefly: what you changed and anything the user should check.
 Platform: {platform}. Today: {today}."""
 
-INTERRUPTED_MARKER = (
-    "[This turn was interrupted by the user before it finished. The tool calls above completed "
-    "and their effects are real; nothing else from this turn was done.]"
-)
-BREAKER_MARKER = (
-    "[This turn was stopped by a safety limit ({reason}). The tool calls above completed and their "
-    "effects are real; nothing else from this turn was done.]"
-)
-
 
 def system_message(folder: Path) -> dict[str, Any]:
     return {
         "role": "system",
         "content": SYSTEM_PROMPT.format(folder=folder, platform=platform.system(), today=date.today().isoformat()),
     }
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a run ended: what to commit, the terminal chunk, and the `cody/run` result's parts."""
+
+    status: RunStatus
+    terminal: Terminal
+    entries: list[Entry]
+    usage: Usage
+    output: str = ""
+    error: ErrorInfo | None = None
+
+    @property
+    def changed_nothing(self) -> bool:
+        """No entry of this ending reaches the model (nothing happened that it must know)."""
+        return not any(e.for_model for e in self.entries)
+
+
+def failed_before_start(prompt: str, info: ErrorInfo) -> Ending:
+    """A run that failed before any tool ran: the prompt and the error, for display only."""
+    return Ending(
+        "error",
+        Error(info.code, info.message),
+        [user_entry(prompt, for_model=False), marker_entry("failed", info.message, info, for_model=False)],
+        Usage(),
+        error=info,
+    )
+
+
+def cancelled_before_start() -> Ending:
+    """A run cancelled before its turn began (e.g. while queued): nothing to commit."""
+    return Ending("cancelled", Cancelled(), [], Usage())
+
+
+def internal_error(exc: BaseException) -> ErrorInfo:
+    return ErrorInfo("internal", f"the server failed: {type(exc).__name__}: {exc}")
 
 
 class CircuitBreakerTripped(Exception):
@@ -64,17 +134,7 @@ class CircuitBreakerTripped(Exception):
 
 
 @dataclass
-class Outcome:
-    status: str  # done | cancelled | circuit_breaker | error
-    output: str = ""
-    error: ErrorInfo | None = None
-    breaker: CircuitBreaker | None = None
-
-
-@dataclass
 class Turn:
-    run_id: str
-    session_id: str
     folder: Path
     model: str
     prompt: str
@@ -83,6 +143,8 @@ class Turn:
     model_config: ModelConfig
     limits: Limits
     ask_permission: AskPermission | None = None
+    step: ModelStep = stream_step
+    run_tool: ToolRunner = run_tool
 
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
@@ -96,29 +158,60 @@ class Turn:
     _repeats: int = 0
     _tool_failures: int = 0
 
-    # ------------------------------------------------------------------ entries
+    # ------------------------------------------------------------------ endings
 
-    def user_entry(self) -> Entry:
-        return Entry({"role": "user", "content": self.prompt})
+    async def run(self) -> Ending:
+        """Run to the end, whatever it is. Never raises (a cancel becomes an Ending too)."""
+        try:
+            output = await self._loop()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return self.interrupted()
+        except CircuitBreakerTripped as trip:
+            payload = trip.payload
+            info = ErrorInfo("circuit_breaker", payload.reason)
+            return self._stopped(
+                "circuit_breaker", payload, BREAKER_MARKER.format(reason=payload.reason), info, "circuit_breaker"
+            )
+        except ModelError as exc:
+            return self.failed(ErrorInfo(exc.code, redact(exc.message, self.model_config.api_key)))
+        except Exception as exc:
+            log.exception("the agent loop failed")
+            return self.failed(internal_error(exc))
+        entries = [user_entry(self.prompt), *self.completed, Entry({"role": "assistant", "content": output})]
+        return Ending("done", Done(output, self.usage), entries, self.usage, output)
 
-    def entries_done(self, answer: str) -> list[Entry]:
-        return [self.user_entry(), *self.completed, Entry({"role": "assistant", "content": answer})]
+    def interrupted(self) -> Ending:
+        """Cancelled by the user: what ran so far, and the interrupted marker."""
+        return self._stopped("cancelled", Cancelled(), INTERRUPTED_MARKER, None, "interrupted")
 
-    def entries_interrupted(self, marker: str) -> list[Entry]:
-        """What a cancelled or stopped turn leaves: completed tool steps and a marker."""
-        entries = [self.user_entry(), *self.completed]
+    def failed(self, info: ErrorInfo) -> Ending:
+        """An error: if no tool ran, the turn is kept for display only; else as a stopped turn."""
+        if not self.completed and not self._running_results:
+            ending = failed_before_start(self.prompt, info)
+            return Ending(ending.status, ending.terminal, ending.entries, self.usage, error=info)
+        marker = FAILED_MARKER.format(code=info.code, message=info.message)
+        return self._stopped("error", Error(info.code, info.message), marker, info, "failed")
+
+    def _stopped(
+        self, status: RunStatus, terminal: Terminal, marker: str, info: ErrorInfo | None, kind: EntryKind
+    ) -> Ending:
+        """A turn that did not finish: the prompt, the tool steps that really ran, a marker."""
+        entries = [user_entry(self.prompt), *self.completed]
         if self._running_results:
             done_ids = {e.message["tool_call_id"] for e in self._running_results}
             calls = [c for c in self._running_calls if c["id"] in done_ids]
             entries.append(Entry({"role": "assistant", "content": self._running_text, "tool_calls": calls}))
             entries.extend(self._running_results)
-        entries.append(Entry({"role": "user", "content": marker}, kind="interrupted"))
-        return entries
+        entries.append(marker_entry(kind, marker, info))
+        return Ending(status, terminal, entries, self.usage, error=info)
 
     # ------------------------------------------------------------------ the loop
 
-    async def run(self) -> Outcome:
-        """Run to the final answer. Raises CancelledError when cancelled (state kept)."""
+    async def _loop(self) -> str:
+        """Run to the final answer and return it; raises to end otherwise."""
         messages = [system_message(self.folder), *self.history, {"role": "user", "content": self.prompt}]
         tools = tool_schemas()
         while True:
@@ -130,7 +223,7 @@ class Turn:
             self.steps += 1
             self.usage = self.usage + step.usage
             if not step.tool_calls:
-                return Outcome("done", output=step.text)
+                return step.text
             if self.usage.total_tokens >= self.limits.max_total_tokens:
                 raise CircuitBreakerTripped(
                     self._breaker(
@@ -148,7 +241,7 @@ class Turn:
         chunks = self.chunks
         while True:
             try:
-                return await stream_step(
+                return await self.step(
                     self.model_config, self.limits, self.model, messages, tools, chunks.text, chunks.thinking
                 )
             except ModelError as exc:
@@ -161,7 +254,8 @@ class Turn:
                     backoff = min(self.limits.retry_base_delay * 2 ** (attempt - 1), self.limits.retry_max_delay)
                     delay = backoff * (0.5 + random.random() / 2)
                 chunks.discard_text()
-                chunks.emit(Retry(attempt, max_retries, int(delay * 1000), f"{exc.code}: {exc.message}"))
+                reason = redact(f"{exc.code}: {exc.message}", self.model_config.api_key)
+                chunks.emit(Retry(attempt, max_retries, int(delay * 1000), reason))
                 await asyncio.sleep(delay)
 
     async def _run_tools(self, step: StepResult) -> list[Entry]:
@@ -180,10 +274,10 @@ class Turn:
             name = call["function"]["name"]
             raw_args = call["function"]["arguments"]
             self._check_repeat(name, raw_args)
-            args, problem = _parse_args(raw_args)
+            args, problem = parse_args(raw_args)
             self.chunks.emit(ToolCall(call["id"], name, args if args is not None else {"raw": raw_args}))
-            if problem is not None:
-                result = ToolResult(False, problem)
+            if problem is not None or args is None:
+                result = ToolResult(False, problem or "")
             else:
                 result = await self._call_tool(call["id"], name, args)
             self.chunks.emit(ToolResultChunk(call["id"], name, result.ok, result.content))
@@ -209,7 +303,7 @@ class Turn:
         self._running_calls, self._running_results, self._running_text = [], [], None
         return entries
 
-    async def _call_tool(self, call_id: str, name: str, args: dict) -> ToolResult:
+    async def _call_tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolResult:
         spec = TOOLS.get(name)
         if spec is not None and spec.mutating and self.ask_permission is not None:
             outcome = await self.ask_permission(call_id, name, args)
@@ -218,7 +312,7 @@ class Turn:
                     False,
                     f"The user denied permission to run {name}. Do not retry it; ask the user what they want instead.",
                 )
-        return await run_tool(name, args, self.folder)
+        return await self.run_tool(name, args, self.folder)
 
     def _check_repeat(self, name: str, raw_args: str) -> None:
         key = (name, _canonical(raw_args))
@@ -235,23 +329,44 @@ class Turn:
         return CircuitBreaker(reason=reason, limit=limit, steps=self.steps, total_tokens=self.usage.total_tokens)
 
 
-def _parse_args(raw: str) -> tuple[dict | None, str | None]:
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_args(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A tool call's arguments as a JSON object, or why not (said to the model)."""
     if not raw.strip():
         return {}, None
     try:
-        value = json.loads(raw)
+        value = json.loads(raw, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
         return None, (
             f"The tool call's arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
             "the tool did not run. Send the arguments as one JSON object."
         )
+    except RecursionError:
+        return None, "The tool call's arguments are nested too deeply; the tool did not run."
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
+        return None, f"The tool call's arguments are not valid JSON ({exc}); the tool did not run."
     if not isinstance(value, dict):
         return None, "The tool call's arguments must be a JSON object; the tool did not run."
+    if not _finite(value):
+        return None, "The tool call's arguments contain a number out of range (e.g. 1e999); the tool did not run."
     return value, None
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
 
 
 def _canonical(raw: str) -> str:
     try:
         return json.dumps(json.loads(raw), sort_keys=True)
-    except (json.JSONDecodeError, TypeError):
+    except (ValueError, TypeError):
         return raw

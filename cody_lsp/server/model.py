@@ -12,11 +12,11 @@ import asyncio
 import json
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from ..config import Limits, ModelConfig
-from ..wire import Usage
+from .assembly import MalformedStream, StepAssembler, StepResult
+from .secrets import redact
 
 RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 NON_RETRYABLE_EVENT_CODES = frozenset(
@@ -41,26 +41,6 @@ class ModelError(Exception):
         self.message = message
         self.retryable = retryable
         self.retry_after = retry_after
-
-
-@dataclass(slots=True)
-class AssembledCall:
-    id: str = ""
-    name: str = ""
-    fragments: list[str] = field(default_factory=list)
-
-    @property
-    def arguments(self) -> str:
-        return "".join(self.fragments)
-
-
-@dataclass(slots=True)
-class StepResult:
-    text: str
-    reasoning: str
-    tool_calls: list[AssembledCall]
-    finish_reason: str | None
-    usage: Usage
 
 
 _clients: dict[tuple[str, str, float, float], Any] = {}
@@ -98,12 +78,6 @@ def get_client(config: ModelConfig, limits: Limits) -> Any:
         )
         _clients[key] = client
     return client
-
-
-def redact(text: str, secret: str | None) -> str:
-    if secret and len(secret) >= 4:
-        text = text.replace(secret, "***")
-    return text
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -182,6 +156,8 @@ def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelEr
             f"the model stream reported an error ({code}): {message}",
             retryable=code not in NON_RETRYABLE_EVENT_CODES,
         )
+    if isinstance(exc, MalformedStream):
+        return ModelError("malformed_stream", f"the model stream sent a malformed event: {exc}", retryable=True)
     if isinstance(exc, (json.JSONDecodeError, UnicodeDecodeError)):
         return ModelError("malformed_stream", "the model stream sent data that is not valid JSON", retryable=True)
     return ModelError("internal", redact(f"{type(exc).__name__}: {exc}", key), retryable=False)
@@ -205,11 +181,7 @@ async def stream_step(
     """
     openai = await _openai_module()
     client = get_client(config, limits)
-    text: list[str] = []
-    reasoning: list[str] = []
-    calls: dict[int, AssembledCall] = {}
-    finish_reason: str | None = None
-    usage = Usage()
+    assembler = StepAssembler(on_text, on_thinking)
     body: dict[str, Any] = {
         "model": model,
         "messages": messages,
@@ -224,38 +196,7 @@ async def stream_step(
             "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
         )
         async for chunk in stream:
-            u = chunk.get("usage")
-            if u:
-                usage = Usage(u.get("prompt_tokens") or 0, u.get("completion_tokens") or 0, u.get("total_tokens") or 0)
-            choices = chunk.get("choices")
-            if not choices:
-                continue
-            choice = choices[0]
-            delta = choice.get("delta")
-            if delta:
-                content = delta.get("content")
-                if content:
-                    text.append(content)
-                    on_text(content)
-                thought = delta.get("reasoning_content")
-                if thought:
-                    reasoning.append(thought)
-                    on_thinking(thought)
-                for tc in delta.get("tool_calls") or ():
-                    index = tc.get("index", 0)
-                    call = calls.get(index)
-                    if call is None:
-                        call = calls[index] = AssembledCall()
-                    if tc.get("id"):
-                        call.id = tc["id"]
-                    fn = tc.get("function")
-                    if fn:
-                        if fn.get("name") and not call.name:
-                            call.name = fn["name"]
-                        if fn.get("arguments"):
-                            call.fragments.append(fn["arguments"])
-            if choice.get("finish_reason"):
-                finish_reason = choice["finish_reason"]
+            assembler.feed(chunk)
     except Exception as exc:
         raise classify(exc, config, limits) from exc
     finally:
@@ -264,6 +205,6 @@ async def stream_step(
                 await stream.close()
             except Exception:
                 pass
-    if finish_reason is None:
+    if assembler.finish_reason is None:
         raise ModelError("cut_off", "the model stream ended before the response was complete", retryable=True)
-    return StepResult("".join(text), "".join(reasoning), [calls[i] for i in sorted(calls)], finish_reason, usage)
+    return assembler.result()

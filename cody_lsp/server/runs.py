@@ -1,8 +1,9 @@
 """Sessions and runs: creating, queueing (FIFO per session), cancelling, committing.
 
 The server's handlers call into `RunManager`; it owns the store, the per-session
-history cache and every live run. A run always ends with exactly one terminal
-chunk, sent after its turn was committed, and before the `cody/run` response.
+history cache and every live run. However a run ends, it ends in `_finish`, the
+one place that commits the turn, then sends the run's one terminal chunk, then
+resolves the `cody/run` result — in that order, even when something inside raised.
 """
 
 from __future__ import annotations
@@ -19,11 +20,9 @@ from typing import Any
 from ..config import ServerConfig
 from ..wire import (
     UNKNOWN_SESSION,
-    Cancelled,
     CancelParams,
     CreateSessionParams,
     DeleteSessionParams,
-    Done,
     Error,
     ErrorInfo,
     GetSessionParams,
@@ -35,21 +34,32 @@ from ..wire import (
     SessionList,
     SessionPage,
     SessionStart,
-    Usage,
+    UpdateSessionParams,
     WireError,
 )
-from .agent import BREAKER_MARKER, INTERRUPTED_MARKER, CircuitBreakerTripped, Turn
+from .agent import (
+    AskPermission,
+    Ending,
+    ModelStep,
+    ToolRunner,
+    Turn,
+    cancelled_before_start,
+    failed_before_start,
+    internal_error,
+)
 from .chunks import ChunkStream, Send
 from .folders import normalize_folder
-from .model import ModelError, redact
+from .model import stream_step
 from .store import Store
+from .tools import run_tool
 
 log = logging.getLogger(__name__)
 
 # (run, tool call id, tool name, args) → "allow" | "allow_always" | "deny"
-PermissionAsker = Callable[["LiveRun", str, str, dict], Awaitable[str]]
+PermissionAsker = Callable[["LiveRun", str, str, dict[str, Any]], Awaitable[str]]
 
 HISTORY_CACHE_SIZE = 64
+MAX_TITLE = 200
 
 
 def new_id(prefix: str) -> str:
@@ -61,16 +71,27 @@ def title_from(prompt: str) -> str:
     return first if len(first) <= 60 else first[:57] + "…"
 
 
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+def _new_result() -> asyncio.Future[RunResult]:
+    return asyncio.get_running_loop().create_future()
+
+
 @dataclass
 class LiveRun:
     run_id: str
     session_id: str | None = None
     folder: str = ""
-    task: asyncio.Task | None = None
+    task: asyncio.Task[None] | None = None
     chunks: ChunkStream | None = None
     cancel_requested: bool = False
     started: bool = False
-    result: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    created_session: bool = False  # this run created its session (a failure leaves none behind)
+    result: asyncio.Future[RunResult] = field(default_factory=_new_result)
 
 
 class RunManager:
@@ -81,12 +102,17 @@ class RunManager:
         send: Send,
         default_folder: Callable[[], str | None],
         ask_permission: PermissionAsker | None = None,
+        *,
+        step: ModelStep = stream_step,
+        tool_runner: ToolRunner = run_tool,
     ):
         self.store = store
         self.config = config
         self._send = send
         self._default_folder = default_folder
         self.ask_permission = ask_permission
+        self._step = step
+        self._tool_runner = tool_runner
         self.runs: dict[str, LiveRun] = {}
         self._session_locks: dict[str, asyncio.Lock] = {}
         self._history: OrderedDict[str, tuple[int, list[dict[str, Any]]]] = OrderedDict()
@@ -129,6 +155,7 @@ class RunManager:
         return SessionList(sessions, cursor)
 
     async def latest_session(self, folder_raw: str | None) -> SessionInfo | None:
+        """The folder's most recent session that has anything in it (an empty one is never resumed)."""
         return await self.store.latest_session(self.resolve_folder(folder_raw, must_exist=False))
 
     async def get_session(self, params: GetSessionParams) -> SessionPage:
@@ -136,11 +163,28 @@ class RunManager:
         messages, next_before = await self.store.get_messages(session.id, params.limit or 100, params.before)
         return SessionPage(session, messages, next_before)
 
+    async def update_session(self, params: UpdateSessionParams) -> SessionInfo:
+        if params.title is None and params.model is None:
+            raise InvalidParams("give 'title' or 'model' (or both) to say what to change")
+        if params.title is not None and len(params.title) > MAX_TITLE:
+            raise InvalidParams(f"'title' is {len(params.title)} characters long; the limit is {MAX_TITLE}")
+        await self._session(params.session_id)
+        updated = await self.store.update_session(params.session_id, title=params.title, model=params.model)
+        if updated is None:
+            raise WireError(UNKNOWN_SESSION, f"unknown session '{params.session_id}': it was deleted")
+        return updated
+
     async def delete_session(self, params: DeleteSessionParams) -> bool:
         await self.cancel_session(params.session_id, wait=True)
-        self._history.pop(params.session_id, None)
-        self.allowed_tools.pop(params.session_id, None)
+        self._forget(params.session_id)
         return await self.store.delete_session(params.session_id)
+
+    def _forget(self, session_id: str) -> None:
+        self._history.pop(session_id, None)
+        self.allowed_tools.pop(session_id, None)
+        lock = self._session_locks.get(session_id)
+        if lock is not None and not lock.locked():
+            del self._session_locks[session_id]
 
     # ------------------------------------------------------------------ cancel
 
@@ -208,7 +252,7 @@ class RunManager:
             self._cancel_run(run)
             try:
                 await start
-            except Exception:
+            except Exception:  # the run never began (e.g. unknown session)
                 raise asyncio.CancelledError from None
             await run.result
             raise
@@ -220,11 +264,11 @@ class RunManager:
             self.runs.pop(run.run_id, None)
             run.result.cancel()  # no run: release anyone waiting for it
             raise
-        assert run.chunks is not None
+        chunks = run.chunks
+        assert chunks is not None
         model = session.model or self.config.model.model or ""
-        run.chunks.emit(SessionStart(session.workspace_folder, model))
+        chunks.emit(SessionStart(session.workspace_folder, model))
         run.task = asyncio.create_task(self._execute(run, session, model, params.prompt))
-        run.task.add_done_callback(lambda _task: self._settle(run, session.id))
 
     async def _prepare(self, run: LiveRun, params: RunParams) -> SessionInfo:
         if params.run_id is not None and await self.store.run_record(params.run_id) is not None:
@@ -242,6 +286,7 @@ class RunManager:
             folder = self.resolve_folder(params.workspace_folder)
             model = self.config.model.model or ""
             session = await self.store.create_session(new_id("ses"), title_from(params.prompt), model, folder)
+            run.created_session = True
         run.session_id = session.id
         run.folder = session.workspace_folder
         run.chunks = ChunkStream(run.run_id, session.id, self._send, self.config.text_flush_interval)
@@ -254,133 +299,107 @@ class RunManager:
         return lock
 
     async def _execute(self, run: LiveRun, session: SessionInfo, model: str, prompt: str) -> None:
+        """The run's task. Whatever happens inside, it ends through `_finish`."""
         run.started = True
-        lock = self._lock(session.id)
+        ending: Ending | None = None
         try:
             if run.cancel_requested:
                 raise asyncio.CancelledError
-            async with lock:  # FIFO: a run on a busy session waits for the one before it
-                result = await self._turn(run, session, model, prompt)
-        except asyncio.CancelledError:  # cancelled before its turn started (queued)
-            await self._record_unstarted(run.run_id, session.id)
-            result = self._cancelled_result(run, session.id)
-        except Exception as exc:
+            async with self._lock(session.id):  # FIFO: a run on a busy session waits for the one before it
+                ending = await self._turn(run, session, model, prompt)
+                await self._finish(run, session, prompt, ending)
+        except asyncio.CancelledError:  # cancelled before its turn began (queued)
+            if ending is None:
+                ending = cancelled_before_start()
+        except Exception as exc:  # the guard: a bug anywhere above still ends the run properly
             log.exception("run %s failed", run.run_id)
-            info = ErrorInfo("internal", f"the server failed: {type(exc).__name__}: {exc}")
-            assert run.chunks is not None
-            run.chunks.emit(Error(info.code, info.message))
-            result = RunResult(run.run_id, session.id, "error", "", Usage(), info)
-        if not run.result.done():
-            run.result.set_result(result)
-
-    def _settle(self, run: LiveRun, session_id: str) -> None:
-        """Task finished: make sure the run has its terminal chunk and result, whatever happened."""
-        self.runs.pop(run.run_id, None)
-        if run.result.done():
-            return
-        # Ended without a result (a bug): never leave the client waiting.
-        result = RunResult(run.run_id, session_id, "cancelled", "", Usage())
-        try:
-            result = self._cancelled_result(run, session_id)
+            if ending is None:
+                ending = failed_before_start(prompt, internal_error(exc))
         finally:
-            run.result.set_result(result)
+            if not run.result.done():
+                await self._finish(run, session, prompt, ending or cancelled_before_start())
+            self.runs.pop(run.run_id, None)
 
-    def _cancelled_result(self, run: LiveRun, session_id: str) -> RunResult:
-        assert run.chunks is not None
-        run.chunks.emit(Cancelled())
-        return RunResult(run.run_id, session_id, "cancelled", "", Usage())
-
-    async def _record_unstarted(self, run_id: str, session_id: str) -> None:
-        try:
-            await self.store.start_run(run_id, session_id)
-            await self.store.finish_run(session_id, run_id, "cancelled", [], Usage(), "cancelled while queued")
-        except Exception:
-            log.warning("could not record the queued run %s", run_id, exc_info=True)
-
-    async def _turn(self, run: LiveRun, session: SessionInfo, model: str, prompt: str) -> RunResult:
-        chunks = run.chunks
-        assert chunks is not None
-        store = self.store
+    async def _turn(self, run: LiveRun, session: SessionInfo, model: str, prompt: str) -> Ending:
+        """Record the run's start, then let the agent run the turn to its Ending."""
+        await self.store.start_run(run.run_id, session.id)
+        problem = self.config.problem(model=model)
+        if problem is not None:
+            return failed_before_start(prompt, ErrorInfo("config", problem))
         turn = Turn(
-            run_id=run.run_id,
-            session_id=session.id,
             folder=Path(session.workspace_folder),
             model=model,
             prompt=prompt,
             history=[],
-            chunks=chunks,
+            chunks=self._chunks(run),
             model_config=self.config.model,
             limits=self.config.limits,
             ask_permission=self._permission_for(run),
+            step=self._step,
+            run_tool=self._tool_runner,
         )
-        missing = self.config.model.missing()
-        if model:
-            missing = [m for m in missing if m != "CODY_MODEL"]
         try:
-            await store.start_run(run.run_id, session.id)
             turn.history = await self._load_history(session.id)
-            if missing:
-                raise ModelError(
-                    "config",
-                    f"{' and '.join(missing)} {'is' if len(missing) == 1 else 'are'} not set: "
-                    "set CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY to point cody-lsp at "
-                    "an OpenAI-compatible endpoint (or try `cody-lsp demo`)",
-                    retryable=False,
-                )
-            outcome = await turn.run()
         except asyncio.CancelledError:
-            entries = turn.entries_interrupted(INTERRUPTED_MARKER)
-            await self._commit(session.id, run.run_id, "cancelled", entries, turn.usage, None, prompt)
-            chunks.emit(Cancelled())
-            return RunResult(run.run_id, session.id, "cancelled", "", turn.usage)
-        except CircuitBreakerTripped as trip:
-            entries = turn.entries_interrupted(BREAKER_MARKER.format(reason=trip.payload.reason))
-            await self._commit(
-                session.id, run.run_id, "circuit_breaker", entries, turn.usage, trip.payload.reason, prompt
-            )
-            chunks.emit(trip.payload)
-            return RunResult(
-                run.run_id,
-                session.id,
-                "circuit_breaker",
-                "",
-                turn.usage,
-                ErrorInfo("circuit_breaker", trip.payload.reason),
-            )
-        except ModelError as exc:
-            info = ErrorInfo(exc.code, redact(exc.message, self.config.model.api_key))
-            await self._commit(session.id, run.run_id, "error", [], turn.usage, info.message, prompt)
-            chunks.emit(Error(info.code, info.message))
-            return RunResult(run.run_id, session.id, "error", "", turn.usage, info)
-        except Exception as exc:
-            info = ErrorInfo("internal", f"the server failed: {type(exc).__name__}: {exc}")
-            log.exception("run %s failed", run.run_id)
-            await self._commit(session.id, run.run_id, "error", [], turn.usage, info.message, prompt)
-            chunks.emit(Error(info.code, info.message))
-            return RunResult(run.run_id, session.id, "error", "", turn.usage, info)
-        await self._commit(session.id, run.run_id, "done", turn.entries_done(outcome.output), turn.usage, None, prompt)
-        chunks.emit(Done(outcome.output, turn.usage))
-        return RunResult(run.run_id, session.id, "done", outcome.output, turn.usage)
+            _uncancel()
+            return turn.interrupted()
+        if run.cancel_requested:  # cancelled while the history loaded
+            return turn.interrupted()
+        return await turn.run()
 
-    async def _commit(
-        self, session_id: str, run_id: str, status: str, entries: list, usage: Usage, error: str | None, prompt: str
-    ) -> None:
-        """Commit the turn even if the run is being cancelled right now."""
-        commit = asyncio.ensure_future(
-            self.store.finish_run(session_id, run_id, status, entries, usage, error, title_from(prompt))
-        )
+    @staticmethod
+    def _chunks(run: LiveRun) -> ChunkStream:
+        assert run.chunks is not None, "a run's chunk stream exists from _prepare on"
+        return run.chunks
+
+    async def _finish(self, run: LiveRun, session: SessionInfo, prompt: str, ending: Ending) -> None:
+        """The one place a run ends: commit the turn, then send its terminal chunk, then answer."""
+        if run.result.done():
+            return
         try:
-            count = await asyncio.shield(commit)
+            ending = await self._commit(run, session, prompt, ending)
+        except Exception as exc:
+            log.exception("could not commit run %s", run.run_id)
+            info = ErrorInfo("store", f"the turn could not be saved: {type(exc).__name__}: {exc}")
+            ending = Ending("error", Error(info.code, info.message), [], ending.usage, error=info)
+        self._chunks(run).emit(ending.terminal)
+        run.result.set_result(
+            RunResult(run.run_id, session.id, ending.status, ending.output, ending.usage, ending.error)
+        )
+
+    async def _commit(self, run: LiveRun, session: SessionInfo, prompt: str, ending: Ending) -> Ending:
+        """Save what the ending leaves; finished even if the run is cancelled meanwhile."""
+        others = any(r is not run and r.session_id == session.id for r in self.runs.values())
+        if run.created_session and ending.status == "error" and ending.changed_nothing and not others:
+            # A run that made its session and failed before anything happened leaves no
+            # session behind (five failed runs must not push the real session down the list).
+            work = asyncio.ensure_future(self.store.delete_session(session.id))
+            self._forget(session.id)
+        else:
+            error = ending.error.message if ending.error else None
+            work = asyncio.ensure_future(
+                self.store.finish_run(
+                    session.id, run.run_id, ending.status, ending.entries, ending.usage, error, title_from(prompt)
+                )
+            )
+        try:
+            count = await asyncio.shield(work)
         except asyncio.CancelledError:
-            count = await commit
+            count = await work
+        if isinstance(count, int) and not isinstance(count, bool):
+            self._cache_commit(session.id, ending, count)
+        return ending
+
+    def _cache_commit(self, session_id: str, ending: Ending, count: int) -> None:
         cached = self._history.get(session_id)
-        if cached is not None and entries:
-            old_count, messages = cached
-            if old_count + len(entries) == count:
-                messages.extend(e.message for e in entries)
-                self._history[session_id] = (count, messages)
-            else:
-                self._history.pop(session_id, None)
+        if cached is None or not ending.entries:
+            return
+        old_count, messages = cached
+        if old_count + len(ending.entries) == count:
+            messages.extend(e.message for e in ending.entries if e.for_model)
+            self._history[session_id] = (count, messages)
+        else:  # another process appended meanwhile
+            self._history.pop(session_id, None)
 
     async def _load_history(self, session_id: str) -> list[dict[str, Any]]:
         """The session's model-ready history; cached, reloaded if another process added to it."""
@@ -389,18 +408,18 @@ class RunManager:
         if cached is not None and cached[0] == count:
             self._history.move_to_end(session_id)
             return list(cached[1])
-        history = (await self.store.load_history(session_id)).messages
-        self._history[session_id] = (len(history), history)
+        count, history = await self.store.load_history(session_id)
+        self._history[session_id] = (count, history)
         while len(self._history) > HISTORY_CACHE_SIZE:
             self._history.popitem(last=False)
         return list(history)
 
-    def _permission_for(self, run: LiveRun):
+    def _permission_for(self, run: LiveRun) -> AskPermission | None:
         if self.ask_permission is None:
             return None
         asker = self.ask_permission
 
-        async def ask(call_id: str, tool_name: str, args: dict) -> str:
+        async def ask(call_id: str, tool_name: str, args: dict[str, Any]) -> str:
             allowed = self.allowed_tools.setdefault(run.session_id or "", set())
             if tool_name in allowed:
                 return "allow"

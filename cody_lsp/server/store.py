@@ -14,14 +14,14 @@ import json
 import logging
 import os
 import socket
-from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import aiosqlite
 
-from ..wire import Message, SessionInfo, ToolCallInfo, Usage
+from ..wire import ErrorInfo, Message, SessionInfo, ToolCallInfo, Usage
+from .history import Entry
 
 log = logging.getLogger(__name__)
 
@@ -71,11 +71,19 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE messages ADD COLUMN ok INTEGER;
     """,
+    # 2 → 3: display-only messages (a failed turn that changed nothing: the model never
+    # sees it) and why a stopped or failed turn ended (JSON {"code", "message"}).
+    """
+    ALTER TABLE messages ADD COLUMN for_model INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE messages ADD COLUMN error TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 SESSION_COLUMNS = "id, title, model, workspace_folder, message_count, created_at, updated_at"
-MESSAGE_COLUMNS = "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok"
+MESSAGE_COLUMNS = (
+    "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error"
+)
 
 
 def now() -> str:
@@ -85,23 +93,6 @@ def now() -> str:
 
 def process_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
-
-
-@dataclass(slots=True)
-class Entry:
-    """One history message to commit: the model-ready dict plus what only we keep."""
-
-    message: dict[str, Any]
-    tool_name: str | None = None
-    kind: str = "message"
-    ok: bool | None = None  # tool messages: whether the tool succeeded
-
-
-@dataclass(slots=True)
-class History:
-    """A session's conversation as the model sees it, oldest first."""
-
-    messages: list[dict[str, Any]] = field(default_factory=list)
 
 
 def _session(row: Any) -> SessionInfo:
@@ -123,6 +114,13 @@ def _model_message(role: str, content: str | None, tool_calls: str | None, tool_
     if tool_call_id:
         msg["tool_call_id"] = tool_call_id
     return msg
+
+
+def _error_info(raw: str | None) -> ErrorInfo | None:
+    if not raw:
+        return None
+    data = json.loads(raw)
+    return ErrorInfo(str(data.get("code", "")), str(data.get("message", "")))
 
 
 def encode_cursor(updated_at: str, session_id: str) -> str:
@@ -210,10 +208,6 @@ class Store:
             await task
             raise
 
-    async def integrity_check(self) -> str:
-        row = await (await self._conn.execute("PRAGMA integrity_check")).fetchone()
-        return row[0]
-
     # ---------------------------------------------------------------- sessions
 
     async def create_session(self, session_id: str, title: str | None, model: str, folder: str) -> SessionInfo:
@@ -258,8 +252,28 @@ class Store:
         return sessions, next_cursor
 
     async def latest_session(self, folder: str) -> SessionInfo | None:
-        sessions, _ = await self.list_sessions(folder, 1, None)
-        return sessions[0] if sessions else None
+        """The folder's most recently updated session that has any message (empty ones are skipped)."""
+        cur = await self._conn.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE workspace_folder = ? AND message_count > 0 "
+            "ORDER BY updated_at DESC, id DESC LIMIT 1",
+            (folder,),
+        )
+        row = await cur.fetchone()
+        return _session(row) if row else None
+
+    async def update_session(
+        self, session_id: str, *, title: str | None = None, model: str | None = None
+    ) -> SessionInfo | None:
+        """Rename a session and/or set the model of its next runs; None if it does not exist."""
+        await self._transaction(
+            [
+                (
+                    "UPDATE sessions SET title = COALESCE(?, title), model = COALESCE(?, model) WHERE id = ?",
+                    (title, model, session_id),
+                )
+            ]
+        )
+        return await self.get_session(session_id)
 
     async def delete_session(self, session_id: str) -> bool:
         existed = await self.get_session(session_id) is not None
@@ -280,13 +294,15 @@ class Store:
         row = await cur.fetchone()
         return row[0] if row else None
 
-    async def load_history(self, session_id: str) -> History:
+    async def load_history(self, session_id: str) -> tuple[int, list[dict[str, Any]]]:
+        """(message count, the messages the model sees, oldest first), read at one point in time."""
         cur = await self._conn.execute(
-            "SELECT role, content, tool_calls, tool_call_id FROM messages WHERE session_id = ? ORDER BY position",
+            "SELECT role, content, tool_calls, tool_call_id, for_model FROM messages "
+            "WHERE session_id = ? ORDER BY position",
             (session_id,),
         )
-        rows = await cur.fetchall()
-        return History([_model_message(*row) for row in rows])
+        rows = list(await cur.fetchall())
+        return len(rows), [_model_message(*row[:4]) for row in rows if row[4]]
 
     async def get_messages(self, session_id: str, limit: int, before: int | None) -> tuple[list[Message], int | None]:
         """A page of messages, oldest first, ending just before `before` (or the end)."""
@@ -315,6 +331,7 @@ class Store:
                 tool_name=r[5],
                 kind=r[6],
                 ok=None if r[9] is None else bool(r[9]),
+                error=_error_info(r[11]),
             )
             for r in rows
         ]
@@ -359,7 +376,7 @@ class Store:
             statements.append(
                 (
                     f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES "
-                    "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         session_id,
                         session_id,
@@ -373,6 +390,8 @@ class Store:
                         run_id,
                         ts,
                         entry.ok,
+                        entry.for_model,
+                        json.dumps({"code": entry.error.code, "message": entry.error.message}) if entry.error else None,
                     ),
                 )
             )
@@ -386,8 +405,13 @@ class Store:
             )
         statements.append(
             (
-                "UPDATE runs SET status = ?, error = ?, usage = ?, ended_at = ? WHERE id = ?",
+                # An upsert: a run cancelled before its turn began has no row yet.
+                "INSERT INTO runs (id, session_id, status, error, usage, owner, started_at, ended_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "status = excluded.status, error = excluded.error, usage = excluded.usage, ended_at = excluded.ended_at",
                 (
+                    run_id,
+                    session_id,
                     status,
                     error,
                     json.dumps(
@@ -397,8 +421,9 @@ class Store:
                             "totalTokens": usage.total_tokens,
                         }
                     ),
+                    process_owner(),
                     ts,
-                    run_id,
+                    ts,
                 ),
             )
         )

@@ -154,7 +154,12 @@ async def test_two_folders_are_kept_apart(wire_factory, provider, tmp_path: Path
     everything = (await wire.request("cody/listSessions", {}))["sessions"]
     assert len(everything) == 5
 
-    assert (await wire.request("cody/latestSession", {"workspaceFolder": a.as_uri()}))["id"] == made_a[-1]["id"]
+    # Sessions that never committed anything are never offered to resume.
+    assert await wire.request("cody/latestSession", {"workspaceFolder": a.as_uri()}) is None
+    provider.add(Reply(text="one"), Reply(text="two"))
+    await wire.run("hi", sessionId=made_a[1]["id"])
+    await wire.run("hi", sessionId=made_b["id"])
+    assert (await wire.request("cody/latestSession", {"workspaceFolder": a.as_uri()}))["id"] == made_a[1]["id"]
     assert (await wire.request("cody/latestSession", {"workspaceFolder": str(b)}))["id"] == made_b["id"]
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -165,7 +170,8 @@ async def test_two_folders_are_kept_apart(wire_factory, provider, tmp_path: Path
     second = await wire.request(
         "cody/listSessions", {"workspaceFolder": str(a), "limit": 2, "cursor": first["nextCursor"]}
     )
-    assert [s["id"] for s in first["sessions"] + second["sessions"]] == [s["id"] for s in reversed(made_a)]
+    ordered = [made_a[1], made_a[3], made_a[2], made_a[0]]  # the one with a run was updated last
+    assert [s["id"] for s in first["sessions"] + second["sessions"]] == [s["id"] for s in ordered]
     assert "nextCursor" not in second
 
 

@@ -104,7 +104,7 @@ async def test_stall_is_detected_and_retried(wire_factory, provider):
     assert await history(wire, result["sessionId"]) == [("user", "hello"), ("assistant", "Recovered.")]
 
 
-async def test_retries_give_up_with_an_error_and_leave_history_untouched(wire_factory, provider, db_path):
+async def test_retries_give_up_with_an_error_shown_in_the_history_but_not_to_the_model(wire_factory, provider, db_path):
     wire = await wire_factory(CODY_RETRY_ATTEMPTS="2")
     provider.add(Reply(text="first turn ok"))
     first, _ = await wire.run("turn one")
@@ -113,9 +113,19 @@ async def test_retries_give_up_with_an_error_and_leave_history_untouched(wire_fa
     result, chunks = await wire.run("turn two", sessionId=first["sessionId"])
     assert result["status"] == "error" and result["error"]["code"] == "http_503"
     assert types_of(chunks) == ["session_start", "retry", "retry", "error"]
-    assert await history(wire, first["sessionId"]) == before
+    # After a reload the user still sees what they asked and why it failed …
+    page = await wire.request("cody/getSession", {"sessionId": first["sessionId"]})
+    failed = page["messages"][-1]
+    assert [m["content"] for m in page["messages"][-2:]] == ["turn two", result["error"]["message"]]
+    assert failed["kind"] == "failed" and failed["error"] == result["error"]
+    assert await history(wire, first["sessionId"]) == [*before, ("user", "turn two"), ("user", failed["content"])]
     status, error = run_rows(db_path)[result["runId"]]
     assert status == "error" and "503" in error
+    # … and the model never sees a failed turn that changed nothing.
+    provider.add(Reply(text="third"))
+    await wire.run("turn three", sessionId=first["sessionId"])
+    sent = provider.requests[-1]["messages"]
+    assert [m["content"] for m in sent[1:]] == ["turn one", "first turn ok", "turn three"]
 
 
 async def test_rejected_api_key_is_an_actionable_error_that_never_shows_the_key(wire: CodyWire, provider, db_path):
@@ -140,7 +150,10 @@ async def test_rejected_api_key_is_an_actionable_error_that_never_shows_the_key(
     assert "rejected" in message and provider.base_url in message and "CODY_MODEL_API_KEY" in message
     assert types_of(chunks) == ["session_start", "error"] and chunks[-1]["message"] == message
     assert len(provider.requests) == 1  # not retried
-    assert await history(wire, result["sessionId"]) == []
+    # The run created its session and failed before anything happened: no session is left.
+    err = await wire.error_of("cody/getSession", {"sessionId": result["sessionId"]})
+    assert err.code == -32001
+    assert await wire.request("cody/latestSession", {}) is None
     everything = repr(chunks) + repr(result) + Path(db_path).read_bytes().decode("latin-1")
     assert key not in everything
 

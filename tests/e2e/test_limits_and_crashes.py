@@ -70,9 +70,10 @@ async def test_circuit_breaker_stops_the_run_and_keeps_completed_steps(
     page = await wire.request("cody/getSession", {"sessionId": result["sessionId"]})
     kinds = [(m["role"], m["kind"]) for m in page["messages"]]
     assert kinds == [("user", "message")] + [("assistant", "message"), ("tool", "message")] * completed_steps + [
-        ("user", "interrupted")
+        ("user", "circuit_breaker")
     ]
     assert "safety limit" in page["messages"][-1]["content"]
+    assert page["messages"][-1]["error"] == {"code": "circuit_breaker", "message": last["reason"]}
     # The session goes on.
     provider.add(Reply(text="ok"))
     again, _ = await wire.run("try again", sessionId=result["sessionId"])

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cody_lsp.config import Limits, ModelConfig, ServerConfig, db_path
+import pytest
+
+from cody_lsp.config import Limits, ModelConfig, ServerConfig, SettingError, db_path
 
 
 def test_database_path_follows_cody_db_then_xdg_state_home(monkeypatch, tmp_path: Path):
@@ -18,12 +20,40 @@ def test_database_path_follows_cody_db_then_xdg_state_home(monkeypatch, tmp_path
     assert db_path() == tmp_path / "mine.db"
 
 
-def test_limits_read_the_environment_and_ignore_garbage(monkeypatch):
+def test_limits_read_the_environment(monkeypatch):
     monkeypatch.setenv("CODY_MAX_STEPS", "7")
     monkeypatch.setenv("CODY_STALL_TIMEOUT", "2.5")
-    monkeypatch.setenv("CODY_RETRY_ATTEMPTS", "many")
     limits = Limits.from_env()
     assert (limits.max_steps, limits.stall_timeout, limits.retry_attempts) == (7, 2.5, Limits().retry_attempts)
+    assert ServerConfig().settings_problem is None
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "says"),
+    [
+        ("CODY_RETRY_ATTEMPTS", "many", "is not a whole number"),
+        ("CODY_MAX_STEPS", "2.5", "is not a whole number"),
+        ("CODY_STALL_TIMEOUT", "nan", "finite number"),
+        ("CODY_STALL_TIMEOUT", "-1", "finite number"),
+        ("CODY_TEXT_FLUSH_MS", "fast", "is not a number"),
+    ],
+)
+def test_a_number_that_does_not_parse_is_an_error_naming_the_variable(monkeypatch, name, value, says):
+    monkeypatch.setenv(name, value)
+    config = ServerConfig()
+    problem = config.problem(model="m")
+    assert problem is not None and problem.startswith(f"{name}={value!r}") and says in problem
+    if name != "CODY_TEXT_FLUSH_MS":
+        with pytest.raises(SettingError, match=name):
+            Limits.from_env()
+
+
+def test_a_base_url_without_a_scheme_is_a_configuration_problem(monkeypatch):
+    config = ModelConfig("m", "api.openai.com/v1", "k")
+    assert "CODY_MODEL_BASE_URL='api.openai.com/v1' is not an http(s) URL" in (config.problem() or "")
+    assert ModelConfig("m", "http://127.0.0.1:9/v1", "k").problem() is None
+    assert ModelConfig(None, "http://127.0.0.1:9/v1", "k").problem(model="session-model") is None
+    assert (ModelConfig(None, None, "k").problem() or "").startswith("CODY_MODEL and CODY_MODEL_BASE_URL are not set")
 
 
 def test_model_config_names_what_is_missing(monkeypatch):

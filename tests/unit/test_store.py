@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp.server.store import SCHEMA_VERSION, Entry, Store
-from cody_lsp.wire import Usage
+from cody_lsp.server.history import Entry, marker_entry, user_entry
+from cody_lsp.server.store import SCHEMA_VERSION, Store
+from cody_lsp.wire import ErrorInfo, Usage
 
 
 async def test_schema_is_versioned_and_uses_wal(tmp_path: Path):
@@ -52,7 +53,8 @@ async def test_a_turn_commits_whole_and_history_reloads_in_order(tmp_path: Path)
         title="hi there",
     )
     assert count == 4
-    history = (await store.load_history("ses_1")).messages
+    loaded, history = await store.load_history("ses_1")
+    assert loaded == 4
     assert history[1]["tool_calls"] == [call] and history[2] == {"role": "tool", "content": "ok", "tool_call_id": "c1"}
     info = await store.get_session("ses_1")
     assert info.message_count == 4 and info.title == "hi there"
@@ -124,4 +126,37 @@ async def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path: 
     assert [(m.position, m.ok) for m in messages] == [(0, None), (1, False)]
     await store.close()
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+
+
+async def test_display_only_messages_are_kept_but_never_loaded_for_the_model(tmp_path: Path):
+    """A failed turn that changed nothing: getSession shows it (with its error), the model never sees it."""
+    store = await Store.open(tmp_path / "s.db")
+    await store.create_session("ses_1", None, "m", "/ws")
+    info = ErrorInfo("auth", "the API key was rejected")
+    await store.finish_run(
+        "ses_1",
+        "run_1",  # no start_run: a run that never began still gets its record (upsert)
+        "error",
+        [user_entry("hi", for_model=False), marker_entry("failed", info.message, info, for_model=False)],
+        Usage(),
+        info.message,
+    )
+    assert await store.load_history("ses_1") == (2, [])
+    messages, _ = await store.get_messages("ses_1", 10, None)
+    assert [(m.role, m.kind, m.error) for m in messages] == [("user", "message", None), ("user", "failed", info)]
+    assert (await store.run_record("run_1"))["status"] == "error"
+    await store.close()
+
+
+async def test_latest_session_skips_empty_sessions_and_sessions_can_be_renamed(tmp_path: Path):
+    store = await Store.open(tmp_path / "s.db")
+    await store.create_session("ses_old", "old", "m", "/ws")
+    await store.finish_run("ses_old", "run_1", "done", [user_entry("hi")], Usage())
+    await store.create_session("ses_empty", None, "m", "/ws")  # newer, but nothing in it
+    assert (await store.latest_session("/ws")).id == "ses_old"
+    renamed = await store.update_session("ses_old", title="Renamed", model="other-model")
+    assert (renamed.title, renamed.model) == ("Renamed", "other-model")
+    assert (await store.update_session("ses_old", title="Again")).model == "other-model"
+    assert await store.update_session("ses_missing", title="x") is None
+    await store.close()

@@ -1,0 +1,166 @@
+"""The run manager in-process: a real store, a scripted model step and tool runner.
+
+Every chunk, commit and result lands in one `events` list, so a test can check the
+order a client would see — commit, then the terminal chunk, then the response —
+without a server process or an HTTP provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cody_lsp.config import Limits, ModelConfig, ServerConfig
+from cody_lsp.server.assembly import AssembledCall, StepResult
+from cody_lsp.server.model import ModelError
+from cody_lsp.server.runs import LiveRun, RunManager
+from cody_lsp.server.store import Store
+from cody_lsp.server.tools import ToolResult
+from cody_lsp.wire import TERMINAL_TYPES, RunParams, RunResult, Usage
+
+OPEN_STORES: list[Store] = []
+
+MODEL = ModelConfig("test-model", "http://127.0.0.1:9/v1", "sk-test-secret-key-123")
+
+
+def answer(text: str, usage: Usage | None = None) -> StepResult:
+    return StepResult(text, [], "stop", usage or Usage(10, 5, 15))
+
+
+def calls(*calls: tuple[str, str], text: str = "") -> StepResult:
+    """A step that calls tools: (name, JSON arguments) pairs."""
+    assembled = [AssembledCall(f"call_{i}", name, [args]) for i, (name, args) in enumerate(calls)]
+    return StepResult(text, assembled, "tool_calls", Usage(10, 5, 15))
+
+
+# A scripted step: a StepResult, a ModelError to raise, or an async callable (for waits).
+Scripted = StepResult | BaseException | Callable[[], Awaitable[StepResult]]
+
+
+@dataclass
+class Harness:
+    manager: RunManager
+    store: Store
+    folder: Path
+    events: list[tuple[str, Any]] = field(default_factory=list)
+    steps: list[Scripted] = field(default_factory=list)
+    requests: list[list[dict[str, Any]]] = field(default_factory=list)
+    tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
+    tool_behaviour: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None
+
+    def chunks(self, run_id: str | None = None) -> list[dict[str, Any]]:
+        return [e for kind, e in self.events if kind == "chunk" and (run_id is None or e["runId"] == run_id)]
+
+    def types(self, run_id: str | None = None) -> list[str]:
+        return [c["type"] for c in self.chunks(run_id)]
+
+    def order(self, run_id: str) -> list[str]:
+        """What happened to the run, in order: commit, terminal chunk, result."""
+        out = []
+        for kind, e in self.events:
+            if kind == "commit" and e == run_id:
+                out.append("commit")
+            elif kind == "chunk" and e["runId"] == run_id and e["type"] in TERMINAL_TYPES:
+                out.append(e["type"])
+            elif kind == "result" and e.run_id == run_id:
+                out.append("result")
+        return out
+
+    def start(self, prompt: str = "hi", **params: Any) -> tuple[LiveRun, asyncio.Task[RunResult]]:
+        run_params = RunParams(prompt=prompt, **params)
+        live = self.manager.register(run_params)
+        return live, asyncio.ensure_future(self._run(live, run_params))
+
+    async def _run(self, live: LiveRun, params: RunParams) -> RunResult:
+        result = await self.manager.run(live, params)
+        self.events.append(("result", result))
+        return result
+
+    async def run(self, prompt: str = "hi", **params: Any) -> RunResult:
+        return await self.start(prompt, **params)[1]
+
+    async def history(self, session_id: str) -> list[tuple[str, str]]:
+        messages, _ = await self.store.get_messages(session_id, 1000, None)
+        return [(m.role, m.kind) for m in messages]
+
+
+async def make_harness(
+    tmp_path: Path,
+    *,
+    limits: Limits | None = None,
+    model: ModelConfig = MODEL,
+    ask: Callable[..., Awaitable[str]] | None = None,
+) -> Harness:
+    folder = tmp_path / "ws"
+    folder.mkdir(exist_ok=True)
+    store = await Store.open(tmp_path / "sessions.db")
+    OPEN_STORES.append(store)
+    config = ServerConfig(
+        model=model,
+        limits=limits or Limits(retry_base_delay=0.001, retry_max_delay=0.002),
+        db=tmp_path / "sessions.db",
+        text_flush_interval=0.0,
+        approvals="auto",
+        settings_problem=None,
+    )
+    holder: dict[str, Harness] = {}
+
+    async def step(_config, _limits, _model, messages, _tools, on_text, _on_thinking) -> StepResult:
+        h = holder["h"]
+        h.requests.append([dict(m) for m in messages])
+        if not h.steps:
+            raise AssertionError("the model was asked for more steps than the test scripted")
+        scripted = h.steps.pop(0)
+        if isinstance(scripted, BaseException):
+            raise scripted
+        result = await scripted() if callable(scripted) else scripted
+        if result.text:
+            on_text(result.text)
+        return result
+
+    async def run_tool(name: str, args: dict[str, Any], root: Path) -> ToolResult:
+        h = holder["h"]
+        h.tool_calls.append((name, args))
+        if h.tool_behaviour is not None:
+            return await h.tool_behaviour(name, args)
+        return ToolResult(True, f"{name} ran")
+
+    events: list[tuple[str, Any]] = []
+    finish_run = store.finish_run
+
+    async def recording_finish_run(session_id: str, run_id: str, *args: Any, **kwargs: Any) -> int:
+        count = await finish_run(session_id, run_id, *args, **kwargs)
+        events.append(("commit", run_id))
+        return count
+
+    store.finish_run = recording_finish_run  # type: ignore[method-assign]
+    asker = None
+    if ask is not None:
+
+        async def asker(run: LiveRun, call_id: str, tool: str, args: dict[str, Any]) -> str:
+            return await ask(run, call_id, tool, args)
+
+    manager = RunManager(
+        store,
+        config,
+        lambda chunk: events.append(("chunk", chunk)),
+        lambda: str(folder),
+        asker,
+        step=step,
+        tool_runner=run_tool,
+    )
+    harness = Harness(manager, store, folder, events)
+    holder["h"] = harness
+    return harness
+
+
+async def close_stores() -> None:
+    while OPEN_STORES:
+        await OPEN_STORES.pop().close()
+
+
+def model_error(code: str, *, retryable: bool) -> ModelError:
+    return ModelError(code, f"scripted {code}", retryable=retryable)

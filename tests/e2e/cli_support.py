@@ -23,14 +23,14 @@ def cli_env(provider, db_path: Path, **extra: str) -> dict[str, str]:
 class Terminal:
     """A `cody-lsp` child in a pty."""
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path):
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path, dimensions: tuple[int, int] = (50, 200)):
         self.child = pexpect.spawn(
             sys.executable,
             ["-m", "cody_lsp", *args],
             env=env,
             cwd=str(cwd),
             encoding="utf-8",
-            dimensions=(50, 200),
+            dimensions=dimensions,
             timeout=20,
         )
 

@@ -31,6 +31,7 @@ class Target:
     pid: int
     ppid: int
     fd: int | None  # pidfd, or None where the kernel has no pidfd_open
+    alive: bool = True  # False: a zombie, waiting to be reaped
 
     def signal(self, sig: int) -> None:
         try:
@@ -61,7 +62,7 @@ def pin(pid: int) -> Target | None:
         if fd is not None:
             os.close(fd)
         return None
-    return Target(pid, stat[1], fd)
+    return Target(pid, stat[1], fd, stat[0] not in ("Z", "X"))
 
 
 def status(pid: int) -> tuple[str, int, int] | None:

@@ -19,7 +19,7 @@ from . import files, shell
 from .schema import SchemaError, check, describe
 from .workspace import ToolConfig, ToolError, ToolResult, cap_text
 
-Handler = Callable[[Path, dict, ToolConfig], Awaitable[ToolResult]]
+Handler = Callable[[Path, dict[str, Any], ToolConfig], Awaitable[ToolResult]]
 
 # Limits of the arguments a model may send (SECURITY.md, "Tool arguments are validated").
 MAX_PATH_CHARS = 4096
@@ -36,20 +36,20 @@ class ToolSpec:
 
     name: str
     description: str
-    parameters: dict  # JSON schema of the arguments object
+    parameters: dict[str, Any]  # JSON schema of the arguments object
     mutating: bool  # needs approval before running (write_file, edit_file, run_command)
     handler: Handler
 
 
-def _params(required: list[str], **props: dict) -> dict:
+def _params(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-def _s(description: str, max_length: int = MAX_PATH_CHARS) -> dict:
+def _s(description: str, max_length: int = MAX_PATH_CHARS) -> dict[str, Any]:
     return {"type": "string", "maxLength": max_length, "description": description}
 
 
-def _i(description: str) -> dict:
+def _i(description: str) -> dict[str, Any]:
     return {"type": "integer", "minimum": 1, "maximum": MAX_LINE, "description": description}
 
 
@@ -145,7 +145,7 @@ TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in _SPECS}
 
 
 @functools.cache
-def tool_schemas() -> list[dict]:
+def tool_schemas() -> list[dict[str, Any]]:
     """OpenAI ``tools=`` list for all tools (cached; do not mutate)."""
     return [
         {

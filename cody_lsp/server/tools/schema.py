@@ -161,25 +161,26 @@ def _check_number(value: Any, schema: dict[str, Any], kind: str) -> int | float:
     wanted = expectation(schema)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise SchemaError(f"must be {wanted}, got {describe(value)}")
-    if isinstance(value, float):
-        if not math.isfinite(value):
-            raise SchemaError(f"must be {wanted}, got {describe(value)}")
+    number: int | float = value
+    if isinstance(number, float):
+        if not math.isfinite(number):
+            raise SchemaError(f"must be {wanted}, got {describe(number)}")
         if kind == "integer":
-            if not value.is_integer():
-                raise SchemaError(f"must be {wanted}, got {describe(value)}")
-            value = int(value)
+            if not number.is_integer():
+                raise SchemaError(f"must be {wanted}, got {describe(number)}")
+            number = int(number)
     low, high = schema.get("minimum"), schema.get("maximum")
     low_x, high_x = schema.get("exclusiveMinimum"), schema.get("exclusiveMaximum")
     if (
-        (low is not None and value < low)
-        or (high is not None and value > high)
-        or (low_x is not None and value <= low_x)
-        or (high_x is not None and value >= high_x)
+        (low is not None and number < low)
+        or (high is not None and number > high)
+        or (low_x is not None and number <= low_x)
+        or (high_x is not None and number >= high_x)
     ):
-        raise SchemaError(f"must be {wanted}, got {describe(value)}")
-    if "enum" in schema and value not in schema["enum"]:
-        raise SchemaError(f"must be {wanted}, got {describe(value)}")
-    return value
+        raise SchemaError(f"must be {wanted}, got {describe(number)}")
+    if "enum" in schema and number not in schema["enum"]:
+        raise SchemaError(f"must be {wanted}, got {describe(number)}")
+    return number
 
 
 def _check_string(value: Any, schema: dict[str, Any]) -> str:

@@ -8,17 +8,16 @@ stdout and stderr are merged.
 Processes: the shell leads its own session and process group and gets SIGKILL if the
 server dies (``PR_SET_PDEATHSIG``). On timeout the group gets SIGTERM, then SIGKILL
 after :data:`KILL_GRACE`. However the command ends — finished, timed out, cancelled —
-its group is SIGKILLed and then every process carrying its marker is stopped and
-killed (:mod:`.procs`): those that left the group with ``setsid``, ``nohup … &`` or
-a double fork too. The server is a child subreaper, so such orphans are re-parented
-to it, not to init, and are reaped. A guard process (``procs.py`` run as a script)
-holds a pipe from the server: when the server exits, even by SIGKILL, it kills the
-live commands' groups and every process with the server's marker.
+every process carrying its marker is stopped and killed (:mod:`.procs`), those that
+left the group with ``setsid``, ``nohup … &`` or a double fork too, and then the group.
+A guard process (``procs.py`` run as a script) holds a pipe from the server: when the
+server exits, even by SIGKILL, it kills the live commands' groups and every process
+with the server's marker.
 
-If the server called :func:`enable_subreaper` (it is then *dedicated*: every child
-is a command's), orphans re-parented to it that carry no live command's marker —
-a command that removed the marker from its environment — are killed with their
-descendants at the end of each command, and stray zombies are reaped.
+The server calls :func:`enable_subreaper` at start: it becomes a child subreaper, so
+orphans are re-parented to it, not to init; those that carry no live command's marker
+(a command that removed it from its environment) are killed with their descendants at
+the end of each command, and zombies are reaped.
 """
 
 from __future__ import annotations
@@ -120,7 +119,7 @@ def _cap_middle(text: str, limit: int) -> str:
     return text[:head] + marker(len(text) - keep) + text[len(text) - (keep - head) :]
 
 
-async def _stop(task: asyncio.Task) -> None:
+async def _stop(task: asyncio.Task[None]) -> None:
     """Cancel ``task`` and wait for it to finish, ignoring its outcome.
 
     Uses ``asyncio.wait`` so a cancellation of the *caller* still propagates.
@@ -151,7 +150,7 @@ def _prctl() -> Any:
 
 def _set_subreaper() -> bool:
     try:
-        return _prctl()(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0
+        return bool(_prctl()(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0)
     except (OSError, AttributeError):
         return False
 
@@ -174,15 +173,13 @@ class _Commands:
         self.spawn_gen = 0
         self.dedicated = False
         self.prepared = False
-        self.guard: subprocess.Popen | None = None
+        self.guard: subprocess.Popen[bytes] | None = None
 
     def prepare(self) -> None:
-        """Once, before the first command: hide the server's secrets, become a subreaper."""
+        """Once, before the first command: hide the server's secrets from commands."""
         if not self.prepared:
             self.prepared = True
             protect_process()
-            if not _set_subreaper():
-                log.debug("could not become a child subreaper")
 
     def _tell_guard(self, line: str) -> None:
         for _ in range(2):
@@ -201,7 +198,7 @@ class _Commands:
             except (OSError, ValueError):
                 self.guard = None  # it was killed: start another
 
-    def _start_guard(self) -> subprocess.Popen | None:
+    def _start_guard(self) -> subprocess.Popen[bytes] | None:
         try:
             guard = subprocess.Popen(
                 [sys.executable, "-I", "-S", procs.__file__, f"{CMD_VAR}={self.token}-"],
@@ -262,12 +259,18 @@ class _Commands:
     def _sweep(self, pgid: int, marker: bytes) -> int:
         killed = procs.kill_marked((marker,))
         procs.killpg(pgid)  # members of the group that removed the marker
-        if self.dedicated:
-            killed.update(self._end_orphans(exclude=marker))
         procs.reap(list(killed))
-        return len(killed)
+        count = len(killed)
+        if self.dedicated:
+            for _ in range(procs.ROUNDS):  # again while orphans appear (one forked while we killed)
+                orphans = self._end_orphans(exclude=marker)
+                procs.reap([t.pid for t in orphans])
+                count += sum(t.alive for t in orphans)
+                if not orphans:
+                    break
+        return count
 
-    def _end_orphans(self, exclude: bytes) -> dict[int, int]:
+    def _end_orphans(self, exclude: bytes) -> list[procs.Target]:
         """Dedicated server: kill the children re-parented to us that belong to no live
         command (a command that removed its marker), with their descendants; reap zombies."""
         own = os.getpid()
@@ -298,19 +301,26 @@ class _Commands:
                 elif target is not None:
                     target.close()
             procs.end(targets)
-            return {t.pid: t.ppid for t in targets}
-        return {}
+            return targets
+        return []
 
 
 _commands = _Commands()
 
 
 def enable_subreaper() -> bool:
-    """Call once at server start. Makes this process a child subreaper (Linux), so a
-    command's descendants that detach are re-parented to it, and declares it dedicated:
-    every child it has is a command's. False where the kernel does not allow it."""
+    """Call once at server start (Linux). Makes this process a child subreaper, so the
+    descendants of a command that detach are re-parented to it instead of to init, and
+    declares it *dedicated*: every child it has is a command's (or the guard). At the end
+    of each command, orphans that carry no live command's marker are then killed with
+    their descendants, and zombies are reaped. False where the kernel refuses.
+
+    Not called (e.g. tools used inside another program): detached descendants go to init,
+    which reaps them, and those that kept the marker are still found and killed."""
     _commands.prepare()
     _commands.dedicated = _set_subreaper()
+    if not _commands.dedicated:
+        log.warning("could not become a child subreaper; commands' detached processes are found by marker only")
     return _commands.dedicated
 
 
@@ -327,7 +337,7 @@ def _timeout(value: object, limit: float) -> float:
     return float(min(value, limit))
 
 
-async def run_command(root: Path, args: dict, config: ToolConfig) -> ToolResult:
+async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> ToolResult:
     """Run ``args["command"]`` with ``sh`` in the workspace root."""
     command: str = args["command"]
     if "\0" in command:
@@ -364,7 +374,7 @@ async def run_command(root: Path, args: dict, config: ToolConfig) -> ToolResult:
     return ToolResult(proc.returncode == 0, content)
 
 
-async def _abandon(proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task) -> None:
+async def _abandon(proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task[None]) -> None:
     procs.killpg(proc.pid)
     await _wait_exit(proc)
     await _commands.end(proc, marker)

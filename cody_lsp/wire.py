@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import types
 import typing
+from collections.abc import Callable
 from typing import Any, ClassVar, Literal, Union
 
 import attrs
@@ -217,20 +218,29 @@ def _allows_none(tp: Any) -> bool:
     return typing.get_origin(tp) in (Union, types.UnionType) and type(None) in typing.get_args(tp)
 
 
-def _positive(max_value: int):
-    def check(_instance: Any, attribute: attrs.Attribute, value: int | None) -> None:
+def _positive(max_value: int) -> Callable[[Any, attrs.Attribute[Any], int | None], None]:
+    def check(_instance: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
         if value is not None and not 1 <= value <= max_value:
             raise ValueError(f"'{camel(attribute.name)}' must be between 1 and {max_value}, got {value}")
 
     return check
 
 
-def _non_empty(_instance: Any, attribute: attrs.Attribute, value: str | None) -> None:
+# The largest integer JavaScript represents exactly; positions and `before` stay within it.
+MAX_POSITION = 2**53 - 1
+
+
+def _position(_instance: Any, attribute: attrs.Attribute[Any], value: int | None) -> None:
+    if value is not None and not 0 <= value <= MAX_POSITION:
+        raise ValueError(f"'{camel(attribute.name)}' must be between 0 and {MAX_POSITION}, got {value}")
+
+
+def _non_empty(_instance: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None and not value.strip():
         raise ValueError(f"'{camel(attribute.name)}' must not be empty")
 
 
-def _id_like(_instance: Any, attribute: attrs.Attribute, value: str | None) -> None:
+def _id_like(_instance: Any, attribute: attrs.Attribute[Any], value: str | None) -> None:
     if value is not None and not (0 < len(value) <= 200):
         raise ValueError(f"'{camel(attribute.name)}' must be 1 to 200 characters long")
 
@@ -362,7 +372,7 @@ class GetSessionParams:
     session_id: str
     limit: int | None = attrs.field(default=None, validator=_positive(1000))
     # Return the messages whose position is lower than this (page backwards).
-    before: int | None = None
+    before: int | None = attrs.field(default=None, validator=_position)
 
 
 @attrs.frozen
@@ -399,7 +409,7 @@ class PermissionParams:
     session_id: str
     tool_call_id: str
     tool_name: str
-    args: dict
+    args: dict[str, Any]
     workspace_folder: str
 
 
@@ -437,7 +447,7 @@ class ToolCall:
     TYPE: ClassVar[str] = "tool_call"
     tool_call_id: str
     tool_name: str
-    args: dict
+    args: dict[str, Any]
 
 
 @attrs.frozen

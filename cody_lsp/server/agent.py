@@ -46,7 +46,9 @@ from .history import (
     marker_entry,
     user_entry,
 )
-from .model import ModelError, StepResult, redact, stream_step
+from .assembly import StepResult
+from .model import ModelError, stream_step
+from .secrets import redact
 from .tools import TOOLS, ToolResult, run_tool, tool_schemas
 
 log = logging.getLogger(__name__)
@@ -259,7 +261,7 @@ class Turn:
                 await asyncio.sleep(delay)
 
     async def _run_tools(self, step: StepResult) -> list[Entry]:
-        calls = [
+        calls: list[dict[str, Any]] = [
             {
                 "id": c.id or f"call_{self.steps}_{i}",
                 "type": "function",

@@ -101,10 +101,11 @@ def _retry_after(headers: Any) -> float | None:
 def _body_message(body: Any, fallback: str) -> str:
     if isinstance(body, dict):
         err = body.get("error", body)
-        if isinstance(err, dict) and isinstance(err.get("message"), str):
-            return err["message"]
-        if isinstance(body.get("message"), str):
-            return body["message"]
+        message = err.get("message") if isinstance(err, dict) else None
+        if not isinstance(message, str):
+            message = body.get("message")
+        if isinstance(message, str):
+            return message
     return fallback
 
 

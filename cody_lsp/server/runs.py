@@ -373,7 +373,7 @@ class RunManager:
         if run.created_session and ending.status == "error" and ending.changed_nothing and not others:
             # A run that made its session and failed before anything happened leaves no
             # session behind (five failed runs must not push the real session down the list).
-            work = asyncio.ensure_future(self.store.delete_session(session.id))
+            work: asyncio.Future[object] = asyncio.ensure_future(self.store.delete_session(session.id))
             self._forget(session.id)
         else:
             error = ending.error.message if ending.error else None

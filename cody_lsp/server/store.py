@@ -166,7 +166,8 @@ class Store:
         async with self._write_lock:
             await self._conn.execute("BEGIN IMMEDIATE")
             try:
-                version = (await (await self._conn.execute("PRAGMA user_version")).fetchone())[0]
+                row = await (await self._conn.execute("PRAGMA user_version")).fetchone()
+                version = row[0] if row else 0
                 if version > SCHEMA_VERSION:
                     raise RuntimeError(
                         f"the database {self.path} has schema version {version}, newer than this "
@@ -183,7 +184,7 @@ class Store:
                 await self._conn.execute("ROLLBACK")
                 raise
 
-    async def _transaction(self, statements: list[tuple[str, tuple]]) -> None:
+    async def _transaction(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
         """Run the statements in one IMMEDIATE transaction; never half-applied.
 
         Shielded: a cancelled caller still waits for the commit to finish, so a
@@ -231,7 +232,8 @@ class Store:
     async def list_sessions(
         self, folder: str | None, limit: int, cursor: str | None
     ) -> tuple[list[SessionInfo], str | None]:
-        where, args = [], []
+        where: list[str] = []
+        args: list[Any] = []
         if folder is not None:
             where.append("workspace_folder = ?")
             args.append(folder)
@@ -243,7 +245,7 @@ class Store:
             sql += " WHERE " + " AND ".join(where)
         sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
         args.append(limit + 1)
-        rows = await (await self._conn.execute(sql, args)).fetchall()
+        rows = list(await (await self._conn.execute(sql, args)).fetchall())
         sessions = [_session(r) for r in rows[:limit]]
         next_cursor = None
         if len(rows) > limit:
@@ -313,7 +315,7 @@ class Store:
             args.append(before)
         sql += " ORDER BY position DESC LIMIT ?"
         args.append(limit)
-        rows = await (await self._conn.execute(sql, args)).fetchall()
+        rows = list(await (await self._conn.execute(sql, args)).fetchall())
         rows.reverse()
         messages = [
             Message(
@@ -367,7 +369,7 @@ class Store:
         ts = now()
         if await self.message_count(session_id) is None:  # deleted while the run went on
             return 0
-        statements: list[tuple[str, tuple]] = []
+        statements: list[tuple[str, tuple[Any, ...]]] = []
         for i, entry in enumerate(entries):
             msg = entry.message
             tool_calls = msg.get("tool_calls")

@@ -101,7 +101,7 @@ __all__ = ["ScriptedProvider", "Reply", "ToolCall", "Fault"]
 FAULT_KINDS = ("http_status", "disconnect", "stall", "malformed", "error_event")
 
 # Fast JSON string escaping (C accelerated); used for the hot per-delta path.
-_encode_str: Callable[[str], str] = json.encoder.encode_basestring  # type: ignore[attr-defined]
+_encode_str: Callable[[str], str] = json.encoder.encode_basestring
 
 # When a reply has no delay, events are coalesced into writes of about this size.
 _BATCH_BYTES = 16 * 1024
@@ -143,8 +143,8 @@ def _non_default_dict(obj: Any) -> dict:
         value = getattr(obj, f.name)
         if f.default is not dataclasses.MISSING:
             default = f.default
-        elif f.default_factory is not dataclasses.MISSING:  # type: ignore[misc]
-            default = f.default_factory()  # type: ignore[misc]
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
         else:
             default = dataclasses.MISSING
         if value != default:

@@ -42,7 +42,7 @@ def grep_regex(pattern: str) -> Callable[[bytes], object]:
     """A search function over one line of UTF-8 bytes (truthy when the line matches)."""
     _check_length("the grep pattern", pattern)
     try:
-        return re2.compile(pattern, _OPTIONS).search  # type: ignore[no-any-return]
+        return re2.compile(pattern, _OPTIONS).search
     except re2.error as exc:
         reason = exc.args[0].decode("utf-8", "replace") if exc.args and isinstance(exc.args[0], bytes) else str(exc)
     try:
@@ -106,7 +106,7 @@ def glob_matcher(pattern: str) -> Callable[[str], object]:
     """A function telling whether a whole shown path matches the glob (truthy when it does)."""
     _check_length("the glob pattern", pattern)
     try:
-        return re2.compile(glob_translate(pattern), _OPTIONS).fullmatch  # type: ignore[no-any-return]
+        return re2.compile(glob_translate(pattern), _OPTIONS).fullmatch
     except re2.error:
         raise ToolError(
             f"invalid glob pattern {pattern!r} (check its [...] classes and ranges); example: '**/*.py'"

@@ -36,6 +36,7 @@ from ..wire import (
     ToolResultChunk,
     Usage,
 )
+from .assembly import StepResult
 from .chunks import ChunkStream
 from .history import (
     BREAKER_MARKER,
@@ -46,7 +47,6 @@ from .history import (
     marker_entry,
     user_entry,
 )
-from .assembly import StepResult
 from .model import ModelError, stream_step
 from .secrets import redact
 from .tools import TOOLS, ToolResult, run_tool, tool_schemas

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 from ..config import Limits, ModelConfig
 from ..wire import (
@@ -59,19 +59,20 @@ ToolRunner = Callable[[str, dict[str, Any], Path], Awaitable[ToolResult]]
 Terminal = Done | Cancelled | CircuitBreaker | Error
 
 
-class ModelStep(Protocol):
-    """One streamed model response (`model.stream_step` is the real one)."""
-
-    def __call__(
-        self,
-        config: ModelConfig,
-        limits: Limits,
-        model: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        on_text: Callable[[str], None],
-        on_thinking: Callable[[str], None],
-    ) -> Awaitable[StepResult]: ...
+# One streamed model response: (config, limits, model, messages, tools, on_text, on_thinking).
+# `model.stream_step` is the real one; tests pass a scripted one.
+ModelStep = Callable[
+    [
+        ModelConfig,
+        Limits,
+        str,
+        list[dict[str, Any]],
+        list[dict[str, Any]],
+        Callable[[str], None],
+        Callable[[str], None],
+    ],
+    Awaitable[StepResult],
+]
 
 
 SYSTEM_PROMPT = """\

@@ -576,7 +576,7 @@ def test_configuration_table_matches_the_code(doc: Doc):
     config_src = Path(config_module.__file__).read_text()
     read = set(re.findall(r'"((?:CODY|XDG)_[A-Z_]+)"', config_src + sources.get("cli.py", "")))
     assert read <= set(documented), f"environment variables not documented: {sorted(read - set(documented))}"
-    everywhere = "".join(sources.values())
+    everywhere = "".join(p.read_text() for p in (ROOT / "cody_lsp").rglob("*.py"))  # settings of subpackages too
     for name in documented:
         assert f'"{name}"' in everywhere, f"{name} is documented but no module reads it"
 

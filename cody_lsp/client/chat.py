@@ -83,7 +83,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str]) -> int:
     args = parse_args(argv[1:])
     setup_cli_logging()
-    folder = preflight("chat", args.workspace)
+    folder = preflight("chat", args.workspace, resuming=bool(args.session))
     if folder is None:
         return 2
     try:

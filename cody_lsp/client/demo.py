@@ -23,7 +23,7 @@ from ..testing.provider import ScriptedProvider
 from ..testing.scenarios import FILES, demo_script, demo_turns
 from .connection import CodyClient, CodyError
 from .interrupts import stop_on_termination
-from .render import ChunkRenderer, make_console, print_prompt_line, setup_cli_logging
+from .render import ChunkRenderer, make_console, print_line, print_prompt_line, setup_cli_logging
 
 DEMO_MODEL = "scripted-demo-model"
 
@@ -161,4 +161,4 @@ def _epilogue(console, folder: Path, db: Path | None) -> None:
         "export CODY_MODEL_API_KEY=...    [dim]# its API key[/]",
         'cody-lsp chat --workspace DIR    [dim]# or: cody-lsp run "PROMPT"[/]',
     ):
-        console.print(f"  {line}", no_wrap=True, overflow="ellipsis")
+        print_line(console, f"  {line}")

@@ -77,7 +77,7 @@ def main(argv: list[str]) -> int:
     if not prompt.strip():
         print("cody-lsp run: the prompt is empty", file=sys.stderr)
         return 2
-    folder = preflight("run", args.workspace)
+    folder = preflight("run", args.workspace, resuming=bool(args.session))
     if folder is None:
         return 2
     try:

@@ -113,6 +113,7 @@ async def _read_stdin_line() -> str:
             line = sys.stdin.readline()
         except Exception:
             line = ""
+
         def deliver() -> None:
             if not future.done():
                 future.set_result(line)

@@ -363,13 +363,14 @@ def setup_cli_logging() -> None:
     )
 
 
-def preflight(command: str, workspace: str | None) -> Path | None:
+def preflight(command: str, workspace: str | None, *, resuming: bool = False) -> Path | None:
     """What `chat` and `run` check before starting a server: the model settings and the
     folder (None: the current one). Says what is wrong on stderr and returns None, or
-    returns the folder."""
+    returns the folder. `resuming` a session: its own model will do, CODY_MODEL may be unset
+    (a session without one is reported by its run)."""
     from ..config import ModelConfig
 
-    problem = ModelConfig.from_env().problem()
+    problem = ModelConfig.from_env().problem(model="the session's" if resuming else None)
     if problem is not None:
         print(f"cody-lsp {command}: {problem}", file=sys.stderr)
         return None

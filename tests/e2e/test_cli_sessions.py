@@ -89,3 +89,17 @@ async def test_sessions_listing_is_whole_when_not_a_terminal(provider, db_path: 
     row = out.splitlines()[1]
     assert row.startswith(session_id + "  ") and title.strip() in row and str(workspace) in row
     assert "…" not in out
+
+
+async def test_a_session_with_its_own_model_needs_no_cody_model(provider, db_path: Path, workspace: Path):
+    env = cli_env(provider, db_path)
+    async with await CodyClient.spawn(env=env, workspace_folders=[workspace]) as client:
+        session_id = (await client.create_session(title="own", model="own-model")).id
+    del env["CODY_MODEL"]
+    provider.add(Reply(text="Answered by its own model."))
+    code, out, err = await cody(["run", "--session", session_id[:12], "hi"], env, workspace)
+    assert code == 0, err
+    assert "Answered by its own model." in out and provider.requests[0]["model"] == "own-model"
+    # A new session does need CODY_MODEL, and says so before starting anything.
+    code, out, err = await cody(["run", "hi"], env, workspace)
+    assert code == 2 and "CODY_MODEL is not set" in err and len(provider.requests) == 1

@@ -76,23 +76,19 @@ async def play(folder: Path, args: argparse.Namespace, console) -> int:
     python = _python_command()
     delay = 0.0 if args.fast else 0.02
     turns = demo_turns(python, delay)
-    console.print(
-        Panel(
-            Text.assemble(
-                ("cody-lsp demo", "bold"),
-                " · ",
-                ("scripted demo model — no real model is called", "bold yellow"),
-                "\nThe server, its database, the tools and this client are the real ones; the model's "
-                "replies are a built-in script.\n",
-                ("model: ", "dim"),
-                DEMO_MODEL,
-                ("   workspace: ", "dim"),
-                str(folder),
-            ),
-            border_style="yellow",
-            expand=False,
-        )
+    banner = Text.assemble(
+        ("cody-lsp demo", "bold"),
+        " · ",
+        ("scripted demo model — no real model is called", "bold yellow"),
+        "\nThe server, its database, the tools and this client are the real ones; the model's "
+        "replies are a built-in script.\n",
+        ("model: ", "dim"),
+        DEMO_MODEL,
+        ("   workspace: ", "dim"),
+        str(folder),
     )
+    # A box on a terminal; elsewhere plain lines, whole.
+    console.print(Panel(banner, border_style="yellow", expand=False) if console.is_terminal else banner)
     with tempfile.TemporaryDirectory(prefix="cody-demo-db-") as state:
         db = Path(args.db).expanduser().resolve() if args.db else Path(state) / "sessions.db"
         async with ScriptedProvider(demo_script(python, delay), model_name=DEMO_MODEL) as provider:

@@ -116,7 +116,7 @@ def test_a_dedicated_server_ends_processes_that_dropped_their_marker(tmp_path):
                 "env -u CODY_CMD_ID sh -c '( setsid sh -c \\"sleep {b} & exit\\" > /dev/null 2>&1 & )'"
             )
             r = await run_tool("run_command", {{"command": command}}, ws)
-            print("RESULT", r.ok, "left running were ended" in r.content)
+            print("RESULT", r.ok, "the command left running" in r.content)
             print("LEFT", _running("{a}"), _running("{b}"), "LIVE", len(_running("{live}")))
             other.cancel()
             try:

@@ -217,7 +217,7 @@ class _Commands:
         guard.stdin.flush()
         return guard
 
-    async def spawn(self, command: str, root: Path, config: ToolConfig) -> tuple[asyncio.subprocess.Process, bytes]:
+    async def spawn(self, command: str, root: Path) -> tuple[asyncio.subprocess.Process, bytes]:
         self.prepare()
         value = f"{self.token}-{next(self.numbers)}"
         marker = f"{CMD_VAR}={value}".encode()
@@ -343,7 +343,14 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
     if "\0" in command:
         raise ToolError("the command contains a NUL character, which a shell command line cannot hold")
     timeout = _timeout(args.get("timeout"), config.command_timeout)
-    proc, marker = await _commands.spawn(command, root, config)
+    # Started even if the call is cancelled while the process is being set up (the shell
+    # may already run): then it is ended like any cancelled command.
+    spawning = asyncio.ensure_future(_commands.spawn(command, root))
+    try:
+        proc, marker = await asyncio.shield(spawning)
+    except asyncio.CancelledError:
+        await _until_done(_abandon_spawn(spawning))
+        raise
     assert proc.stdout is not None
     out = _Output(config.max_output_bytes)
     reader = asyncio.create_task(out.drain(proc.stdout))
@@ -374,11 +381,20 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
     return ToolResult(proc.returncode == 0, content)
 
 
-async def _abandon(proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task[None]) -> None:
+async def _abandon(proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task[None] | None) -> None:
     procs.killpg(proc.pid)
     await _wait_exit(proc)
     await _commands.end(proc, marker)
-    await _stop(reader)
+    if reader is not None:
+        await _stop(reader)
+
+
+async def _abandon_spawn(spawning: asyncio.Future[tuple[asyncio.subprocess.Process, bytes]]) -> None:
+    try:
+        proc, marker = await spawning
+    except Exception:
+        return  # it never started
+    await _abandon(proc, marker, None)
 
 
 async def _until_done(coro: Any) -> None:

@@ -43,7 +43,8 @@ class ModelError(Exception):
         self.retry_after = retry_after
 
 
-_clients: dict[tuple[str, str, float, float], Any] = {}
+# (base URL, key, stall timeout, connect timeout) → (the event loop it serves, its AsyncOpenAI)
+_clients: dict[tuple[str, str, float, float], tuple[asyncio.AbstractEventLoop | None, Any]] = {}
 _openai: Any = None
 _openai_lock = threading.Lock()
 
@@ -65,19 +66,44 @@ async def _openai_module() -> Any:
 
 
 def get_client(config: ModelConfig, limits: Limits) -> Any:
-    """One AsyncOpenAI per endpoint; retries are ours (max_retries=0)."""
+    """One AsyncOpenAI per endpoint (and event loop), shared by every step of every run;
+    retries are ours (max_retries=0).
+
+    Its HTTP transport is aiohttp, through the SDK's own `DefaultAioHttpClient`: aiohttp
+    parses HTTP in C where the default transport runs httpcore, h11 and anyio in Python,
+    which with 50 runs streaming at once took ~60% of the event loop's time per streamed
+    event and a third of each request's set-up (bench/RESULTS.md). Its pool (the SDK's
+    default limits, up to 1000 connections) keeps connections to the endpoint open
+    between steps and runs.
+    """
+    try:
+        loop: asyncio.AbstractEventLoop | None = asyncio.get_running_loop()
+    except RuntimeError:
+        loop = None
     key = (config.base_url or "", config.api_key or "", limits.stall_timeout, limits.connect_timeout)
-    client = _clients.get(key)
-    if client is None:
-        openai = load_openai()
-        client = openai.AsyncOpenAI(
-            base_url=config.base_url,
-            api_key=config.api_key,
-            max_retries=0,
-            timeout=openai.Timeout(limits.stall_timeout, connect=limits.connect_timeout),
-        )
-        _clients[key] = client
+    entry = _clients.get(key)
+    if entry is not None and entry[0] is loop:
+        return entry[1]
+    openai = load_openai()
+    timeout = openai.Timeout(limits.stall_timeout, connect=limits.connect_timeout)
+    client = openai.AsyncOpenAI(
+        base_url=config.base_url,
+        api_key=config.api_key,
+        max_retries=0,
+        timeout=timeout,
+        http_client=openai.DefaultAioHttpClient(timeout=timeout),
+    )
+    _clients[key] = (loop, client)
     return client
+
+
+async def close_clients() -> None:
+    """Close the clients of the running event loop (and their connections)."""
+    loop = asyncio.get_running_loop()
+    for key, (owner, client) in list(_clients.items()):
+        if owner is loop:
+            del _clients[key]
+            await client.close()
 
 
 def _retry_after(headers: Any) -> float | None:
@@ -109,6 +135,21 @@ def _body_message(body: Any, fallback: str) -> str:
     return fallback
 
 
+def _root_cause(exc: BaseException) -> BaseException:
+    for _ in range(16):
+        if exc.__cause__ is None:
+            break
+        exc = exc.__cause__
+    return exc
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """Whether the SDK's timeout error was a timeout: the aiohttp transport reports a
+    refused or dropped connection as a connect timeout too; its root cause says which."""
+    root = _root_cause(exc)
+    return root is exc or isinstance(root, TimeoutError)
+
+
 def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelError:
     """Turn whatever the openai client raised into a ModelError a user can act on."""
     openai = load_openai()
@@ -117,10 +158,11 @@ def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelEr
     key = config.api_key
     if isinstance(exc, ModelError):
         return exc
-    if isinstance(exc, openai.APITimeoutError):
+    if isinstance(exc, openai.APITimeoutError) and _timed_out(exc):
         return ModelError("stall", f"the model endpoint sent nothing for {limits.stall_timeout:g} s", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
-        cause = exc.__cause__ or exc
+        # (a connection failure reported as a timeout: its root cause says what happened)
+        cause = _root_cause(exc) if isinstance(exc, openai.APITimeoutError) else exc.__cause__ or exc
         return ModelError(
             "connection", redact(f"connection to {base} failed: {type(cause).__name__}: {cause}", key), retryable=True
         )

@@ -1,0 +1,149 @@
+"""The model client in-process: one client per endpoint and event loop, and every way a
+request through it fails reaching the run as the right ModelError (the aiohttp transport
+reports a refused or dropped connection as a connect timeout; it must not read as a stall)."""
+
+from __future__ import annotations
+
+import asyncio
+import socket
+from collections.abc import AsyncIterator
+
+import openai
+import pytest
+import pytest_asyncio
+
+from cody_lsp.config import Limits, ModelConfig
+from cody_lsp.server import model
+from cody_lsp.server.model import ModelError, classify, close_clients, get_client, stream_step
+from cody_lsp.testing.provider import Fault, Reply, ScriptedProvider
+
+LIMITS = Limits(stall_timeout=0.5, connect_timeout=2.0)
+MESSAGES = [{"role": "user", "content": "hi"}]
+
+
+def config(base_url: str) -> ModelConfig:
+    return ModelConfig("test-model", base_url, "sk-test-secret-key-123")
+
+
+@pytest_asyncio.fixture
+async def provider() -> AsyncIterator[ScriptedProvider]:
+    async with ScriptedProvider() as p:
+        yield p
+        await close_clients()
+
+
+async def step(base_url: str) -> tuple[str, list[str]]:
+    texts: list[str] = []
+    result = await stream_step(config(base_url), LIMITS, "test-model", MESSAGES, [], texts.append, texts.append)
+    return result.text, texts
+
+
+async def step_error(base_url: str) -> ModelError:
+    with pytest.raises(ModelError) as caught:
+        await step(base_url)
+    return caught.value
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+async def test_one_client_per_endpoint_and_event_loop(provider: ScriptedProvider) -> None:
+    first = get_client(config(provider.base_url), LIMITS)
+    assert get_client(config(provider.base_url), LIMITS) is first
+    assert get_client(config(provider.base_url + "/other"), LIMITS) is not first
+    assert get_client(config(provider.base_url), Limits(stall_timeout=9.0)) is not first
+
+    async def from_another_loop() -> object:
+        return get_client(config(provider.base_url), LIMITS)
+
+    other = await asyncio.to_thread(asyncio.run, from_another_loop())
+    assert other is not first  # a client's connections belong to the loop it runs in
+
+
+async def test_steps_share_the_client_and_stream_text(provider: ScriptedProvider) -> None:
+    provider.add(Reply(text="one two three", text_deltas=3), Reply(text="again", text_deltas=2))
+    text, pieces = await step(provider.base_url)
+    assert text == "one two three" and len(pieces) == 3 and "".join(pieces) == text
+    client = get_client(config(provider.base_url), LIMITS)
+    assert (await step(provider.base_url))[0] == "again"
+    assert get_client(config(provider.base_url), LIMITS) is client
+    assert len(provider.requests) == 2
+
+
+async def test_refused_connection_is_a_connection_error_that_says_so(provider: ScriptedProvider) -> None:
+    port = closed_port()
+    error = await step_error(f"http://127.0.0.1:{port}/v1")
+    assert error.code == "connection" and error.retryable
+    assert error.message.startswith(f"connection to http://127.0.0.1:{port}/v1 failed: ")
+    assert "refused" in error.message.lower()
+    assert "timeout" not in error.message.lower()
+    await close_clients()
+
+
+@pytest.mark.parametrize(
+    "fault,code",
+    [
+        (Fault.disconnect(after=-1), "connection"),
+        (Fault.disconnect(after=2), "connection"),
+        (Fault.stall(after=0, seconds=30), "stall"),
+        (Fault.stall(after=2, seconds=30), "stall"),
+        (Fault.http(503, headers={"retry-after": "1"}), "http_503"),
+        (Fault.error_event(after=2, code="server_error"), "server_error"),
+    ],
+    ids=[
+        "disconnect before the response",
+        "disconnect mid-stream",
+        "stall at once",
+        "stall mid-stream",
+        "503",
+        "error event",
+    ],
+)
+async def test_each_failure_reaches_the_run_as_its_own_error(
+    provider: ScriptedProvider, fault: Fault, code: str
+) -> None:
+    provider.add(Reply(text="a b c d e", text_deltas=5, fault=fault))
+    error = await step_error(provider.base_url)
+    assert error.code == code and error.retryable
+    if code == "stall":
+        assert error.message == "the model endpoint sent nothing for 0.5 s"
+    if code == "connection":
+        assert "Timeout" not in error.message
+
+
+def timeout_error(cause: BaseException | None) -> openai.APITimeoutError:
+    import httpx2
+
+    error = openai.APITimeoutError(request=httpx2.Request("POST", "http://127.0.0.1:9/v1/chat/completions"))
+    error.__cause__ = cause
+    return error
+
+
+@pytest.mark.parametrize(
+    "root,code",
+    [(None, "stall"), (TimeoutError("read"), "stall"), (ConnectionRefusedError(111, "refused"), "connection")],
+    ids=["no cause", "a timeout", "a refused connection"],
+)
+def test_a_timeout_of_the_sdk_is_a_stall_only_when_its_root_cause_is_a_timeout(
+    root: BaseException | None, code: str
+) -> None:
+    cause = None
+    if root is not None:
+        cause = RuntimeError("the transport's wrapper")
+        cause.__cause__ = root
+    error = classify(timeout_error(cause), config("http://127.0.0.1:9/v1"), LIMITS)
+    assert error.code == code and error.retryable
+    if code == "connection":
+        assert "ConnectionRefusedError" in error.message
+
+
+def test_clients_are_not_kept_for_closed_loops_after_close_clients() -> None:
+    async def make_and_close() -> None:
+        get_client(config("http://127.0.0.1:9/v1"), LIMITS)
+        await close_clients()
+
+    asyncio.run(make_and_close())
+    assert not any(key[0] == "http://127.0.0.1:9/v1" for key in model._clients)

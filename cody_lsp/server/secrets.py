@@ -29,7 +29,7 @@ MIN_EXACT = 4  # shorter secrets are never replaced (they would mask ordinary wo
 MIN_RUN = 12  # a run of this many letters/digits of a secret is a near-copy of it
 MIN_ENV_SECRET = 12  # values of secret-looking variables this long are redacted from tool output
 PASS_ENV = "CODY_PASS_ENV"
-WIRE_LOGGERS = ("aiosqlite", "openai", "httpx", "httpcore")
+WIRE_LOGGERS = ("aiosqlite", "openai", "httpx", "httpcore", "aiohttp")
 
 # A name segment (split at _ - .) that says "secret": exact words, or words ending in KEY.
 _SECRET_WORDS = frozenset(

@@ -28,6 +28,8 @@ import inspect
 import logging
 import os
 import sys
+import threading
+import typing
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
@@ -37,9 +39,9 @@ from lsprotocol.converters import get_converter
 from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import run_async
-from pygls.protocol import JsonRPCProtocol
 
 from .. import __version__, wire
+from ..private_api import FencedProtocol
 from ..wire import RunResult, SessionInfo, SessionList, SessionPage
 
 log = logging.getLogger(__name__)
@@ -78,14 +80,14 @@ def _file_uri(folder: str | Path) -> str:
     return Path(text).expanduser().resolve().as_uri()
 
 
-class _Protocol(JsonRPCProtocol):
+class _Protocol(FencedProtocol):
     """pygls' JSON-RPC protocol, client side.
 
     - Messages are structured at the top level only (a chunk's tool arguments may
       contain anything, even a "jsonrpc" key).
     - `$/cancelRequest` from the server (a pending permission request of a run
-      that was cancelled) cancels the handler.
-    - A response to a request this side gave up on is dropped quietly.
+      that was cancelled) cancels the handler, and a response to a request this side
+      gave up on is dropped quietly (both in FencedProtocol).
     """
 
     def structure_message(self, data: dict[str, Any]):
@@ -102,22 +104,6 @@ class _Protocol(JsonRPCProtocol):
                 log.warning("dropped a message that could not be read", exc_info=True)
                 return None
         return super().handle_message(message)
-
-    def _handle_notification(self, method_name: str, params: Any):
-        if method_name == "$/cancelRequest":
-            msg_id = params.get("id") if isinstance(params, dict) else getattr(params, "id", None)
-            if msg_id is not None:
-                self._handle_cancel_notification(msg_id)
-            return
-        super()._handle_notification(method_name, params)
-
-    def _handle_response(self, msg_id, result=None, error=None):
-        future = self._request_futures.get(msg_id)
-        if future is not None and future.done():
-            self._request_futures.pop(msg_id, None)
-            self._result_types.pop(msg_id, None)
-            return
-        super()._handle_response(msg_id, result, error)
 
 
 class _Transport(JsonRPCClient):
@@ -220,7 +206,8 @@ class CodyClient:
 
     def __init__(self, permission_handler: PermissionHandler | None = None):
         self._transport = _Transport(self)
-        self.protocol = self._transport.protocol
+        self.protocol: _Protocol = self._transport.protocol  # type: ignore[assignment]
+        self._stop = threading.Event()  # ends the reader loop
         self.server_process: asyncio.subprocess.Process | None = None
         self.permission_handler = permission_handler
         self.on_chunk: list[Callable[[dict[str, Any]], Any]] = []
@@ -319,7 +306,7 @@ class CodyClient:
         reason = "the server closed the connection"
         try:
             await run_async(
-                stop_event=self._transport._stop_event,
+                stop_event=self._stop,
                 reader=reader,
                 protocol=self.protocol,
                 logger=log,
@@ -362,10 +349,10 @@ class CodyClient:
             reason = "the client is closed"
         self._lost = reason
         error = CodyConnectionError(reason)
-        for msg_id, future in list(self.protocol._request_futures.items()):
+        for msg_id, future in self.protocol.pending_requests().items():
             if not future.done():
                 future.set_exception(error)
-            self.protocol._request_futures.pop(msg_id, None)
+            self.protocol.forget_request(msg_id)
 
     async def _initialize(self, workspace_folders: Sequence[str | Path]) -> None:
         folders = [{"uri": _file_uri(f), "name": Path(str(f)).name or str(f)} for f in workspace_folders]
@@ -437,7 +424,7 @@ class CodyClient:
         await self._stop_tasks()
 
     async def _stop_tasks(self) -> None:
-        self._transport._stop_event.set()
+        self._stop.set()
         try:
             await asyncio.wait_for(asyncio.gather(*self._tasks, return_exceptions=True), 2)
         except TimeoutError:
@@ -469,7 +456,7 @@ class CodyClient:
                 return await future
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
-            self.protocol._request_futures.pop(msg_id, None)
+            self.protocol.forget_request(msg_id)
             raise CodyError(wire.REQUEST_CANCELLED, f"{method}: no answer from the server in {timeout:g}s") from None
         except JsonRpcException as exc:
             raise CodyError(exc.code, exc.message, exc.data) from None
@@ -480,21 +467,15 @@ class CodyClient:
         msg_id, future = self._send(method, params)
         return await self._answer(method, msg_id, future, timeout)
 
-    async def _call(self, method: str, params: Any, result_type: Any) -> Any:
-        raw = await self._request(method, wire.to_wire(params))
-        if raw is None:
-            return None
-        try:
-            return wire.parse(result_type, raw, "result")
-        except wire.InvalidParams as exc:
-            raise CodyError(wire.INVALID_PARAMS, f"{method}: the server's answer does not fit: {exc}") from None
+    async def _call(self, params: Any) -> Any:
+        """Send the request whose params type is `type(params)` (wire.METHODS); return its typed result."""
+        method, _ = _CALLS[type(params)]
+        return _result(method, await self._request(method, wire.to_wire(params)))
 
     async def create_session(
         self, *, title: str | None = None, model: str | None = None, workspace_folder: str | Path | None = None
     ) -> SessionInfo:
-        return await self._call(
-            "cody/createSession", wire.CreateSessionParams(title, model, _folder(workspace_folder)), SessionInfo
-        )
+        return await self._call(wire.CreateSessionParams(title, model, _folder(workspace_folder)))
 
     async def run(
         self,
@@ -535,14 +516,14 @@ class CodyClient:
     def _start_run(self, params: dict[str, Any]) -> Awaitable[RunResult]:
         """Send cody/run at once (so a cancel sent later reaches the run); await the result."""
         try:
-            msg_id, future = self._send("cody/run", params)
+            msg_id, future = self._send(_CALLS[wire.RunParams][0], params)
         except CodyError as exc:
             return _raise(exc)
         return self._finish_run(msg_id, future)
 
     async def _finish_run(self, msg_id: str, future: Any) -> RunResult:
         try:
-            raw = await self._answer("cody/run", msg_id, future)
+            raw = await self._answer(_CALLS[wire.RunParams][0], msg_id, future)
         except asyncio.CancelledError:
             # The caller stopped waiting: stop the run too ($/cancelRequest → the
             # server cancels the run and answers -32800).
@@ -550,36 +531,31 @@ class CodyClient:
                 with contextlib.suppress(Exception):
                     self.protocol.notify("$/cancelRequest", {"id": msg_id})
             raise
-        try:
-            return wire.parse(RunResult, raw, "result")
-        except wire.InvalidParams as exc:
-            raise CodyError(wire.INVALID_PARAMS, f"cody/run: the server's answer does not fit: {exc}") from None
+        return _result(_CALLS[wire.RunParams][0], raw)
 
     async def cancel(self, *, run_id: str | None = None, session_id: str | None = None) -> bool:
-        result = await self._call("cody/cancel", wire.CancelParams(run_id, session_id), wire.CancelResult)
+        result = await self._call(wire.CancelParams(run_id, session_id))
         return result.cancelled
 
     async def list_sessions(
         self, *, workspace_folder: str | Path | None = None, limit: int | None = None, cursor: str | None = None
     ) -> SessionList:
-        return await self._call(
-            "cody/listSessions", wire.ListSessionsParams(_folder(workspace_folder), limit, cursor), SessionList
-        )
+        return await self._call(wire.ListSessionsParams(_folder(workspace_folder), limit, cursor))
 
     async def latest_session(self, workspace_folder: str | Path | None) -> SessionInfo | None:
-        return await self._call("cody/latestSession", wire.LatestSessionParams(_folder(workspace_folder)), SessionInfo)
+        return await self._call(wire.LatestSessionParams(_folder(workspace_folder)))
 
     async def get_session(self, session_id: str, *, limit: int | None = None, before: int | None = None) -> SessionPage:
-        return await self._call("cody/getSession", wire.GetSessionParams(session_id, limit, before), SessionPage)
+        return await self._call(wire.GetSessionParams(session_id, limit, before))
 
     async def update_session(
         self, session_id: str, *, title: str | None = None, model: str | None = None
     ) -> SessionInfo:
         """Rename a session and/or set the model of its next runs."""
-        return await self._call("cody/updateSession", wire.UpdateSessionParams(session_id, title, model), SessionInfo)
+        return await self._call(wire.UpdateSessionParams(session_id, title, model))
 
     async def delete_session(self, session_id: str) -> bool:
-        result = await self._call("cody/deleteSession", wire.DeleteSessionParams(session_id), wire.DeleteResult)
+        result = await self._call(wire.DeleteSessionParams(session_id))
         return result.deleted
 
     # ------------------------------------------------------------------ incoming
@@ -619,6 +595,25 @@ class CodyClient:
             log.warning("the permission handler answered %r; denying", outcome)
             return "deny"
         return outcome
+
+
+# params type → (method, result type): the typed request methods of CodyClient are built on
+# wire.METHODS, the table the server registers its handlers from.
+_CALLS: dict[type, tuple[str, Any]] = {params: (method, result) for method, (params, result) in wire.METHODS.items()}
+
+
+def _result(method: str, raw: Any) -> Any:
+    """The server's answer to `method` as its result type (wire.METHODS); CodyError if it does not fit."""
+    result_type = wire.METHODS[method][1]
+    options = [t for t in typing.get_args(result_type) if t is not type(None)]
+    if options:  # `X | None`
+        if raw is None:
+            return None
+        result_type = options[0]
+    try:
+        return wire.parse(result_type, raw, "result")
+    except wire.InvalidParams as exc:
+        raise CodyError(wire.INVALID_PARAMS, f"{method}: the server's answer does not fit: {exc}") from None
 
 
 def _ignore(params: Any) -> None:

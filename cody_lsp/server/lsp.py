@@ -1,129 +1,61 @@
-"""The cody/* language server: a thin map of method → handler.
+"""The cody/* language server: one table of method → handler, and the server's lifecycle.
 
-Each handler validates its params with `wire.parse`, calls the run manager, and
-returns a camelCase dict. Every failure becomes a JSON-RPC error with a message
-that says what to fix; the server never dies of bad input.
+`ROUTES` maps each method of `wire.METHODS` to its handler; the params type comes from
+`wire.METHODS`, so adding a method is one row there and one row here. Each handler gets
+its params validated (`wire.parse`), calls the run manager and returns a wire type; every
+failure becomes a JSON-RPC error that says what to fix. The bytes and the JSON-RPC
+envelope are `transport.py`'s: the server never dies of bad input.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
-import re
+import signal
 import sys
 import threading
 import uuid
 from collections.abc import Awaitable, Callable
-from functools import wraps
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from attrs import has as attrs_has
 from lsprotocol import types
 from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
+from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
-from pygls.protocol import LanguageServerProtocol, lsp_method
+from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
 from .. import __version__
 from ..config import ServerConfig
 from ..wire import (
     INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    PARSE_ERROR,
+    METHOD_NOT_FOUND,
+    METHODS,
     PROTOCOL_VERSION,
-    UNKNOWN_SESSION,
     CancelParams,
     CancelResult,
-    CreateSessionParams,
     DeleteResult,
-    DeleteSessionParams,
-    GetSessionParams,
     InvalidParams,
-    LatestSessionParams,
-    ListSessionsParams,
     PermissionParams,
     RunParams,
     WireError,
     parse,
     to_wire,
 )
+from .transport import HardenedProtocol, WireLimits, open_stdin
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
     from .runs import LiveRun, RunManager
 
 log = logging.getLogger(__name__)
 
-EXPECTED_ERRORS = frozenset({INVALID_PARAMS, UNKNOWN_SESSION})
-_ID_PATTERN = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20})')
+SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
-class CodyProtocol(LanguageServerProtocol):
-    """pygls' protocol, hardened for untrusted input.
-
-    - Messages are structured at the top level only (pygls' JSON object hook would
-      also try nested objects that happen to have a "jsonrpc" key), and a message
-      that cannot be structured gets an error response instead of silence.
-    - The initialize result advertises the cody protocol version.
-    """
-
-    def structure_message(self, data: dict[str, Any]):
-        return data  # structured in handle_message, once, at the top level
-
-    def handle_message(self, message: Any):
-        if not isinstance(message, dict) and not attrs_has(type(message)):
-            # A batch (JSON array) or a bare value: answer once, with id null.
-            kind = "batch requests are not supported" if isinstance(message, list) else "not a JSON object"
-            self._send_data(
-                {
-                    "jsonrpc": "2.0",
-                    "id": None,
-                    "error": {"code": INVALID_REQUEST, "message": f"Invalid Request: {kind}"},
-                }
-            )
-            return None
-        if isinstance(message, dict):
-            if not isinstance(message.get("jsonrpc"), str):
-                return self._reject(message, INVALID_REQUEST, "Invalid Request: not a JSON-RPC 2.0 message")
-            if "method" in message:
-                if not isinstance(message["method"], str):
-                    return self._reject(message, INVALID_REQUEST, "Invalid Request: 'method' must be a string")
-                message.setdefault("params", None)  # `params` may be omitted (JSON-RPC 2.0)
-            try:
-                message = super().structure_message(message)
-            except JsonRpcException as exc:
-                return self._reject(
-                    message, INVALID_PARAMS, f"Invalid params for {message.get('method')!r}: {exc.__cause__ or exc}"
-                )
-        return super().handle_message(message)
-
-    def _send_handler_result(self, future: Any, *, msg_id: Any):
-        # Expected refusals (bad params, unknown session) are answered without the
-        # traceback pygls would log for them.
-        if not future.cancelled():
-            exc = future.exception()
-            if isinstance(exc, JsonRpcException) and exc.code in EXPECTED_ERRORS:
-                self._request_futures.pop(msg_id, None)
-                self._send_response(msg_id, error=exc.to_response_error())
-                return
-        super()._send_handler_result(future, msg_id=msg_id)
-
-    def _reject(self, raw: dict, code: int, text: str) -> None:
-        if "id" in raw and "method" in raw and isinstance(raw["id"], (str, int)):
-            self._send_response(raw["id"], error=types.ResponseError(code=code, message=text))
-        else:
-            log.warning("dropped a malformed message: %s", text)
-
-    def _handle_response(self, msg_id, result=None, error=None):
-        # A reply to a request we already gave up on (e.g. a permission request of a
-        # cancelled run) is ignored, instead of raising inside pygls (#621).
-        future = self._request_futures.get(msg_id)
-        if future is not None and future.done():
-            self._request_futures.pop(msg_id, None)
-            return
-        super()._handle_response(msg_id, result, error)
+class CodyProtocol(HardenedProtocol):
+    """The hardened protocol; the initialize result advertises the cody protocol version."""
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
@@ -132,146 +64,137 @@ class CodyProtocol(LanguageServerProtocol):
         return result
 
 
-class _StdinReader:
-    """Reads the protocol from stdin with asyncio (no thread-pool round trip per line,
-    unlike pygls' StdinAsyncReader) and keeps the last message body it read, so a
-    parse error can be answered with the request's id."""
-
-    def __init__(self, stdin: Any):
-        self._stdin = stdin
-        self._reader: Any = None
-        self.last = b""
-
-    async def _stream(self) -> Any:
-        if self._reader is None:
-            reader = asyncio.StreamReader(limit=2**26)
-            loop = asyncio.get_running_loop()
-            try:
-                await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), self._stdin)
-                self._reader = reader
-            except ValueError:  # stdin is a regular file: read it in a thread, as pygls does
-                from pygls.io_ import StdinAsyncReader
-
-                self._reader = StdinAsyncReader(self._stdin)
-        return self._reader
-
-    async def readline(self) -> bytes:
-        # Let the handler of the message just read take its first step before the next
-        # message is handled (a `$/cancelRequest` right behind a `cody/run` must find
-        # the run registered), as pygls' thread-pool reader did.
-        await asyncio.sleep(0)
-        return await (await self._stream()).readline()
-
-    async def readexactly(self, n: int) -> bytes:
-        try:
-            self.last = await (await self._stream()).readexactly(n)
-        except asyncio.IncompleteReadError as exc:
-            self.last = exc.partial
-        return self.last
-
-
 class CodyServer(LanguageServer):
+    protocol: CodyProtocol
+
     def __init__(self, config: ServerConfig):
         super().__init__("cody-lsp", __version__, protocol_cls=CodyProtocol, converter_factory=get_converter)
         self.config = config
         self.manager: RunManager | None = None
-        self._manager_ready: asyncio.Future | None = None
+        self._manager_ready: asyncio.Future[RunManager] | None = None
         self.client_can_approve = False
         self.exit_code = 0
         self._client_gone = False
+        self._closing = False
+        self._stopped_by: signal.Signals | None = None
+        self._limits = WireLimits()
 
-    def _start_io_async(self, stdin=None, stdout=None) -> None:
-        """pygls' stdio loop, with an asyncio stdin reader that keeps the last body (for
-        parse-error replies), and a clean close of the store however the loop ends."""
-        from pygls.io_ import StdoutWriter, run_async
+    # ---------------------------------------------------------------- serving
 
-        self._stop_event = threading.Event()
-        reader = _StdinReader(stdin or sys.stdin.buffer)
-        self._reader = reader
-        self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
+        """Serve on stdin/stdout until stdin ends, `exit`, SIGTERM or SIGINT."""
 
-        async def serve() -> None:
-            try:
-                await run_async(
-                    stop_event=self._stop_event,
-                    reader=reader,
-                    protocol=self.protocol,
-                    logger=log,
-                    error_handler=self.report_server_error,
-                )
-            finally:
-                await self.close()
+        async def connect() -> None:
+            self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+            await self.protocol.serve(await open_stdin(stdin or sys.stdin.buffer), self._limits)
 
-        try:
-            asyncio.run(serve())
-        except BrokenPipeError:
-            log.error("the client closed the connection; shutting down")
-        except KeyboardInterrupt:
-            pass
-        except SystemExit as exc:
-            self.exit_code = exc.code if isinstance(exc.code, int) else 0
+        self._serve(connect)
 
     def start_tcp(self, host: str, port: int, on_listening: Callable[[str, int], None] | None = None) -> None:
-        """pygls' TCP server, telling `on_listening(host, port)` once it listens (port 0: a free one).
-        An address that cannot be bound raises OSError."""
-        from pygls.io_ import run_async
+        """Serve one client on TCP, telling `on_listening(host, port)` once it listens (port 0:
+        a free one); ends when that client disconnects. An address that cannot be bound raises OSError."""
 
-        self._stop_event = stop_event = threading.Event()
+        async def connect() -> None:
+            ended = asyncio.get_running_loop().create_future()
 
-        async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-            self.protocol.set_writer(writer)  # type: ignore[arg-type]
-            await run_async(
-                stop_event=stop_event,
-                reader=reader,
-                protocol=self.protocol,
-                logger=log,
-                error_handler=self.report_server_error,
-            )
-            self.shutdown()
+            async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+                if ended.done() or self.protocol.writer is not None:
+                    writer.close()  # one client per server
+                    return
+                self.protocol.set_writer(writer)
+                try:
+                    await self.protocol.serve(reader, self._limits)
+                except SystemExit as exc:  # the `exit` notification
+                    self.exit_code = _exit_code(exc)
+                except ConnectionError as exc:
+                    log.warning("the connection to the client failed: %s", exc)
+                finally:
+                    if not ended.done():
+                        ended.set_result(None)
 
-        async def serve() -> None:
-            self._server = await asyncio.start_server(connection, host, port)
+            server = await asyncio.start_server(connection, host, port)
             if on_listening is not None:
-                bound = self._server.sockets[0].getsockname()
+                bound = server.sockets[0].getsockname()
                 on_listening(str(bound[0]), int(bound[1]))
-            async with self._server:
-                await self._server.serve_forever()
+            async with server:
+                await ended
+
+        self._serve(connect)
+
+    def _serve(self, connect: Callable[[], Awaitable[None]]) -> None:
+        """Run `connect` in an event loop; however it ends (end of input, `exit`, a
+        signal), every run is cancelled and recorded and the store closed before returning."""
+        try:
+            self._limits = WireLimits.from_env()
+        except ValueError as exc:
+            log.error("%s", exc)
+            self.exit_code = 2
+            return
+
+        async def main() -> None:
+            loop = asyncio.get_running_loop()
+            task = asyncio.current_task()
+            assert task is not None
+            for signum in SHUTDOWN_SIGNALS:
+                loop.add_signal_handler(signum, self._on_signal, signum, task)
+            try:
+                await connect()
+            except SystemExit as exc:  # the `exit` notification
+                self.exit_code = _exit_code(exc)
+            except asyncio.CancelledError:
+                if self._stopped_by is None:
+                    raise
+                task.uncancel()
+            except (BrokenPipeError, ConnectionError) as exc:
+                log.error("the connection to the client failed (%s); shutting down", exc)
+            finally:
+                await self.close()
+                for signum in SHUTDOWN_SIGNALS:
+                    loop.remove_signal_handler(signum)
 
         try:
-            asyncio.run(serve())
-        except asyncio.CancelledError:
+            asyncio.run(main())
+        except KeyboardInterrupt:  # before the signal handlers were installed
             pass
 
+    def _on_signal(self, signum: int, task: asyncio.Task[None]) -> None:
+        name = signal.Signals(signum).name
+        if self._stopped_by is not None or self._closing:
+            log.warning("%s: already shutting down", name)
+            return
+        log.warning("%s: cancelling the runs and shutting down", name)
+        self._stopped_by = signal.Signals(signum)
+        self.exit_code = 0
+        task.cancel()
+
     async def close(self) -> None:
-        """Stop every run (each commits what it completed) and close the store."""
-        if self.manager is not None:
-            manager, self.manager = self.manager, None
-            try:
-                await asyncio.wait_for(manager.cancel_all(), 10)
-            finally:
-                await manager.store.close()
+        """Stop every run (each commits what it completed and sends its terminal chunk),
+        answer the requests still open, and close the store. Bounded in time."""
+        self._closing = True
+        self.protocol.shutting_down = True
+        opening = self._manager_ready
+        if self.manager is None and opening is not None and not opening.done():
+            await asyncio.wait([opening], timeout=10)
+        if self.manager is None:
+            return
+        manager, self.manager = self.manager, None
+        try:
+            await asyncio.wait_for(manager.cancel_all(), 10)
+            handlers = [f for f in self.protocol.pending_requests().values() if isinstance(f, asyncio.Task)]
+            if handlers:
+                await asyncio.wait(handlers, timeout=5)  # their responses are written before this returns
+        except TimeoutError:
+            log.error("runs did not end within 10 s of being cancelled; closing anyway")
+        finally:
+            await manager.store.close()
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Log only: a pop-up in the user's editor for a server-side hiccup (or a
-        # cancelled request, pygls #621) helps nobody. Unparseable input gets a reply.
-        if isinstance(error, (json.JSONDecodeError, RecursionError, UnicodeDecodeError)):
-            self._reply_parse_error(error)
+        # cancelled request, pygls #621) helps nobody. An unknown method was answered
+        # -32601 and logged by pygls already.
+        if isinstance(error, JsonRpcException) and error.code == METHOD_NOT_FOUND:
             return
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
-
-    def _reply_parse_error(self, error: Exception) -> None:
-        reader = getattr(self, "_reader", None)
-        body = reader.last if reader is not None else b""
-        match = _ID_PATTERN.search(body[:4096])
-        msg_id: Any = None
-        if match:
-            msg_id = json.loads(match.group(1))
-        message = (
-            "Parse error: the message is nested too deeply"
-            if isinstance(error, RecursionError)
-            else f"Parse error: the message is not valid JSON ({error})"
-        )
-        self.protocol._send_data({"jsonrpc": "2.0", "id": msg_id, "error": {"code": PARSE_ERROR, "message": message}})
 
     # ---------------------------------------------------------------- manager
 
@@ -280,8 +203,8 @@ class CodyServer(LanguageServer):
             return self.manager
         ready = self._manager_ready
         if ready is None or (ready.done() and (ready.cancelled() or ready.exception() is not None)):
-            self._manager_ready = asyncio.ensure_future(self._open_manager())
-        return await asyncio.shield(self._manager_ready)
+            ready = self._manager_ready = asyncio.ensure_future(self._open_manager())
+        return await asyncio.shield(ready)
 
     async def _open_manager(self) -> RunManager:
         from .runs import RunManager
@@ -335,7 +258,7 @@ class CodyServer(LanguageServer):
         try:
             answer = await future
         except asyncio.CancelledError:
-            self.protocol._request_futures.pop(msg_id, None)
+            self.protocol.forget_request(msg_id)
             self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
             raise
         except JsonRpcException as exc:
@@ -345,28 +268,79 @@ class CodyServer(LanguageServer):
         return outcome if outcome in ("allow", "allow_always", "deny") else "deny"
 
 
-def _handler(
-    server: CodyServer,
-    fn: Callable[[RunManager, Any], Awaitable[Any]],
-    cancelled_early: Callable[[RunManager, Any], Awaitable[None]] | None = None,
-):
-    """Wrap a handler: typed params in, camelCase out, errors as JSON-RPC errors."""
+def _exit_code(exc: SystemExit) -> int:
+    return exc.code if isinstance(exc.code, int) else 0
 
-    @wraps(fn)
-    async def handle(params: Any) -> Any:
+
+# ------------------------------------------------------------------------ the method table
+
+Handler = Callable[["RunManager", Any], Awaitable[Any]]
+
+
+@dataclass(frozen=True)
+class Route:
+    """How one cody/* method is served. `handle(manager, params)` gets the params already
+    validated into the method's params type (`wire.METHODS`) and returns its result type."""
+
+    handle: Handler
+    # Run instead, before the -32800, when `$/cancelRequest` arrives while the store is
+    # still opening (just after start): finish as if the cancel had come right after.
+    cancelled_early: Handler | None = None
+
+
+async def _run(m: RunManager, params: RunParams) -> Any:
+    # Registered before the first await (so a cancel right behind finds it). `$/cancelRequest`
+    # cancels this handler: the manager stops the run, lets it send its terminal chunk, then
+    # re-raises so the request is answered -32800.
+    return await m.run(m.register(params), params)
+
+
+async def _run_cancelled_early(m: RunManager, params: RunParams) -> None:
+    live = m.register(params)
+    m.cancel(CancelParams(run_id=live.run_id))
+    await m.run(live, params)  # sends session_start, then cancelled
+
+
+async def _cancel(m: RunManager, params: CancelParams) -> CancelResult:
+    return CancelResult(m.cancel(params))
+
+
+async def _latest_session(m: RunManager, params: Any) -> Any:
+    return await m.latest_session(params.workspace_folder)
+
+
+async def _delete_session(m: RunManager, params: Any) -> DeleteResult:
+    return DeleteResult(await m.delete_session(params))
+
+
+ROUTES: dict[str, Route] = {
+    "cody/createSession": Route(lambda m, p: m.create_session(p)),
+    "cody/run": Route(_run, cancelled_early=_run_cancelled_early),
+    "cody/cancel": Route(_cancel),
+    "cody/listSessions": Route(lambda m, p: m.list_sessions(p)),
+    "cody/latestSession": Route(_latest_session),
+    "cody/getSession": Route(lambda m, p: m.get_session(p)),
+    "cody/updateSession": Route(lambda m, p: m.update_session(p)),
+    "cody/deleteSession": Route(_delete_session),
+}
+
+
+def _handler(server: CodyServer, params_type: type, route: Route) -> Callable[[Any], Awaitable[Any]]:
+    """Wrap a route: raw params in (absent or null: `{}`), a camelCase dict out, errors as JSON-RPC errors."""
+
+    async def handle(raw: Any) -> Any:
         try:
+            params = parse(params_type, {} if raw is None else raw)
             try:
                 manager = await server.get_manager()
             except asyncio.CancelledError:
-                # `$/cancelRequest` while the store was still opening (just after start):
-                # finish as if the cancel had come right after the request, then -32800.
-                if cancelled_early is not None:
+                if route.cancelled_early is not None:
                     try:
-                        await cancelled_early(await server.get_manager(), params)
+                        await route.cancelled_early(await server.get_manager(), params)
                     except Exception:
                         pass
                 raise
-            return to_wire(await fn(manager, params))
+            return to_wire(await route.handle(manager, params))
         except InvalidParams as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         except WireError as exc:
@@ -378,12 +352,9 @@ def _handler(
 def create_server(config: ServerConfig | None = None) -> CodyServer:
     server = CodyServer(config or ServerConfig())
 
-    def method(name: str, cancelled_early: Callable[[RunManager, Any], Awaitable[None]] | None = None):
-        def register(fn):
-            server.feature(name)(_handler(server, fn, cancelled_early))
-            return fn
-
-        return register
+    for name, route in ROUTES.items():
+        params_type, _result_type = METHODS[name]
+        server.feature(name)(_handler(server, params_type, route))
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams) -> None:
@@ -405,45 +376,9 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
+        server.protocol.shutting_down = True
         if server.manager is not None:
             await server.manager.cancel_all()
-
-    @method("cody/createSession")
-    async def create_session(m: RunManager, raw: Any):
-        return await m.create_session(parse(CreateSessionParams, raw))
-
-    async def run_cancelled_early(m: RunManager, raw: Any) -> None:
-        params = parse(RunParams, raw)
-        live = m.register(params)
-        m.cancel(CancelParams(run_id=live.run_id))
-        await m.run(live, params)  # sends session_start, then cancelled
-
-    @method("cody/run", cancelled_early=run_cancelled_early)
-    async def run(m: RunManager, raw: Any):
-        params = parse(RunParams, raw)
-        # $/cancelRequest cancels this handler: the manager stops the run, lets it send
-        # its terminal chunk, then re-raises so pygls answers -32800.
-        return await m.run(m.register(params), params)
-
-    @method("cody/cancel")
-    async def cancel(m: RunManager, raw: Any):
-        return CancelResult(m.cancel(parse(CancelParams, raw)))
-
-    @method("cody/listSessions")
-    async def list_sessions(m: RunManager, raw: Any):
-        return await m.list_sessions(parse(ListSessionsParams, raw))
-
-    @method("cody/latestSession")
-    async def latest_session(m: RunManager, raw: Any):
-        return await m.latest_session(parse(LatestSessionParams, raw).workspace_folder)
-
-    @method("cody/getSession")
-    async def get_session(m: RunManager, raw: Any):
-        return await m.get_session(parse(GetSessionParams, raw))
-
-    @method("cody/deleteSession")
-    async def delete_session(m: RunManager, raw: Any):
-        return DeleteResult(await m.delete_session(parse(DeleteSessionParams, raw)))
 
     return server
 

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ..config import Limits, ModelConfig
+from ..private_api import post_chat_stream
 from .assembly import MalformedStream, StepAssembler, StepResult
 from .secrets import redact
 
@@ -235,9 +236,7 @@ async def stream_step(
         body["tools"] = tools
     stream = None
     try:
-        stream = await client.post(
-            "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=openai.AsyncStream[object]
-        )
+        stream = await post_chat_stream(openai, client, body)
         async for chunk in stream:
             assembler.feed(chunk)
     except Exception as exc:

@@ -1,0 +1,134 @@
+"""Every use of a private API of pygls or openai, in one place.
+
+cody-lsp needs a few underscore names of pygls and openai's low-level `post`. Each is
+used here only, with the reason, behind a public name the rest of the code calls:
+
+- `FencedProtocol`, a pygls JSON-RPC protocol whose private hooks are routed to
+  public, documented methods (`write_message`, `answer_request`, `cancel_request`,
+  `forget_request`, `pending_requests`, `send_response`, `json_default`). The server's
+  and the client's protocols derive from it and override only those public methods.
+- `post_chat_stream`, the model request as a plain-dict stream.
+
+`PYGLS_PROTOCOL_METHODS`, `PYGLS_PROTOCOL_ATTRIBUTES` and `OPENAI_NAMES` list what this
+module relies on; tests/unit/test_private_api.py checks that each still exists (with the
+same parameters) in the installed versions, and that no other module of cody_lsp uses
+them. When an upgrade removes one, that test names it and this file is the one to change.
+pyproject.toml pins pygls and openai to the minor versions this was tested with.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lsprotocol.types import CANCEL_REQUEST, ResponseError
+from pygls.protocol import JsonRPCProtocol
+
+MsgId = str | int
+
+# JsonRPCProtocol method → its parameter names (without self), as this module calls or overrides it.
+PYGLS_PROTOCOL_METHODS: dict[str, tuple[str, ...]] = {
+    "_send_data": ("data",),
+    "_send_handler_result": ("future", "msg_id"),
+    "_send_response": ("msg_id", "result", "error"),
+    "_handle_response": ("msg_id", "result", "error"),
+    "_handle_notification": ("method_name", "params"),
+    "_handle_cancel_notification": ("msg_id",),
+    "_serialize_message": ("data",),
+}
+# Attributes a JsonRPCProtocol instance has after __init__.
+PYGLS_PROTOCOL_ATTRIBUTES = ("_request_futures", "_result_types")
+# openai attribute path → parameter names it must accept (None: only that it exists).
+OPENAI_NAMES: dict[str, tuple[str, ...] | None] = {
+    "AsyncOpenAI.post": ("path", "cast_to", "body", "stream", "stream_cls"),
+    "AsyncStream": None,
+}
+
+
+class FencedProtocol(JsonRPCProtocol):
+    """pygls' JSON-RPC protocol with its private hooks behind public methods.
+
+    The defaults of the public methods are pygls' own behaviour, except that a reply to
+    a request this side already gave up on is dropped (see `_handle_response`).
+    """
+
+    # ------------------------------------------------------------------ outgoing
+
+    def _send_data(self, data: Any) -> None:
+        # pygls writes every message (responses, notifications, requests) through this.
+        self.write_message(data)
+
+    def write_message(self, data: Any) -> None:
+        """Serialize and write one message (an attrs message object or a dict)."""
+        JsonRPCProtocol._send_data(self, data)
+
+    def json_default(self, value: Any) -> Any:
+        """The `default` hook of `json.dumps` for pygls' message objects (attrs classes, enums)."""
+        return self._serialize_message(value)
+
+    def send_response(self, msg_id: MsgId, result: Any = None, error: ResponseError | None = None) -> None:
+        """Answer the request `msg_id` (pygls picks the response type of a known LSP method)."""
+        self._send_response(msg_id, result, error)
+
+    # ------------------------------------------------------------------ answering requests
+
+    def _send_handler_result(self, future: Any, *, msg_id: MsgId) -> None:
+        # pygls calls this when a request handler's future is done; it would answer a
+        # failure with the traceback in `data` and log expected refusals as exceptions.
+        self._request_futures.pop(msg_id, None)
+        self.answer_request(msg_id, future)
+
+    def answer_request(self, msg_id: MsgId, future: Any) -> None:
+        """Send the response for a finished request handler (its result, error or cancellation)."""
+        JsonRPCProtocol._send_handler_result(self, future, msg_id=msg_id)
+
+    # ------------------------------------------------------------------ cancellation
+
+    def _handle_notification(self, method_name: str, params: Any) -> None:
+        # pygls reads `params.id`, which fails on the client side, where `$/cancelRequest`
+        # params stay a dict (its protocol knows no LSP types).
+        if method_name == CANCEL_REQUEST:
+            msg_id = params.get("id") if isinstance(params, dict) else getattr(params, "id", None)
+            if isinstance(msg_id, (str, int)) and not isinstance(msg_id, bool):
+                self.cancel_request(msg_id)
+            return
+        super()._handle_notification(method_name, params)
+
+    def _handle_cancel_notification(self, msg_id: MsgId) -> None:
+        self.cancel_request(msg_id)
+
+    def cancel_request(self, msg_id: MsgId) -> None:
+        """`$/cancelRequest` arrived for `msg_id`: cancel its handler (pygls' behaviour)."""
+        JsonRPCProtocol._handle_cancel_notification(self, msg_id)
+
+    # ------------------------------------------------------------------ replies to our requests
+
+    def _handle_response(self, msg_id: MsgId, result: Any = None, error: ResponseError | None = None) -> None:
+        # A reply to a request this side gave up on (e.g. a permission request of a run
+        # that was cancelled) is dropped, instead of pygls raising on the done future (#621).
+        future = self._request_futures.get(msg_id)
+        if future is not None and future.done():
+            self.forget_request(msg_id)
+            return
+        super()._handle_response(msg_id, result, error)
+
+    def pending_requests(self) -> dict[MsgId, Any]:
+        """The futures of requests in flight: those we sent and the handlers we run, by id."""
+        return dict(self._request_futures)
+
+    def forget_request(self, msg_id: MsgId) -> None:
+        """Stop waiting for the answer to a request we sent (its reply will be dropped)."""
+        self._request_futures.pop(msg_id, None)
+        self._result_types.pop(msg_id, None)
+
+
+async def post_chat_stream(openai_module: Any, client: Any, body: dict[str, Any]) -> Any:
+    """Start a streamed chat completion with `body` sent as given; events come as plain dicts.
+
+    The SDK's low-level `post`: `chat.completions.create` would walk the whole history
+    through its request transform on every step (~1 s for 5k messages) and build a
+    pydantic object per streamed chunk. Errors are the SDK's own. Close the stream
+    returned (`await stream.close()`) in a `finally`.
+    """
+    return await client.post(
+        "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=openai_module.AsyncStream[object]
+    )

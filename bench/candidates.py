@@ -107,16 +107,14 @@ def feed_prefix(prefix: bytes) -> None:
 
     from cody_lsp.server import lsp as server
 
-    async def _stream(self: Any) -> Any:
-        if self._reader is None:
-            reader = asyncio.StreamReader(limit=2**26)
-            reader.feed_data(prefix)
-            pipe = os.fdopen(self._stdin.fileno(), "rb", buffering=0, closefd=False)
-            await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
-            self._reader = reader
-        return self._reader
+    async def open_stdin(stdin: Any) -> Any:
+        reader = asyncio.StreamReader(limit=1 << 20)
+        reader.feed_data(prefix)
+        pipe = os.fdopen(stdin.fileno(), "rb", buffering=0, closefd=False)
+        await asyncio.get_running_loop().connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), pipe)
+        return reader
 
-    server._StdinReader._stream = _stream
+    server.open_stdin = open_stdin  # type: ignore[assignment]
 
 
 def serve_with_early_initialize() -> int:

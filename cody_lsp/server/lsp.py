@@ -209,6 +209,11 @@ class CodyServer(LanguageServer):
     async def _open_manager(self) -> RunManager:
         from .runs import RunManager
         from .store import Store
+        from .tools.shell import enable_subreaper
+
+        # The server is the parent of every process a command leaves behind (setsid,
+        # nohup …): they are ended with the command that started them (SECURITY.md).
+        enable_subreaper()
 
         try:
             store = await Store.open(self.config.db)

@@ -37,7 +37,7 @@ INITIALIZE_RESULT = {
         "textDocumentSync": {"openClose": True, "change": 2, "save": False},
         "executeCommandProvider": {"commands": []},
         "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}, "fileOperations": {}},
-        "experimental": {"cody": {"protocolVersion": 1}},
+        "experimental": {"cody": {"protocolVersion": 1, "steering": True, "permissionRules": True}},
     },
     "serverInfo": {"name": "cody-lsp", "version": "0.1.0"},
 }

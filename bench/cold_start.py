@@ -71,7 +71,8 @@ def one_start(env: dict[str, str], folder: Path, first_answers: list[float] | No
         if msg.get("id") == 1:
             break
     elapsed = time.perf_counter() - t0
-    if "result" not in msg or msg["result"]["capabilities"].get("experimental") != {"cody": {"protocolVersion": 1}}:
+    cody = msg.get("result", {}).get("capabilities", {}).get("experimental", {}).get("cody", {})
+    if cody.get("protocolVersion") != 1:
         raise SystemExit(f"unexpected initialize answer: {msg}")
     proc.stdin.write(frame({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
     proc.stdin.write(

@@ -142,6 +142,35 @@ def _approvals_mode() -> str:
     return raw
 
 
+TOOL_POLICY_VALUES = ("allow", "ask", "deny")
+
+
+def parse_tool_policy(raw: str) -> dict[str, str]:
+    """`CODY_TOOL_POLICY`, e.g. `run_command=ask,write_file=allow`, as {tool: allow|ask|deny}.
+
+    Raises SettingError naming the variable when an item does not parse (the tool names are
+    checked by the server, which knows its tools)."""
+    policy: dict[str, str] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        name, sep, value = (part.strip() for part in item.partition("="))
+        if not sep or not name or value.lower() not in TOOL_POLICY_VALUES:
+            raise SettingError(
+                f"CODY_TOOL_POLICY item {item.strip()!r} is not TOOL=allow, TOOL=ask or TOOL=deny "
+                "(e.g. CODY_TOOL_POLICY=run_command=ask,write_file=allow); fix it or unset it"
+            )
+        policy[name] = value.lower()
+    return policy
+
+
+def _tool_policy() -> dict[str, str]:
+    try:
+        return parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
+    except SettingError:
+        return {}  # the problem is reported by ServerConfig.problem() on every run
+
+
 def _limits_from_env() -> Limits:
     try:
         return Limits.from_env()
@@ -153,6 +182,7 @@ def _settings_problem() -> str | None:
     try:
         Limits.from_env()
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
+        parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
     except SettingError as exc:
         return str(exc)
     return None
@@ -175,6 +205,9 @@ class ServerConfig:
     # "auto": ask the client before mutating tools when it says it can answer
     # (initialize capabilities.experimental.cody.permissions); "ask": always; "never": never.
     approvals: str = field(default_factory=_approvals_mode)
+    # Per tool: "allow" (never ask), "ask" (ask when approvals are on) or "deny" (never run);
+    # tools not named keep their default (permissions.py).
+    tool_policy: dict[str, str] = field(default_factory=_tool_policy)
     # A setting of the environment that does not parse: every run fails saying so.
     settings_problem: str | None = field(default_factory=_settings_problem)
 

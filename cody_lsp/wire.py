@@ -18,6 +18,8 @@ from typing import Any, ClassVar, Literal, Union
 import attrs
 
 PROTOCOL_VERSION = 1
+# initialize's result.capabilities.experimental.cody: the version, and the optional features served.
+SERVER_CAPABILITIES: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION, "steering": True, "permissionRules": True}
 
 # JSON-RPC error codes.
 PARSE_ERROR = -32700
@@ -29,6 +31,12 @@ REQUEST_CANCELLED = -32800
 UNKNOWN_SESSION = -32001
 
 RunStatus = Literal["done", "cancelled", "circuit_breaker", "error"]
+# When a message sent to a busy session runs: at once (interrupting), at the next safe
+# boundary of the active run, or after everything queued.
+Priority = Literal["now", "next", "later"]
+PermissionOutcome = Literal["allow", "allow_always", "deny"]
+# Who an "allow always" answer covers: this session, or every session of its workspace folder.
+RuleScope = Literal["session", "folder"]
 
 
 class InvalidParams(ValueError):
@@ -326,6 +334,12 @@ class RunParams:
     session_id: str | None = None
     workspace_folder: str | None = None
     run_id: str | None = attrs.field(default=None, validator=_id_like)
+    # Client-chosen id of this message, unique among the session's queued and running messages.
+    message_id: str | None = attrs.field(default=None, validator=_id_like)
+    # When the session is busy: "now", "next" or "later" (absent: "later").
+    priority: Priority | None = None
+    # false: add the prompt to the history as context, without a model call (absent: true).
+    should_query: bool | None = None
 
 
 @attrs.frozen
@@ -336,6 +350,9 @@ class RunResult:
     output: str
     usage: Usage
     error: ErrorInfo | None = None
+    # The message this request sent (the id given, or one the server made); always sent by
+    # servers that advertise `steering`.
+    message_id: str | None = None
 
 
 @attrs.frozen
@@ -347,6 +364,48 @@ class CancelParams:
 @attrs.frozen
 class CancelResult:
     cancelled: bool
+
+
+@attrs.frozen
+class InterruptParams:
+    session_id: str
+
+
+@attrs.frozen
+class InterruptResult:
+    interrupted: bool
+
+
+@attrs.frozen
+class CancelQueuedParams:
+    session_id: str
+    message_id: str
+
+
+@attrs.frozen
+class ListQueuedParams:
+    session_id: str
+
+
+@attrs.frozen
+class QueuedMessage:
+    """A message of a session's queue: sent while the session was busy, not yet in a run."""
+
+    message_id: str
+    prompt: str
+    priority: Priority
+
+
+@attrs.frozen
+class QueueList:
+    queued: list[QueuedMessage]
+
+
+# The params of the `cody/queueChanged` notification.
+@attrs.frozen
+class QueueChanged:
+    session_id: str
+    queued: list[QueuedMessage]
 
 
 @attrs.frozen
@@ -402,7 +461,17 @@ class DeleteResult:
     deleted: bool
 
 
-# Server → client request, sent before a mutating tool runs when approvals are on.
+@attrs.frozen
+class PermissionOptions:
+    """What a client may answer to one permission request."""
+
+    outcomes: list[PermissionOutcome]
+    scopes: list[RuleScope]
+    # run_command only: a suggested `commandPrefix` (absent when no prefix can cover the command).
+    command_prefix: str | None = None
+
+
+# Server → client request, sent before a tool whose policy is "ask" runs, when approvals are on.
 @attrs.frozen
 class PermissionParams:
     run_id: str
@@ -411,11 +480,51 @@ class PermissionParams:
     tool_name: str
     args: dict[str, Any]
     workspace_folder: str
+    # What the client may answer; always sent by servers that advertise `permissionRules`.
+    options: PermissionOptions | None = None
 
 
 @attrs.frozen
 class PermissionResult:
-    outcome: Literal["allow", "allow_always", "deny"]
+    outcome: PermissionOutcome
+    # allow_always: who the rule covers (absent: "session").
+    scope: RuleScope | None = None
+    # allow_always of run_command: cover only commands starting with these whole words.
+    command_prefix: str | None = None
+
+
+@attrs.frozen
+class PermissionRule:
+    """An "allow always" answer, kept in the database."""
+
+    id: str
+    tool_name: str
+    scope: RuleScope
+    workspace_folder: str
+    created_at: str
+    session_id: str | None = None
+    command_prefix: str | None = None
+
+
+@attrs.frozen
+class ListPermissionRulesParams:
+    workspace_folder: str | None = None
+    session_id: str | None = None
+
+
+@attrs.frozen
+class PermissionRuleList:
+    rules: list[PermissionRule]
+
+
+@attrs.frozen
+class RevokePermissionRuleParams:
+    rule_id: str
+
+
+@attrs.frozen
+class RevokeResult:
+    revoked: bool
 
 
 # --------------------------------------------------------------------------------------
@@ -469,6 +578,14 @@ class Retry:
 
 
 @attrs.frozen
+class UserMessage:
+    TYPE: ClassVar[str] = "user_message"
+    message_id: str
+    content: str
+    priority: Priority
+
+
+@attrs.frozen
 class Done:
     TYPE: ClassVar[str] = "done"
     output: str
@@ -506,6 +623,7 @@ CHUNK_TYPES: dict[str, type] = {
         ToolCall,
         ToolResultChunk,
         Retry,
+        UserMessage,
         Done,
         Cancelled,
         CircuitBreaker,
@@ -546,8 +664,13 @@ METHODS: dict[str, tuple[type, Any]] = {
     "cody/getSession": (GetSessionParams, SessionPage),
     "cody/updateSession": (UpdateSessionParams, SessionInfo),
     "cody/deleteSession": (DeleteSessionParams, DeleteResult),
+    "cody/interrupt": (InterruptParams, InterruptResult),
+    "cody/cancelQueued": (CancelQueuedParams, CancelResult),
+    "cody/listQueued": (ListQueuedParams, QueueList),
+    "cody/listPermissionRules": (ListPermissionRulesParams, PermissionRuleList),
+    "cody/revokePermissionRule": (RevokePermissionRuleParams, RevokeResult),
 }
-NOTIFICATIONS = {"cody/chunk": CHUNK_TYPES}
+NOTIFICATIONS: dict[str, Any] = {"cody/chunk": CHUNK_TYPES, "cody/queueChanged": QueueChanged}
 SERVER_REQUESTS: dict[str, tuple[type, type]] = {
     "cody/requestPermission": (PermissionParams, PermissionResult),
 }

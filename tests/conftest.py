@@ -24,6 +24,7 @@ from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
 from cody_lsp.testing.provider import ScriptedProvider
+from cody_lsp.wire import SERVER_CAPABILITIES
 
 TERMINAL = {"done", "cancelled", "circuit_breaker", "error"}
 
@@ -43,6 +44,7 @@ class CodyWire:
         self.chunks: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.all_chunks: list[dict[str, Any]] = []
         self.permission_requests: list[dict[str, Any]] = []
+        self.queue_changes: list[dict[str, Any]] = []  # cody/queueChanged params, in order
         self.permission_answer: Callable[[dict], Any] = lambda params: {"outcome": "allow"}
         self._chunk_waiters: list[tuple[Callable[[dict], bool], asyncio.Future]] = []
 
@@ -53,6 +55,10 @@ class CodyWire:
             for predicate, fut in list(self._chunk_waiters):
                 if not fut.done() and predicate(params):
                     fut.set_result(params)
+
+        @client.feature("cody/queueChanged")
+        def on_queue_changed(params: Any) -> None:
+            self.queue_changes.append(params)
 
         @client.feature("cody/requestPermission")
         async def on_permission(params: Any) -> Any:
@@ -124,7 +130,7 @@ async def start_wire(
             workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders or []],
         )
     )
-    assert result.capabilities.experimental == {"cody": {"protocolVersion": 1}}
+    assert result.capabilities.experimental == {"cody": SERVER_CAPABILITIES}
     return wire
 
 

@@ -49,10 +49,10 @@ log = logging.getLogger(__name__)
 __all__ = ["CodyClient", "CodyError", "CodyConnectionError", "PermissionHandler", "RunStream"]
 
 # Gets the params of `cody/requestPermission` (camelCase dict); returns
-# "allow" | "allow_always" | "deny" (or an awaitable of it).
-PermissionHandler = Callable[[dict], Awaitable[str] | str]
+# "allow" | "allow_always" | "deny", or a whole answer ({"outcome", "scope"?,
+# "commandPrefix"?}) (or an awaitable of either).
+PermissionHandler = Callable[[dict], Awaitable[str | dict] | str | dict]
 
-OUTCOMES = ("allow", "allow_always", "deny")
 CONNECTION_LOST = -32099  # implementation-defined server error range
 
 
@@ -204,8 +204,11 @@ class RunStream:
 class CodyClient:
     """A connection to one cody-lsp server (see the module docstring)."""
 
-    def __init__(self, permission_handler: PermissionHandler | None = None):
+    def __init__(self, permission_handler: PermissionHandler | None = None, *, steering: bool = False):
         self._transport = _Transport(self)
+        # Ask for `user_message` chunks and `cody/queueChanged` (sent to `on_queue_changed`).
+        self.steering = steering
+        self.on_queue_changed: list[Callable[[dict[str, Any]], Any]] = []
         self.protocol: _Protocol = self._transport.protocol  # type: ignore[assignment]
         self._stop = threading.Event()  # ends the reader loop
         self.server_process: asyncio.subprocess.Process | None = None
@@ -226,14 +229,22 @@ class CodyClient:
         def on_chunk(params: Any) -> None:  # sync: runs in message order
             self._dispatch_chunk(params)
 
+        @self._transport.feature("cody/queueChanged")
+        def on_queue_changed(params: Any) -> None:
+            for callback in list(self.on_queue_changed):
+                try:
+                    callback(params)
+                except Exception:
+                    log.exception("an on_queue_changed callback failed")
+
         for method in ("window/logMessage", "window/showMessage", "$/logTrace", "$/progress", "telemetry/event"):
             self._transport.feature(method)(_ignore)
 
         if permission_handler is not None:
 
             @self._transport.feature("cody/requestPermission")
-            async def on_permission(params: Any) -> dict[str, str]:
-                return {"outcome": await self._ask(params)}
+            async def on_permission(params: Any) -> dict[str, Any]:
+                return await self._ask(params)
 
     # ------------------------------------------------------------------ start
 
@@ -246,6 +257,7 @@ class CodyClient:
         server_command: Sequence[str] | None = None,
         permission_handler: PermissionHandler | None = None,
         cwd: str | None = None,
+        steering: bool = False,
     ) -> CodyClient:
         """Start a server subprocess (default `python -m cody_lsp`) and initialize it.
 
@@ -253,7 +265,7 @@ class CodyClient:
         client only (which may then cancel the run); its stderr is kept (the last
         lines are quoted if it dies).
         """
-        self = cls(permission_handler)
+        self = cls(permission_handler, steering=steering)
         command = list(server_command or [sys.executable, "-m", "cody_lsp"])
         process = await asyncio.create_subprocess_exec(
             *command,
@@ -279,9 +291,10 @@ class CodyClient:
         *,
         workspace_folders: Sequence[str | Path] = (),
         permission_handler: PermissionHandler | None = None,
+        steering: bool = False,
     ) -> CodyClient:
         """Connect to a server listening on TCP (`cody-lsp --tcp HOST:PORT`) and initialize it."""
-        self = cls(permission_handler)
+        self = cls(permission_handler, steering=steering)
         try:
             reader, writer = await asyncio.open_connection(host, port, limit=2**24)
         except OSError as exc:
@@ -360,7 +373,7 @@ class CodyClient:
             "processId": os.getpid(),
             "clientInfo": {"name": "cody-lsp-client", "version": __version__},
             "rootUri": folders[0]["uri"] if folders else None,
-            "capabilities": {"experimental": {"cody": {"permissions": self.permission_handler is not None}}},
+            "capabilities": {"experimental": {"cody": self._declared()}},
             "workspaceFolders": folders or None,
         }
         result = await self._request("initialize", params, timeout=60)
@@ -375,6 +388,12 @@ class CodyClient:
                 f"version {wire.PROTOCOL_VERSION}",
             )
         self.protocol.notify("initialized", {})
+
+    def _declared(self) -> dict[str, bool]:
+        declared = {"permissions": self.permission_handler is not None}
+        if self.steering:
+            declared["steering"] = True
+        return declared
 
     # ------------------------------------------------------------------ close
 
@@ -484,9 +503,11 @@ class CodyClient:
         session_id: str | None = None,
         workspace_folder: str | Path | None = None,
         run_id: str | None = None,
+        **steering: Any,
     ) -> RunResult:
-        """Run one turn to its end; chunks go to the `on_chunk` callbacks only."""
-        return await self._start_run(self._run_params(prompt, session_id, workspace_folder, run_id))
+        """Run one turn to its end; chunks go to the `on_chunk` callbacks only. `steering`:
+        `message_id`, `priority` ("now" | "next" | "later"), `should_query` (protocol.md)."""
+        return await self._start_run(self._run_params(prompt, session_id, workspace_folder, run_id, **steering))
 
     def stream(
         self,
@@ -495,22 +516,34 @@ class CodyClient:
         session_id: str | None = None,
         workspace_folder: str | Path | None = None,
         run_id: str | None = None,
+        **steering: Any,
     ) -> RunStream:
-        """Start one turn now; iterate the returned RunStream for its chunks."""
-        params = self._run_params(prompt, session_id, workspace_folder, run_id)
+        """Start one turn now; iterate the returned RunStream for its chunks. A `next` message
+        taken into another run gets no chunk of its own: its stream ends without one."""
+        params = self._run_params(prompt, session_id, workspace_folder, run_id, **steering)
         if params["runId"] in self._queues:
             raise CodyError(wire.INVALID_PARAMS, f"'runId' {params['runId']!r} is already being streamed")
         return RunStream(self, params["runId"], params)
 
     @staticmethod
     def _run_params(
-        prompt: str, session_id: str | None, workspace_folder: str | Path | None, run_id: str | None
+        prompt: str,
+        session_id: str | None,
+        workspace_folder: str | Path | None,
+        run_id: str | None,
+        *,
+        message_id: str | None = None,
+        priority: str | None = None,
+        should_query: bool | None = None,
     ) -> dict[str, Any]:
         params: dict[str, Any] = {"prompt": prompt, "runId": run_id or f"run_{uuid.uuid4().hex[:20]}"}
         if session_id is not None:
             params["sessionId"] = session_id
         if workspace_folder is not None:
             params["workspaceFolder"] = _folder(workspace_folder)
+        for key, value in (("messageId", message_id), ("priority", priority), ("shouldQuery", should_query)):
+            if value is not None:
+                params[key] = value
         return params
 
     def _start_run(self, params: dict[str, Any]) -> Awaitable[RunResult]:
@@ -558,6 +591,24 @@ class CodyClient:
         result = await self._call(wire.DeleteSessionParams(session_id))
         return result.deleted
 
+    async def interrupt(self, session_id: str) -> bool:
+        """Stop the session's running run; what is queued goes on."""
+        return (await self._call(wire.InterruptParams(session_id))).interrupted
+
+    async def cancel_queued(self, session_id: str, message_id: str) -> bool:
+        return (await self._call(wire.CancelQueuedParams(session_id, message_id))).cancelled
+
+    async def list_queued(self, session_id: str) -> list[wire.QueuedMessage]:
+        return (await self._call(wire.ListQueuedParams(session_id))).queued
+
+    async def list_permission_rules(
+        self, *, workspace_folder: str | Path | None = None, session_id: str | None = None
+    ) -> list[wire.PermissionRule]:
+        return (await self._call(wire.ListPermissionRulesParams(_folder(workspace_folder), session_id))).rules
+
+    async def revoke_permission_rule(self, rule_id: str) -> bool:
+        return (await self._call(wire.RevokePermissionRuleParams(rule_id))).revoked
+
     # ------------------------------------------------------------------ incoming
 
     def _dispatch_chunk(self, params: Any) -> None:
@@ -578,23 +629,26 @@ class CodyClient:
             except Exception:
                 log.exception("an on_chunk callback failed")
 
-    async def _ask(self, params: Any) -> str:
+    async def _ask(self, params: Any) -> dict[str, Any]:
         handler = self.permission_handler
         if handler is None or not isinstance(params, dict):
-            return "deny"
+            return {"outcome": "deny"}
         try:
-            outcome = handler(params)
-            if inspect.isawaitable(outcome):
-                outcome = await outcome
+            answer = handler(params)
+            if inspect.isawaitable(answer):
+                answer = await answer
         except asyncio.CancelledError:
             raise
         except Exception:
             log.exception("the permission handler failed; denying")
-            return "deny"
-        if outcome not in OUTCOMES:
-            log.warning("the permission handler answered %r; denying", outcome)
-            return "deny"
-        return outcome
+            return {"outcome": "deny"}
+        if isinstance(answer, str):
+            answer = {"outcome": answer}
+        try:
+            return wire.to_wire(wire.parse(wire.PermissionResult, answer, "answer"))
+        except wire.InvalidParams as exc:
+            log.warning("the permission handler's answer is not one (%s); denying", exc)
+            return {"outcome": "deny"}
 
 
 # params type → (method, result type): the typed request methods of CodyClient are built on

@@ -53,8 +53,10 @@ from .tools import TOOLS, ToolResult, run_tool, tool_schemas
 
 log = logging.getLogger(__name__)
 
-# (tool call id, tool name, args) → "allow" | "allow_always" | "deny"
-AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str]]
+# (tool call id, tool name, args) → None if the call may run, else why not (told to the model).
+AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str | None]]
+# The messages sent to the run while it works (priority `next`), taken at a safe boundary.
+Inbox = Callable[[], list[str]]
 ToolRunner = Callable[[str, dict[str, Any], Path], Awaitable[ToolResult]]
 Terminal = Done | Cancelled | CircuitBreaker | Error
 
@@ -148,6 +150,7 @@ class Turn:
     ask_permission: AskPermission | None = None
     step: ModelStep = stream_step
     run_tool: ToolRunner = run_tool
+    inbox: Inbox | None = None
 
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
@@ -192,9 +195,11 @@ class Turn:
 
     def failed(self, info: ErrorInfo) -> Ending:
         """An error: if no tool ran, the turn is kept for display only; else as a stopped turn."""
-        if not self.completed and not self._running_results:
-            ending = failed_before_start(self.prompt, info)
-            return Ending(ending.status, ending.terminal, ending.entries, self.usage, error=info)
+        if not self._running_results and not any(e.message["role"] == "tool" for e in self.completed):
+            # No tool ran (only messages taken from the inbox, if anything): for display only.
+            prompt, failure = failed_before_start(self.prompt, info).entries
+            taken = [user_entry(e.message["content"], for_model=False) for e in self.completed]
+            return Ending("error", Error(info.code, info.message), [prompt, *taken, failure], self.usage, error=info)
         marker = FAILED_MARKER.format(code=info.code, message=info.message)
         return self._stopped("error", Error(info.code, info.message), marker, info, "failed")
 
@@ -222,6 +227,7 @@ class Turn:
                 raise CircuitBreakerTripped(
                     self._breaker("max_steps", f"the run reached {self.limits.max_steps} model steps")
                 )
+            self._take_inbox(messages)
             step = await self._model_step(messages, tools)
             self.steps += 1
             self.usage = self.usage + step.usage
@@ -237,6 +243,14 @@ class Turn:
             step_entries = await self._run_tools(step)
             self.completed.extend(step_entries)
             messages.extend(e.message for e in step_entries)
+
+    def _take_inbox(self, messages: list[dict[str, Any]]) -> None:
+        """The safe boundary (no tool running, before a model request): messages sent to the
+        run meanwhile join the turn as user messages the model reads in this request."""
+        for content in self.inbox() if self.inbox is not None else []:
+            entry = user_entry(content)
+            self.completed.append(entry)
+            messages.append(entry.message)
 
     async def _model_step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> StepResult:
         max_retries = max(self.limits.retry_attempts, 0)
@@ -307,14 +321,10 @@ class Turn:
         return entries
 
     async def _call_tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolResult:
-        spec = TOOLS.get(name)
-        if spec is not None and spec.mutating and self.ask_permission is not None:
-            outcome = await self.ask_permission(call_id, name, args)
-            if outcome == "deny":
-                return ToolResult(
-                    False,
-                    f"The user denied permission to run {name}. Do not retry it; ask the user what they want instead.",
-                )
+        if name in TOOLS and self.ask_permission is not None:
+            refusal = await self.ask_permission(call_id, name, args)
+            if refusal is not None:
+                return ToolResult(False, refusal)
         return await self.run_tool(name, args, self.folder)
 
     def _check_repeat(self, name: str, raw_args: str) -> None:

@@ -33,12 +33,21 @@ from ..wire import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     METHODS,
-    PROTOCOL_VERSION,
+    SERVER_CAPABILITIES,
     CancelParams,
+    CancelQueuedParams,
     CancelResult,
     DeleteResult,
+    InterruptParams,
+    InterruptResult,
     InvalidParams,
+    ListPermissionRulesParams,
+    ListQueuedParams,
     PermissionParams,
+    PermissionRuleList,
+    QueueList,
+    RevokePermissionRuleParams,
+    RevokeResult,
     RunParams,
     WireError,
     parse,
@@ -60,7 +69,7 @@ class CodyProtocol(HardenedProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"cody": {"protocolVersion": PROTOCOL_VERSION}}
+        result.capabilities.experimental = {"cody": dict(SERVER_CAPABILITIES)}
         return result
 
 
@@ -73,6 +82,7 @@ class CodyServer(LanguageServer):
         self.manager: RunManager | None = None
         self._manager_ready: asyncio.Future[RunManager] | None = None
         self.client_can_approve = False
+        self.client_steering = False  # wants user_message chunks and cody/queueChanged
         self.exit_code = 0
         self._client_gone = False
         self._closing = False
@@ -226,14 +236,25 @@ class CodyServer(LanguageServer):
         interrupted = await store.mark_interrupted_runs()
         if interrupted:
             log.warning("marked %d run(s) left by an ended server process as interrupted", interrupted)
-        self.manager = RunManager(store, self.config, self._send_chunk, self.default_folder, self._ask_permission)
+        self.manager = RunManager(
+            store,
+            self.config,
+            self._send_chunk,
+            self.default_folder,
+            self._ask_permission,
+            notify=self._notify,
+            steering=lambda: self.client_steering,
+        )
         return self.manager
 
     def _send_chunk(self, params: dict[str, Any]) -> None:
+        self._notify("cody/chunk", params)
+
+    def _notify(self, method: str, params: Any) -> None:
         if self._client_gone:
             return
         try:
-            self.protocol.notify("cody/chunk", params)
+            self.protocol.notify(method, params)
         except (BrokenPipeError, ConnectionError, OSError, ValueError):
             # The client went away: runs go on to their end (and commit), unheard.
             self._client_gone = True
@@ -254,10 +275,11 @@ class CodyServer(LanguageServer):
         mode = self.config.approvals
         return mode == "ask" or (mode == "auto" and self.client_can_approve)
 
-    async def _ask_permission(self, run: LiveRun, call_id: str, tool_name: str, args: dict) -> str:
+    async def _ask_permission(self, run: LiveRun, request: PermissionParams) -> str | dict[str, Any]:
+        """The client's answer (permissions.py reads it; anything invalid counts as deny)."""
         if not self.approvals_enabled():
             return "allow"
-        params = to_wire(PermissionParams(run.run_id, run.session_id or "", call_id, tool_name, args, run.folder))
+        params = to_wire(request)
         msg_id = f"perm_{uuid.uuid4().hex[:16]}"
         future = self.protocol.send_request_async("cody/requestPermission", params, msg_id=msg_id)
         try:
@@ -269,8 +291,7 @@ class CodyServer(LanguageServer):
         except JsonRpcException as exc:
             log.warning("permission request failed: %s", exc)
             return "deny"
-        outcome = answer.get("outcome") if isinstance(answer, dict) else getattr(answer, "outcome", None)
-        return outcome if outcome in ("allow", "allow_always", "deny") else "deny"
+        return answer if isinstance(answer, dict) else "deny"
 
 
 def _exit_code(exc: SystemExit) -> int:
@@ -318,6 +339,26 @@ async def _delete_session(m: RunManager, params: Any) -> DeleteResult:
     return DeleteResult(await m.delete_session(params))
 
 
+async def _interrupt(m: RunManager, params: InterruptParams) -> InterruptResult:
+    return InterruptResult(m.interrupt(params.session_id))
+
+
+async def _cancel_queued(m: RunManager, params: CancelQueuedParams) -> CancelResult:
+    return CancelResult(m.cancel_queued(params))
+
+
+async def _list_queued(m: RunManager, params: ListQueuedParams) -> QueueList:
+    return QueueList(await m.list_queued(params.session_id))
+
+
+async def _list_permission_rules(m: RunManager, params: ListPermissionRulesParams) -> PermissionRuleList:
+    return PermissionRuleList(await m.list_permission_rules(params))
+
+
+async def _revoke_permission_rule(m: RunManager, params: RevokePermissionRuleParams) -> RevokeResult:
+    return RevokeResult(await m.revoke_permission_rule(params.rule_id))
+
+
 ROUTES: dict[str, Route] = {
     "cody/createSession": Route(lambda m, p: m.create_session(p)),
     "cody/run": Route(_run, cancelled_early=_run_cancelled_early),
@@ -327,6 +368,11 @@ ROUTES: dict[str, Route] = {
     "cody/getSession": Route(lambda m, p: m.get_session(p)),
     "cody/updateSession": Route(lambda m, p: m.update_session(p)),
     "cody/deleteSession": Route(_delete_session),
+    "cody/interrupt": Route(_interrupt),
+    "cody/cancelQueued": Route(_cancel_queued),
+    "cody/listQueued": Route(_list_queued),
+    "cody/listPermissionRules": Route(_list_permission_rules),
+    "cody/revokePermissionRule": Route(_revoke_permission_rule),
 }
 
 
@@ -366,6 +412,7 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
         experimental = getattr(params.capabilities, "experimental", None)
         cody = experimental.get("cody") if isinstance(experimental, dict) else None
         server.client_can_approve = bool(isinstance(cody, dict) and cody.get("permissions"))
+        server.client_steering = bool(isinstance(cody, dict) and cody.get("steering"))
 
     @server.feature(types.INITIALIZED)
     def on_initialized(_params: Any) -> None:

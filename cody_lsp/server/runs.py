@@ -1,9 +1,17 @@
-"""Sessions and runs: creating, queueing (FIFO per session), cancelling, committing.
+"""Sessions and runs: creating, queueing and steering, cancelling, committing.
 
 The server's handlers call into `RunManager`; it owns the store, the per-session
-history cache and every live run. However a run ends, it ends in `_finish`, the
-one place that commits the turn, then sends the run's one terminal chunk, then
-resolves the `cody/run` result — in that order, even when something inside raised.
+history cache, each session's queue (queue.py) and every live run. However a run
+ends, it ends in `_finish`, the one place that commits the turn, then sends the
+run's one terminal chunk, then resolves the `cody/run` result — in that order, even
+when something inside raised.
+
+Every `cody/run` is a message with a priority. On an idle session it starts a run at
+once. On a busy one it waits in the session's queue: `later` behind everything,
+`next` ahead of every `later` — and the active run takes `next` messages in at its
+next safe boundary (`_take_inbox`, called by the agent before each model request), so
+their requests resolve with that run's result — and `now` ahead of everything, after
+interrupting the active run. Whether a tool may run is permissions.py's business.
 """
 
 from __future__ import annotations
@@ -12,22 +20,31 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import attrs
 
 from ..config import ServerConfig
 from ..wire import (
     UNKNOWN_SESSION,
     CancelParams,
+    CancelQueuedParams,
     CreateSessionParams,
     DeleteSessionParams,
+    Done,
     Error,
     ErrorInfo,
     GetSessionParams,
     InvalidParams,
+    ListPermissionRulesParams,
     ListSessionsParams,
+    PermissionRule,
+    Priority,
+    QueueChanged,
+    QueuedMessage,
     RunParams,
     RunResult,
     SessionInfo,
@@ -35,7 +52,10 @@ from ..wire import (
     SessionPage,
     SessionStart,
     UpdateSessionParams,
+    Usage,
+    UserMessage,
     WireError,
+    to_wire,
 )
 from .agent import (
     AskPermission,
@@ -49,14 +69,19 @@ from .agent import (
 )
 from .chunks import ChunkStream, Send
 from .folders import normalize_folder
+from .history import user_entry
 from .model import stream_step
+from .permissions import Asker, Permissions, ToolPolicy
+from .queue import JOINED, SessionQueue, Waiting
 from .store import Store
 from .tools import run_tool
 
 log = logging.getLogger(__name__)
 
-# (run, tool call id, tool name, args) → "allow" | "allow_always" | "deny"
-PermissionAsker = Callable[["LiveRun", str, str, dict[str, Any]], Awaitable[str]]
+# The client's answer to `cody/requestPermission` (see permissions.Asker).
+PermissionAsker = Asker
+# (method, params) of a server → client notification (`cody/queueChanged`).
+Notify = Callable[[str, Any], None]
 
 HISTORY_CACHE_SIZE = 64
 MAX_TITLE = 200
@@ -92,6 +117,14 @@ class LiveRun:
     started: bool = False
     created_session: bool = False  # this run created its session (a failure leaves none behind)
     result: asyncio.Future[RunResult] = field(default_factory=_new_result)
+    # The message of the cody/run request.
+    message_id: str = ""
+    prompt: str = ""
+    priority: Priority = "later"
+    should_query: bool = True
+    announced: bool = False  # its session_start was sent
+    waiting: Waiting | None = None  # its place in the session's queue
+    joined: LiveRun | None = None  # the run this message was taken into (its result is that run's)
 
 
 class RunManager:
@@ -105,18 +138,22 @@ class RunManager:
         *,
         step: ModelStep = stream_step,
         tool_runner: ToolRunner = run_tool,
+        notify: Notify | None = None,
+        steering: Callable[[], bool] | None = None,
     ):
         self.store = store
         self.config = config
         self._send = send
         self._default_folder = default_folder
-        self.ask_permission = ask_permission
         self._step = step
         self._tool_runner = tool_runner
+        self._notify = notify
+        # Whether the client asked for `user_message` chunks and `cody/queueChanged` (initialize).
+        self._steering = steering or (lambda: False)
+        self.permissions = Permissions(store, ToolPolicy(config.tool_policy), ask_permission)
         self.runs: dict[str, LiveRun] = {}
-        self._session_locks: dict[str, asyncio.Lock] = {}
+        self._queues: dict[str, SessionQueue] = {}
         self._history: OrderedDict[str, tuple[int, list[dict[str, Any]]]] = OrderedDict()
-        self.allowed_tools: dict[str, set[str]] = {}
 
     # ------------------------------------------------------------------ folders
 
@@ -181,10 +218,6 @@ class RunManager:
 
     def _forget(self, session_id: str) -> None:
         self._history.pop(session_id, None)
-        self.allowed_tools.pop(session_id, None)
-        lock = self._session_locks.get(session_id)
-        if lock is not None and not lock.locked():
-            del self._session_locks[session_id]
 
     # ------------------------------------------------------------------ cancel
 
@@ -203,14 +236,36 @@ class RunManager:
         return cancelled
 
     def _cancel_run(self, run: LiveRun) -> bool:
+        if run.joined is not None:  # a message taken into a run: stopping it stops that run
+            return self._cancel_run(run.joined)
         if run.result.done() or run.cancel_requested:
             return False
         run.cancel_requested = True
+        queue = self._queues.get(run.session_id or "")
+        if queue is not None and queue.take(run.message_id) is not None:
+            assert run.waiting is not None
+            run.waiting.turn.cancel()  # it never enters a run
         if run.task is not None and run.started:
             run.task.cancel()
         # A task that has not started yet sees the flag at its start (cancelling it
         # now would end it before it could send its terminal chunk).
         return True
+
+    def interrupt(self, session_id: str) -> bool:
+        """End the session's active run as cancelled; what is queued goes on."""
+        queue = self._queues.get(session_id)
+        return queue is not None and queue.active is not None and self._cancel_run(queue.active)
+
+    def cancel_queued(self, params: CancelQueuedParams) -> bool:
+        """Cancel a message that has not entered a run; False if it is not waiting."""
+        queue = self._queues.get(params.session_id)
+        waiting = [w for w in queue.waiting if w.message_id == params.message_id] if queue is not None else []
+        return bool(waiting) and self._cancel_run(waiting[0].owner)
+
+    async def list_queued(self, session_id: str) -> list[QueuedMessage]:
+        await self._session(session_id)
+        queue = self._queues.get(session_id)
+        return queue.listed() if queue is not None else []
 
     async def cancel_session(self, session_id: str, *, wait: bool) -> None:
         runs = [r for r in self.runs.values() if r.session_id == session_id]
@@ -233,7 +288,21 @@ class RunManager:
         run_id = params.run_id or new_id("run")
         if run_id in self.runs:
             raise InvalidParams(f"'runId' {run_id!r} is already in use by a live run; choose a new id")
-        run = LiveRun(run_id, session_id=params.session_id)
+        message_id = params.message_id or new_id("msg")
+        if params.session_id is not None and any(
+            r.session_id == params.session_id and r.message_id == message_id for r in self.runs.values()
+        ):
+            raise InvalidParams(
+                f"'messageId' {message_id!r} is in use by a queued or running message of this session; choose a new id"
+            )
+        run = LiveRun(
+            run_id,
+            session_id=params.session_id,
+            message_id=message_id,
+            prompt=params.prompt,
+            priority=params.priority or "later",
+            should_query=params.should_query is not False,
+        )
         self.runs[run_id] = run
         return run
 
@@ -264,11 +333,20 @@ class RunManager:
             self.runs.pop(run.run_id, None)
             run.result.cancel()  # no run: release anyone waiting for it
             raise
-        chunks = run.chunks
-        assert chunks is not None
         model = session.model or self.config.model.model or ""
-        chunks.emit(SessionStart(session.workspace_folder, model))
-        run.task = asyncio.create_task(self._execute(run, session, model, params.prompt))
+        queue = self._queues.get(session.id)
+        if queue is None:
+            queue = self._queues[session.id] = SessionQueue(session.id, self._queue_changed)
+        # A `next` message for a busy session may be taken into the active run: it sends no
+        # chunk of its own unless it starts a run.
+        if not (run.priority == "next" and queue.busy):
+            self._announce(run, session, model)
+        active = queue.active
+        run.waiting = Waiting(run.message_id, run.prompt, run.priority, run)
+        queue.enter(run.waiting)
+        if run.priority == "now" and active is not None and not run.cancel_requested:
+            self._cancel_run(active)  # interrupted: it commits, then this message has the session
+        run.task = asyncio.create_task(self._execute(run, session, model, queue))
 
     async def _prepare(self, run: LiveRun, params: RunParams) -> SessionInfo:
         if params.run_id is not None and await self.store.run_record(params.run_id) is not None:
@@ -292,38 +370,87 @@ class RunManager:
         run.chunks = ChunkStream(run.run_id, session.id, self._send, self.config.text_flush_interval)
         return session
 
-    def _lock(self, session_id: str) -> asyncio.Lock:
-        lock = self._session_locks.get(session_id)
-        if lock is None:
-            lock = self._session_locks[session_id] = asyncio.Lock()
-        return lock
-
-    async def _execute(self, run: LiveRun, session: SessionInfo, model: str, prompt: str) -> None:
-        """The run's task. Whatever happens inside, it ends through `_finish`."""
+    async def _execute(self, run: LiveRun, session: SessionInfo, model: str, queue: SessionQueue) -> None:
+        """The message's task: wait for the session, then run (or follow the run it was taken
+        into). Whatever happens inside, a run ends through `_finish`."""
         run.started = True
         ending: Ending | None = None
         try:
             if run.cancel_requested:
                 raise asyncio.CancelledError
-            async with self._lock(session.id):  # FIFO: a run on a busy session waits for the one before it
-                ending = await self._turn(run, session, model, prompt)
-                await self._finish(run, session, prompt, ending)
+            assert run.waiting is not None
+            if await run.waiting.turn == JOINED:
+                return  # its result follows the run it joined (finally)
+            self._announce(run, session, model)
+            self._show_message(run, run)
+            ending = await self._turn(run, session, model)
+            await self._finish(run, session, ending)
         except asyncio.CancelledError:  # cancelled before its turn began (queued)
             if ending is None:
                 ending = cancelled_before_start()
         except Exception as exc:  # the guard: a bug anywhere above still ends the run properly
             log.exception("run %s failed", run.run_id)
             if ending is None:
-                ending = failed_before_start(prompt, internal_error(exc))
+                ending = failed_before_start(run.prompt, internal_error(exc))
         finally:
-            if not run.result.done():
-                await self._finish(run, session, prompt, ending or cancelled_before_start())
+            if run.joined is not None:
+                await self._follow(run, run.joined)
+            elif not run.result.done():
+                if run.announced:
+                    await self._finish(run, session, ending or cancelled_before_start())
+                else:  # a `next` message cancelled before it entered a run: no chunk, nothing committed
+                    run.result.set_result(self._result(run, session.id, cancelled_before_start()))
+            queue.finished(run)
+            if queue.idle and self._queues.get(session.id) is queue:
+                del self._queues[session.id]
             self.runs.pop(run.run_id, None)
 
-    async def _turn(self, run: LiveRun, session: SessionInfo, model: str, prompt: str) -> Ending:
+    async def _follow(self, message: LiveRun, joined: LiveRun) -> None:
+        """A message taken into a run gets that run's result, with its own messageId."""
+        try:
+            result = await asyncio.shield(joined.result)
+        except asyncio.CancelledError:
+            if not joined.result.cancelled():
+                raise
+            result = self._result(joined, joined.session_id or "", cancelled_before_start())
+        if not message.result.done():
+            message.result.set_result(attrs.evolve(result, message_id=message.message_id))
+
+    def _announce(self, run: LiveRun, session: SessionInfo, model: str) -> None:
+        """The run's first chunk, once."""
+        if not run.announced:
+            run.announced = True
+            self._chunks(run).emit(SessionStart(session.workspace_folder, model))
+
+    def _show_message(self, run: LiveRun, message: LiveRun) -> None:
+        """`message` enters `run` (its first prompt, or one taken in): a user_message chunk."""
+        if self._steering():
+            self._chunks(run).emit(UserMessage(message.message_id, message.prompt, message.priority))
+
+    def _take_inbox(self, run: LiveRun) -> list[str]:
+        """The safe boundary of `run`: the `next` messages waiting for its session join it."""
+        queue = self._queues.get(run.session_id or "")
+        if run.cancel_requested or queue is None or queue.active is not run:
+            return []
+        prompts = []
+        for item in queue.take_next():
+            message: LiveRun = item.owner
+            message.joined = run
+            self._show_message(run, message)
+            prompts.append(message.prompt)
+        return prompts
+
+    def _queue_changed(self, queue: SessionQueue) -> None:
+        if self._notify is not None and self._steering():
+            self._notify("cody/queueChanged", to_wire(QueueChanged(queue.session_id, queue.listed())))
+
+    async def _turn(self, run: LiveRun, session: SessionInfo, model: str) -> Ending:
         """Record the run's start, then let the agent run the turn to its Ending."""
+        prompt = run.prompt
         await self.store.start_run(run.run_id, session.id)
-        problem = self.config.problem(model=model)
+        if not run.should_query:  # context for later turns: the message alone, no model call
+            return Ending("done", Done("", Usage()), [user_entry(prompt)], Usage())
+        problem = self.config.problem(model=model) or self.permissions.policy.problem
         if problem is not None:
             return failed_before_start(prompt, ErrorInfo("config", problem))
         turn = Turn(
@@ -337,6 +464,7 @@ class RunManager:
             ask_permission=self._permission_for(run),
             step=self._step,
             run_tool=self._tool_runner,
+            inbox=lambda: self._take_inbox(run),
         )
         try:
             turn.history = await self._load_history(session.id)
@@ -352,22 +480,26 @@ class RunManager:
         assert run.chunks is not None, "a run's chunk stream exists from _prepare on"
         return run.chunks
 
-    async def _finish(self, run: LiveRun, session: SessionInfo, prompt: str, ending: Ending) -> None:
+    async def _finish(self, run: LiveRun, session: SessionInfo, ending: Ending) -> None:
         """The one place a run ends: commit the turn, then send its terminal chunk, then answer."""
         if run.result.done():
             return
         try:
-            ending = await self._commit(run, session, prompt, ending)
+            ending = await self._commit(run, session, ending)
         except Exception as exc:
             log.exception("could not commit run %s", run.run_id)
             info = ErrorInfo("store", f"the turn could not be saved: {type(exc).__name__}: {exc}")
             ending = Ending("error", Error(info.code, info.message), [], ending.usage, error=info)
         self._chunks(run).emit(ending.terminal)
-        run.result.set_result(
-            RunResult(run.run_id, session.id, ending.status, ending.output, ending.usage, ending.error)
+        run.result.set_result(self._result(run, session.id, ending))
+
+    @staticmethod
+    def _result(run: LiveRun, session_id: str, ending: Ending) -> RunResult:
+        return RunResult(
+            run.run_id, session_id, ending.status, ending.output, ending.usage, ending.error, run.message_id
         )
 
-    async def _commit(self, run: LiveRun, session: SessionInfo, prompt: str, ending: Ending) -> Ending:
+    async def _commit(self, run: LiveRun, session: SessionInfo, ending: Ending) -> Ending:
         """Save what the ending leaves; finished even if the run is cancelled meanwhile."""
         others = any(r is not run and r.session_id == session.id for r in self.runs.values())
         if run.created_session and ending.status == "error" and ending.changed_nothing and not others:
@@ -379,7 +511,7 @@ class RunManager:
             error = ending.error.message if ending.error else None
             work = asyncio.ensure_future(
                 self.store.finish_run(
-                    session.id, run.run_id, ending.status, ending.entries, ending.usage, error, title_from(prompt)
+                    session.id, run.run_id, ending.status, ending.entries, ending.usage, error, title_from(run.prompt)
                 )
             )
         try:
@@ -414,18 +546,27 @@ class RunManager:
             self._history.popitem(last=False)
         return list(history)
 
-    def _permission_for(self, run: LiveRun) -> AskPermission | None:
-        if self.ask_permission is None:
-            return None
-        asker = self.ask_permission
+    def _permission_for(self, run: LiveRun) -> AskPermission:
+        async def check(call_id: str, tool_name: str, args: dict[str, Any]) -> str | None:
+            return await self.permissions.check(run, call_id, tool_name, args)
 
-        async def ask(call_id: str, tool_name: str, args: dict[str, Any]) -> str:
-            allowed = self.allowed_tools.setdefault(run.session_id or "", set())
-            if tool_name in allowed:
-                return "allow"
-            outcome = await asker(run, call_id, tool_name, args)
-            if outcome == "allow_always":
-                allowed.add(tool_name)
-            return outcome
+        return check
 
-        return ask
+    # ------------------------------------------------------------------ permission rules
+
+    async def list_permission_rules(self, params: ListPermissionRulesParams) -> list[PermissionRule]:
+        folder = None
+        if params.workspace_folder is not None:
+            folder = self.resolve_folder(params.workspace_folder, must_exist=False)
+        if params.session_id is not None:
+            session = await self._session(params.session_id)
+            if folder is not None and folder != session.workspace_folder:
+                raise InvalidParams(
+                    f"'workspaceFolder' {folder} is not the folder of session '{session.id}' "
+                    f"({session.workspace_folder})"
+                )
+            folder = session.workspace_folder
+        return await self.permissions.list_rules(folder=folder, session_id=params.session_id)
+
+    async def revoke_permission_rule(self, rule_id: str) -> bool:
+        return await self.permissions.revoke(rule_id)

@@ -20,7 +20,7 @@ from typing import Any
 
 import aiosqlite
 
-from ..wire import ErrorInfo, Message, SessionInfo, ToolCallInfo, Usage
+from ..wire import ErrorInfo, Message, PermissionRule, SessionInfo, ToolCallInfo, Usage
 from .history import Entry
 
 log = logging.getLogger(__name__)
@@ -77,10 +77,26 @@ MIGRATIONS: list[str] = [
     ALTER TABLE messages ADD COLUMN for_model INTEGER NOT NULL DEFAULT 1;
     ALTER TABLE messages ADD COLUMN error TEXT;
     """,
+    # 3 → 4: approval rules that last ("allow always" answers; cody/listPermissionRules). A
+    # session rule has its session_id; every rule has the folder it was given in.
+    """
+    CREATE TABLE permission_rules (
+        id               TEXT PRIMARY KEY,
+        tool_name        TEXT NOT NULL,
+        scope            TEXT NOT NULL,
+        workspace_folder TEXT NOT NULL,
+        session_id       TEXT REFERENCES sessions (id) ON DELETE CASCADE,
+        command_prefix   TEXT,
+        created_at       TEXT NOT NULL
+    );
+    CREATE INDEX permission_rules_by_folder ON permission_rules (workspace_folder, tool_name);
+    CREATE INDEX permission_rules_by_session ON permission_rules (session_id) WHERE session_id IS NOT NULL;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 SESSION_COLUMNS = "id, title, model, workspace_folder, message_count, created_at, updated_at"
+RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix"
 MESSAGE_COLUMNS = (
     "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error"
 )
@@ -284,6 +300,7 @@ class Store:
                 [
                     ("DELETE FROM messages WHERE session_id = ?", (session_id,)),
                     ("DELETE FROM runs WHERE session_id = ?", (session_id,)),
+                    ("DELETE FROM permission_rules WHERE session_id = ?", (session_id,)),
                     ("DELETE FROM sessions WHERE id = ?", (session_id,)),
                 ]
             )
@@ -459,6 +476,55 @@ class Store:
                 ]
             )
         return len(dead)
+
+    # ---------------------------------------------------------------- permission rules
+
+    async def add_permission_rule(self, rule: PermissionRule) -> None:
+        await self._transaction(
+            [
+                (
+                    f"INSERT INTO permission_rules ({RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        rule.id,
+                        rule.tool_name,
+                        rule.scope,
+                        rule.workspace_folder,
+                        rule.created_at,
+                        rule.session_id,
+                        rule.command_prefix,
+                    ),
+                )
+            ]
+        )
+
+    async def permission_rules(
+        self, *, folder: str | None = None, session_id: str | None = None, tool_name: str | None = None
+    ) -> list[PermissionRule]:
+        """Rules, oldest first. With `session_id`: the rules that apply to that session (its own,
+        and the folder rules of `folder`, which must then be its folder); else with `folder`: every
+        rule given in that folder; with neither: all. `tool_name` narrows to one tool."""
+        where, args = [], []
+        if session_id is not None:
+            where.append("(session_id = ? OR (scope = 'folder' AND workspace_folder = ?))")
+            args += [session_id, folder]
+        elif folder is not None:
+            where.append("workspace_folder = ?")
+            args.append(folder)
+        if tool_name is not None:
+            where.append("tool_name = ?")
+            args.append(tool_name)
+        sql = f"SELECT {RULE_COLUMNS} FROM permission_rules"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = await (await self._conn.execute(sql + " ORDER BY created_at, id", args)).fetchall()
+        return [PermissionRule(*row) for row in rows]
+
+    async def delete_permission_rule(self, rule_id: str) -> bool:
+        cur = await self._conn.execute("SELECT 1 FROM permission_rules WHERE id = ?", (rule_id,))
+        if await cur.fetchone() is None:
+            return False
+        await self._transaction([("DELETE FROM permission_rules WHERE id = ?", (rule_id,))])
+        return True
 
 
 def _owner_gone(owner: str | None, host: str) -> bool:

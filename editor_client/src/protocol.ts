@@ -5,11 +5,22 @@
 
 export const PROTOCOL_VERSION = 1;
 
+export type PermissionOutcome = "allow" | "allow_always" | "deny";
+
+export type Priority = "now" | "next" | "later";
+
+export type RuleScope = "session" | "folder";
+
 export type RunStatus = "done" | "cancelled" | "circuit_breaker" | "error";
 
 export interface CancelParams {
   runId?: string;
   sessionId?: string;
+}
+
+export interface CancelQueuedParams {
+  sessionId: string;
+  messageId: string;
 }
 
 export interface CancelResult {
@@ -42,8 +53,25 @@ export interface GetSessionParams {
   before?: number;
 }
 
+export interface InterruptParams {
+  sessionId: string;
+}
+
+export interface InterruptResult {
+  interrupted: boolean;
+}
+
 export interface LatestSessionParams {
   workspaceFolder?: string;
+}
+
+export interface ListPermissionRulesParams {
+  workspaceFolder?: string;
+  sessionId?: string;
+}
+
+export interface ListQueuedParams {
+  sessionId: string;
 }
 
 export interface ListSessionsParams {
@@ -70,6 +98,14 @@ export interface Message {
   error?: ErrorInfo;
 }
 
+/** What a client may answer to one permission request. */
+export interface PermissionOptions {
+  outcomes: PermissionOutcome[];
+  scopes: RuleScope[];
+  /** run_command only: a suggested `commandPrefix` (absent when no prefix can cover the command). */
+  commandPrefix?: string;
+}
+
 export interface PermissionParams {
   runId: string;
   sessionId: string;
@@ -77,10 +113,55 @@ export interface PermissionParams {
   toolName: string;
   args: Record<string, unknown>;
   workspaceFolder: string;
+  /** What the client may answer; always sent by servers that advertise `permissionRules`. */
+  options?: PermissionOptions;
 }
 
 export interface PermissionResult {
-  outcome: "allow" | "allow_always" | "deny";
+  outcome: PermissionOutcome;
+  /** allow_always: who the rule covers (absent: "session"). */
+  scope?: RuleScope;
+  /** allow_always of run_command: cover only commands starting with these whole words. */
+  commandPrefix?: string;
+}
+
+/** An "allow always" answer, kept in the database. */
+export interface PermissionRule {
+  id: string;
+  toolName: string;
+  scope: RuleScope;
+  workspaceFolder: string;
+  createdAt: string;
+  sessionId?: string;
+  commandPrefix?: string;
+}
+
+export interface PermissionRuleList {
+  rules: PermissionRule[];
+}
+
+export interface QueueChanged {
+  sessionId: string;
+  queued: QueuedMessage[];
+}
+
+export interface QueueList {
+  queued: QueuedMessage[];
+}
+
+/** A message of a session's queue: sent while the session was busy, not yet in a run. */
+export interface QueuedMessage {
+  messageId: string;
+  prompt: string;
+  priority: Priority;
+}
+
+export interface RevokePermissionRuleParams {
+  ruleId: string;
+}
+
+export interface RevokeResult {
+  revoked: boolean;
 }
 
 export interface RunParams {
@@ -88,6 +169,12 @@ export interface RunParams {
   sessionId?: string;
   workspaceFolder?: string;
   runId?: string;
+  /** Client-chosen id of this message, unique among the session's queued and running messages. */
+  messageId?: string;
+  /** When the session is busy: "now", "next" or "later" (absent: "later"). */
+  priority?: Priority;
+  /** false: add the prompt to the history as context, without a model call (absent: true). */
+  shouldQuery?: boolean;
 }
 
 export interface RunResult {
@@ -97,6 +184,8 @@ export interface RunResult {
   output: string;
   usage: Usage;
   error?: ErrorInfo;
+  /** The message this request sent (the id given, or one the server made); always sent by servers that advertise `steering`. */
+  messageId?: string;
 }
 
 export interface SessionInfo {
@@ -214,6 +303,13 @@ export interface ToolResultChunk extends ChunkEnvelope {
   content: string;
 }
 
+export interface UserMessageChunk extends ChunkEnvelope {
+  type: "user_message";
+  messageId: string;
+  content: string;
+  priority: Priority;
+}
+
 /** The params of one cody/chunk notification, discriminated by `type`. */
 export type Chunk =
   | CancelledChunk
@@ -225,7 +321,8 @@ export type Chunk =
   | TextDeltaChunk
   | ThinkingChunk
   | ToolCallChunk
-  | ToolResultChunk;
+  | ToolResultChunk
+  | UserMessageChunk;
 
 /** The chunk that ends a run: exactly one per run, before the cody/run result. */
 export type TerminalChunk =
@@ -248,6 +345,7 @@ export const CHUNK_TYPES: readonly ChunkType[] = [
   "thinking",
   "tool_call",
   "tool_result",
+  "user_message",
 ];
 
 export const TERMINAL_CHUNK_TYPES: readonly TerminalChunkType[] = [
@@ -266,11 +364,16 @@ export function isTerminalChunk(chunk: Chunk): chunk is TerminalChunk {
 /** Requests from the client: method → params and result. */
 export interface Requests {
   "cody/cancel": { params: CancelParams; result: CancelResult };
+  "cody/cancelQueued": { params: CancelQueuedParams; result: CancelResult };
   "cody/createSession": { params: CreateSessionParams; result: SessionInfo };
   "cody/deleteSession": { params: DeleteSessionParams; result: DeleteResult };
   "cody/getSession": { params: GetSessionParams; result: SessionPage };
+  "cody/interrupt": { params: InterruptParams; result: InterruptResult };
   "cody/latestSession": { params: LatestSessionParams; result: SessionInfo | null };
+  "cody/listPermissionRules": { params: ListPermissionRulesParams; result: PermissionRuleList };
+  "cody/listQueued": { params: ListQueuedParams; result: QueueList };
   "cody/listSessions": { params: ListSessionsParams; result: SessionList };
+  "cody/revokePermissionRule": { params: RevokePermissionRuleParams; result: RevokeResult };
   "cody/run": { params: RunParams; result: RunResult };
   "cody/updateSession": { params: UpdateSessionParams; result: SessionInfo };
 }
@@ -278,6 +381,7 @@ export interface Requests {
 /** Notifications from the server: method → params. */
 export interface Notifications {
   "cody/chunk": { params: Chunk };
+  "cody/queueChanged": { params: QueueChanged };
 }
 
 /** Requests from the server to the client: method → params and result. */
@@ -292,13 +396,19 @@ export type ServerRequestMethod = keyof ServerRequests;
 /** Every method name, by its last path segment. */
 export const Methods = {
   cancel: "cody/cancel",
+  cancelQueued: "cody/cancelQueued",
   chunk: "cody/chunk",
   createSession: "cody/createSession",
   deleteSession: "cody/deleteSession",
   getSession: "cody/getSession",
+  interrupt: "cody/interrupt",
   latestSession: "cody/latestSession",
+  listPermissionRules: "cody/listPermissionRules",
+  listQueued: "cody/listQueued",
   listSessions: "cody/listSessions",
+  queueChanged: "cody/queueChanged",
   requestPermission: "cody/requestPermission",
+  revokePermissionRule: "cody/revokePermissionRule",
   run: "cody/run",
   updateSession: "cody/updateSession",
 } as const;

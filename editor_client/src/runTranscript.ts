@@ -79,6 +79,8 @@ export class RunTranscript {
         const notice = `Retrying in ${delay}s (attempt ${chunk.retryAttempt} of ${chunk.retryMaxAttempts}): ${chunk.reason}`;
         return [{ type: 'retract', runId, notice }, this.newStep()];
       }
+      case 'user_message':
+        return []; // sent only to clients that declare `steering` in initialize; this one does not
       default:
         return ignoreUnknown(chunk);
     }

@@ -64,7 +64,7 @@ class RawServer:
             answer = await server.call(
                 "initialize", {"processId": None, "capabilities": {}, "workspaceFolders": folders}
             )
-            assert answer["result"]["capabilities"]["experimental"] == {"cody": {"protocolVersion": 1}}
+            assert answer["result"]["capabilities"]["experimental"]["cody"]["protocolVersion"] == 1
             await server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
         return server
 

@@ -8,6 +8,7 @@ list, each element must match one documented element; tool `args` are opaque).
 
 from __future__ import annotations
 
+import asyncio
 import uuid
 from pathlib import Path
 from typing import Any
@@ -183,3 +184,56 @@ async def test_documented_permission_exchange(wire_factory, provider, workspace:
     assert request["toolName"] == "write_file" and request["workspaceFolder"] == str(workspace.resolve())
     tool_result = next(c for c in wire.chunks[result["runId"]] if c["type"] == "tool_result")
     assert tool_result["ok"] is True and (workspace / "notes.txt").read_text() == "hi\n"
+
+
+async def test_documented_steering_and_rule_examples(wire_factory, provider, workspace: Path):
+    """The examples of cody/interrupt, cody/cancelQueued, cody/listQueued, cody/listPermissionRules,
+    cody/revokePermissionRule, the user_message chunk, cody/queueChanged and an allow_always answer."""
+    doc = load_doc()
+    chunk_docs = chunk_examples(doc)
+    wire = await wire_factory(capabilities={"permissions": True, "steering": True})
+    wire.permission_answer = lambda _params: {"outcome": "allow_always", "scope": "folder", "commandPrefix": "true"}
+    session = (await wire.request("cody/createSession", {}))["id"]
+    provider.add(
+        Reply(tool_calls=[ToolCall("run_command", {"command": "true"})]), Reply(text="never", first_byte_delay=60)
+    )
+    running = wire.send("cody/run", {"prompt": "work", "sessionId": session})
+    await provider.wait_for_requests(2)
+    queued = wire.send("cody/run", {"prompt": "Then add tests", "sessionId": session, "messageId": "msg-0043"})
+    for _ in range(500):
+        if wire.queue_changes:
+            break
+        await asyncio.sleep(0.01)
+    listed = await wire.request("cody/listQueued", params(doc, "cody/listQueued", sessionId=session))
+    assert_shape(listed, *results(doc, "cody/listQueued"))
+    assert_shape(wire.queue_changes[-1], {"sessionId": "s", "queued": results(doc, "cody/listQueued")[0]["queued"]})
+    cancelled = await wire.request(
+        "cody/cancelQueued", params(doc, "cody/cancelQueued", sessionId=session, messageId="msg-0043")
+    )
+    assert cancelled == {"cancelled": True} and (await queued)["messageId"] == "msg-0043"
+    assert_shape(cancelled, *results(doc, "cody/cancelQueued"))
+    interrupted = await wire.request("cody/interrupt", params(doc, "cody/interrupt", sessionId=session))
+    assert interrupted == {"interrupted": True}
+    assert_shape(interrupted, *results(doc, "cody/interrupt"))
+    run_result = await running
+    assert_shape(run_result, *[r for r in results(doc, "cody/run") if r["status"] == "done"])
+    for chunk in wire.chunks[run_result["runId"]]:
+        assert_shape(chunk, *chunk_docs[chunk["type"]])
+    assert "user_message" in {c["type"] for c in wire.chunks[run_result["runId"]]}
+    (request,) = wire.permission_requests
+    (documented,) = [b.json() for b in doc.examples("params", "cody/requestPermission")]
+    assert_shape(
+        {**request, "options": {k: v for k, v in request["options"].items() if k != "commandPrefix"}}, documented
+    )
+
+    rules = await wire.request(
+        "cody/listPermissionRules",
+        params(doc, "cody/listPermissionRules", workspaceFolder=str(workspace), sessionId=session),
+    )
+    assert len(rules["rules"]) == 1
+    assert_shape(rules, *results(doc, "cody/listPermissionRules"))
+    revoked = await wire.request(
+        "cody/revokePermissionRule", params(doc, "cody/revokePermissionRule", ruleId=rules["rules"][0]["id"])
+    )
+    assert revoked == {"revoked": True}
+    assert_shape(revoked, *results(doc, "cody/revokePermissionRule"))

@@ -19,7 +19,7 @@ from cody_lsp.server.model import ModelError
 from cody_lsp.server.runs import LiveRun, RunManager
 from cody_lsp.server.store import Store
 from cody_lsp.server.tools import ToolResult
-from cody_lsp.wire import TERMINAL_TYPES, RunParams, RunResult, Usage
+from cody_lsp.wire import TERMINAL_TYPES, PermissionParams, RunParams, RunResult, Usage
 
 OPEN_STORES: list[Store] = []
 
@@ -57,6 +57,11 @@ class Harness:
     def types(self, run_id: str | None = None) -> list[str]:
         return [c["type"] for c in self.chunks(run_id)]
 
+    def queues(self) -> list[list[str]]:
+        """The prompts listed by each cody/queueChanged sent, in order."""
+        notes = [e for kind, e in self.events if kind == "notify" and e[0] == "cody/queueChanged"]
+        return [[q["prompt"] for q in params["queued"]] for _method, params in notes]
+
     def order(self, run_id: str) -> list[str]:
         """What happened to the run, in order: commit, terminal chunk, result."""
         out = []
@@ -92,8 +97,13 @@ async def make_harness(
     *,
     limits: Limits | None = None,
     model: ModelConfig = MODEL,
-    ask: Callable[..., Awaitable[str]] | None = None,
+    ask: Callable[..., Awaitable[Any]] | None = None,
+    steering: bool = False,
+    tool_policy: dict[str, str] | None = None,
 ) -> Harness:
+    """A run manager on a fresh store. `ask(run, PermissionParams)` answers permission requests
+    (an outcome or a PermissionResult); `steering`: the client asked for user_message chunks and
+    cody/queueChanged (recorded as ("notify", (method, params)) events)."""
     folder = tmp_path / "ws"
     folder.mkdir(exist_ok=True)
     store = await Store.open(tmp_path / "sessions.db")
@@ -104,6 +114,7 @@ async def make_harness(
         db=tmp_path / "sessions.db",
         text_flush_interval=0.0,
         approvals="auto",
+        tool_policy=tool_policy or {},
         settings_problem=None,
     )
     holder: dict[str, Harness] = {}
@@ -140,8 +151,8 @@ async def make_harness(
     asker = None
     if ask is not None:
 
-        async def asker(run: LiveRun, call_id: str, tool: str, args: dict[str, Any]) -> str:
-            return await ask(run, call_id, tool, args)
+        async def asker(run: LiveRun, params: PermissionParams) -> Any:
+            return await ask(run, params)
 
     manager = RunManager(
         store,
@@ -151,6 +162,8 @@ async def make_harness(
         asker,
         step=step,
         tool_runner=run_tool,
+        notify=lambda method, params: events.append(("notify", (method, params))),
+        steering=lambda: steering,
     )
     harness = Harness(manager, store, folder, events)
     holder["h"] = harness

@@ -463,6 +463,10 @@ def check_transcript(block: Block, codes: set[int]) -> None:
                 run_id, *_ = check_chunk(params)
                 assert run_id not in answered, f"{where}: a chunk after the cody/run response"
                 chunks.setdefault(run_id, []).append(params)
+            elif method in NOTIFICATIONS:  # another server → client notification (cody/queueChanged)
+                assert direction == "<--", f"{where}: {method} is sent by the server"
+                parsed = wire.parse(NOTIFICATIONS[method], params)
+                assert wire.to_wire(parsed) == params, f"{where}: params do not round-trip"
             elif method == "$/cancelRequest":
                 assert set(params) == {"id"} and params["id"] in pending[direction], (
                     f"{where}: cancels a request its sender has pending"
@@ -480,7 +484,7 @@ def check_transcript(block: Block, codes: set[int]) -> None:
             if msg["error"]["code"] == wire.REQUEST_CANCELLED:
                 assert (requester, msg["id"]) in cancelled, f"{where}: -32800 for a request nobody cancelled"
         elif method == "initialize":
-            assert msg["result"]["capabilities"]["experimental"] == {"cody": {"protocolVersion": wire.PROTOCOL_VERSION}}
+            assert msg["result"]["capabilities"]["experimental"] == {"cody": wire.SERVER_CAPABILITIES}
         elif method == "shutdown":
             assert msg["result"] is None
         else:

@@ -126,7 +126,7 @@ async def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path: 
     assert [(m.position, m.ok) for m in messages] == [(0, None), (1, False)]
     await store.close()
     with sqlite3.connect(db) as conn:
-        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
+        assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 4
 
 
 async def test_display_only_messages_are_kept_but_never_loaded_for_the_model(tmp_path: Path):

@@ -171,6 +171,31 @@ def _tool_policy() -> dict[str, str]:
         return {}  # the problem is reported by ServerConfig.problem() on every run
 
 
+@dataclass(frozen=True)
+class ContextSettings:
+    """The context budget set by the environment; 0: the model's own (server/context.py's table)."""
+
+    window: int = 0  # CODY_CONTEXT_WINDOW: tokens the model reads and writes in one request
+    output_reserve: int = 0  # CODY_OUTPUT_RESERVE: of those, kept free for the answer
+
+    @classmethod
+    def from_env(cls) -> ContextSettings:
+        window = _env_number("CODY_CONTEXT_WINDOW", 0)
+        reserve = _env_number("CODY_OUTPUT_RESERVE", 0)
+        if window and reserve >= window:
+            raise SettingError(
+                f"CODY_OUTPUT_RESERVE={reserve} must be smaller than CODY_CONTEXT_WINDOW={window}; fix one of them"
+            )
+        return cls(window, reserve)
+
+
+def _context_from_env() -> ContextSettings:
+    try:
+        return ContextSettings.from_env()
+    except SettingError:
+        return ContextSettings()  # the problem is reported by ServerConfig.problem() on every run
+
+
 def _limits_from_env() -> Limits:
     try:
         return Limits.from_env()
@@ -181,6 +206,7 @@ def _limits_from_env() -> Limits:
 def _settings_problem() -> str | None:
     try:
         Limits.from_env()
+        ContextSettings.from_env()
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
         parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
     except SettingError as exc:
@@ -199,6 +225,8 @@ def _flush_interval() -> float:
 class ServerConfig:
     model: ModelConfig = field(default_factory=ModelConfig.from_env)
     limits: Limits = field(default_factory=_limits_from_env)
+    # The model's context window and output reserve, when the environment sets them.
+    context: ContextSettings = field(default_factory=_context_from_env)
     db: Path = field(default_factory=db_path)
     # Text deltas are coalesced into at most one notification per window.
     text_flush_interval: float = field(default_factory=_flush_interval)

@@ -19,7 +19,13 @@ import attrs
 
 PROTOCOL_VERSION = 1
 # initialize's result.capabilities.experimental.cody: the version, and the optional features served.
-SERVER_CAPABILITIES: dict[str, Any] = {"protocolVersion": PROTOCOL_VERSION, "steering": True, "permissionRules": True}
+SERVER_CAPABILITIES: dict[str, Any] = {
+    "protocolVersion": PROTOCOL_VERSION,
+    "steering": True,
+    "permissionRules": True,
+    "usage": True,
+    "compaction": True,
+}
 
 # JSON-RPC error codes.
 PARSE_ERROR = -32700
@@ -286,6 +292,26 @@ class SessionInfo:
     message_count: int
     created_at: str
     updated_at: str
+    # Tokens of every model request of the session so far (its runs and compactions);
+    # absent until the session made one.
+    usage: Usage | None = None
+    # Size of the session's context: the prompt tokens of its last model request, or, after
+    # a compaction, the estimate of the next one; absent until the session made a request.
+    context_tokens: int | None = None
+
+
+@attrs.frozen
+class CompactionInfo:
+    """Where a compaction cut the history the model sees (positions) and what it saved."""
+
+    # The messages at lower positions are replaced by the summary (the marker's content).
+    summarized_before: int
+    # Tool outputs at lower positions are shortened (their head and a note).
+    trimmed_before: int
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
 
 
 @attrs.frozen
@@ -309,12 +335,15 @@ class Message:
     tool_name: str | None = None
     # "message"; or, for the marker a turn that did not finish leaves (a `user` message
     # the model may read, never something the user typed — render it as a state):
-    # "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error).
-    kind: Literal["message", "interrupted", "circuit_breaker", "failed"] = "message"
+    # "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error);
+    # "compaction": the point where the history the model sees was compacted.
+    kind: Literal["message", "interrupted", "circuit_breaker", "failed", "compaction"] = "message"
     # On tool messages: whether the tool succeeded.
     ok: bool | None = None
     # On "circuit_breaker" and "failed" markers: why the turn ended.
     error: ErrorInfo | None = None
+    # On "compaction" markers: what was compacted.
+    compaction: CompactionInfo | None = None
 
 
 # --------------------------------------------------------------------------------------
@@ -462,6 +491,26 @@ class DeleteResult:
 
 
 @attrs.frozen
+class CompactParams:
+    session_id: str
+
+
+@attrs.frozen
+class CompactResult:
+    # The session after the compaction (`contextTokens` is the estimate of the next request).
+    session: SessionInfo
+    # false: nothing to compact (or the compaction failed: `error`); the history is as it was.
+    compacted: bool
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+    # Tokens of the summary request.
+    usage: Usage
+    error: ErrorInfo | None = None
+
+
+@attrs.frozen
 class PermissionOptions:
     """What a client may answer to one permission request."""
 
@@ -586,6 +635,28 @@ class UserMessage:
 
 
 @attrs.frozen
+class UsageUpdate:
+    TYPE: ClassVar[str] = "usage"
+    # The run's tokens so far (as `done.usage` will say).
+    input_tokens: int
+    output_tokens: int
+    # The prompt tokens of the model request just answered.
+    context_tokens: int
+    context_window: int
+    # true: the endpoint reported no usage for some step; those figures are estimates.
+    estimated: bool | None = None
+
+
+@attrs.frozen
+class Compacted:
+    TYPE: ClassVar[str] = "compact"
+    messages_before: int
+    messages_after: int
+    tokens_before: int
+    tokens_after: int
+
+
+@attrs.frozen
 class Done:
     TYPE: ClassVar[str] = "done"
     output: str
@@ -624,6 +695,8 @@ CHUNK_TYPES: dict[str, type] = {
         ToolResultChunk,
         Retry,
         UserMessage,
+        UsageUpdate,
+        Compacted,
         Done,
         Cancelled,
         CircuitBreaker,
@@ -664,6 +737,7 @@ METHODS: dict[str, tuple[type, Any]] = {
     "cody/getSession": (GetSessionParams, SessionPage),
     "cody/updateSession": (UpdateSessionParams, SessionInfo),
     "cody/deleteSession": (DeleteSessionParams, DeleteResult),
+    "cody/compact": (CompactParams, CompactResult),
     "cody/interrupt": (InterruptParams, InterruptResult),
     "cody/cancelQueued": (CancelQueuedParams, CancelResult),
     "cody/listQueued": (ListQueuedParams, QueueList),

@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..config import Limits, ModelConfig
 from ..wire import (
@@ -38,6 +38,7 @@ from ..wire import (
 )
 from .assembly import StepResult
 from .chunks import ChunkStream
+from .context import is_context_overflow
 from .history import (
     BREAKER_MARKER,
     FAILED_MARKER,
@@ -50,6 +51,9 @@ from .history import (
 from .model import ModelError, stream_step
 from .secrets import redact
 from .tools import TOOLS, ToolResult, run_tool, tool_schemas
+
+if TYPE_CHECKING:
+    from .compaction import SessionContext
 
 log = logging.getLogger(__name__)
 
@@ -151,6 +155,8 @@ class Turn:
     step: ModelStep = stream_step
     run_tool: ToolRunner = run_tool
     inbox: Inbox | None = None
+    # The context budget: compaction before a request that would not fit (compaction.py).
+    context: SessionContext | None = None
 
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
@@ -228,7 +234,7 @@ class Turn:
                     self._breaker("max_steps", f"the run reached {self.limits.max_steps} model steps")
                 )
             self._take_inbox(messages)
-            step = await self._model_step(messages, tools)
+            step, messages = await self._step_in_budget(messages, tools)
             self.steps += 1
             self.usage = self.usage + step.usage
             if not step.tool_calls:
@@ -252,14 +258,44 @@ class Turn:
             self.completed.append(entry)
             messages.append(entry.message)
 
-    async def _model_step(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> StepResult:
+    async def _step_in_budget(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[StepResult, list[dict[str, Any]]]:
+        """A model step whose request fits the model's context: the history is compacted first
+        when it would not, and once more (then the step retried) when the provider says it did not."""
+        context = self.context
+        if context is None:
+            return await self._model_step(messages, tools), messages
+        messages = await context.fit(self, messages, tools)
+        try:
+            step = await self._model_step(messages, tools)
+        except ModelError as exc:
+            if not is_context_overflow(exc):
+                raise
+            fitted = await context.fit(self, messages, tools, overflow=True)
+            if fitted is messages:
+                raise
+            messages = fitted
+            self.chunks.discard_text()
+            step = await self._model_step(messages, tools)
+        context.observe(self, step)
+        return step, messages
+
+    async def quiet_step(self, messages: list[dict[str, Any]]) -> StepResult:
+        """A model step without tools whose text is not shown to the client (a compaction's summary)."""
+        return await self._model_step(messages, [], quiet=True)
+
+    async def _model_step(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, quiet: bool = False
+    ) -> StepResult:
         max_retries = max(self.limits.retry_attempts, 0)
         attempt = 0
         chunks = self.chunks
+        on_text, on_thinking = (_ignore, _ignore) if quiet else (chunks.text, chunks.thinking)
         while True:
             try:
                 return await self.step(
-                    self.model_config, self.limits, self.model, messages, tools, chunks.text, chunks.thinking
+                    self.model_config, self.limits, self.model, messages, tools, on_text, on_thinking
                 )
             except ModelError as exc:
                 attempt += 1
@@ -340,6 +376,10 @@ class Turn:
 
     def _breaker(self, limit: str, reason: str) -> CircuitBreaker:
         return CircuitBreaker(reason=reason, limit=limit, steps=self.steps, total_tokens=self.usage.total_tokens)
+
+
+def _ignore(_text: str) -> None:
+    pass
 
 
 def _reject_constant(name: str) -> float:

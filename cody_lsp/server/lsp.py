@@ -83,6 +83,7 @@ class CodyServer(LanguageServer):
         self._manager_ready: asyncio.Future[RunManager] | None = None
         self.client_can_approve = False
         self.client_steering = False  # wants user_message chunks and cody/queueChanged
+        self.client_context_chunks: frozenset[str] = frozenset()  # "usage", "compaction": wants those chunks
         self.exit_code = 0
         self._client_gone = False
         self._closing = False
@@ -244,6 +245,7 @@ class CodyServer(LanguageServer):
             self._ask_permission,
             notify=self._notify,
             steering=lambda: self.client_steering,
+            context_chunks=lambda: self.client_context_chunks,
         )
         return self.manager
 
@@ -368,6 +370,7 @@ ROUTES: dict[str, Route] = {
     "cody/getSession": Route(lambda m, p: m.get_session(p)),
     "cody/updateSession": Route(lambda m, p: m.update_session(p)),
     "cody/deleteSession": Route(_delete_session),
+    "cody/compact": Route(lambda m, p: m.compact(p)),
     "cody/interrupt": Route(_interrupt),
     "cody/cancelQueued": Route(_cancel_queued),
     "cody/listQueued": Route(_list_queued),
@@ -413,6 +416,9 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
         cody = experimental.get("cody") if isinstance(experimental, dict) else None
         server.client_can_approve = bool(isinstance(cody, dict) and cody.get("permissions"))
         server.client_steering = bool(isinstance(cody, dict) and cody.get("steering"))
+        server.client_context_chunks = frozenset(
+            name for name in ("usage", "compaction") if isinstance(cody, dict) and cody.get(name)
+        )
 
     @server.feature(types.INITIALIZED)
     def on_initialized(_params: Any) -> None:

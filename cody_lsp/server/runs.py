@@ -32,6 +32,8 @@ from ..wire import (
     UNKNOWN_SESSION,
     CancelParams,
     CancelQueuedParams,
+    CompactParams,
+    CompactResult,
     CreateSessionParams,
     DeleteSessionParams,
     Done,
@@ -66,15 +68,19 @@ from .agent import (
     cancelled_before_start,
     failed_before_start,
     internal_error,
+    system_message,
 )
 from .chunks import ChunkStream, Send
+from .compaction import CompactionRecord, History, SessionContext
+from .context import budget_for
 from .folders import normalize_folder
 from .history import user_entry
-from .model import stream_step
+from .model import ModelError, stream_step
 from .permissions import Asker, Permissions, ToolPolicy
 from .queue import JOINED, SessionQueue, Waiting
+from .secrets import redact
 from .store import Store
-from .tools import run_tool
+from .tools import run_tool, tool_schemas
 
 log = logging.getLogger(__name__)
 
@@ -125,6 +131,7 @@ class LiveRun:
     announced: bool = False  # its session_start was sent
     waiting: Waiting | None = None  # its place in the session's queue
     joined: LiveRun | None = None  # the run this message was taken into (its result is that run's)
+    context: SessionContext | None = None  # its context budget (usage, compaction), once its turn began
 
 
 class RunManager:
@@ -140,6 +147,7 @@ class RunManager:
         tool_runner: ToolRunner = run_tool,
         notify: Notify | None = None,
         steering: Callable[[], bool] | None = None,
+        context_chunks: Callable[[], frozenset[str]] | None = None,
     ):
         self.store = store
         self.config = config
@@ -150,10 +158,12 @@ class RunManager:
         self._notify = notify
         # Whether the client asked for `user_message` chunks and `cody/queueChanged` (initialize).
         self._steering = steering or (lambda: False)
+        # Which of the `usage` and `compact` chunks the client asked for (initialize).
+        self._context_chunks = context_chunks or frozenset
         self.permissions = Permissions(store, ToolPolicy(config.tool_policy), ask_permission)
         self.runs: dict[str, LiveRun] = {}
         self._queues: dict[str, SessionQueue] = {}
-        self._history: OrderedDict[str, tuple[int, list[dict[str, Any]]]] = OrderedDict()
+        self._history: OrderedDict[str, History] = OrderedDict()
 
     # ------------------------------------------------------------------ folders
 
@@ -467,10 +477,12 @@ class RunManager:
             inbox=lambda: self._take_inbox(run),
         )
         try:
-            turn.history = await self._load_history(session.id)
+            history = await self._load_history(session.id)
         except asyncio.CancelledError:
             _uncancel()
             return turn.interrupted()
+        turn.context = run.context = self._context(session.id, run.run_id, model, history)
+        turn.history = run.context.view()
         if run.cancel_requested:  # cancelled while the history loaded
             return turn.interrupted()
         return await turn.run()
@@ -509,9 +521,18 @@ class RunManager:
             self._forget(session.id)
         else:
             error = ending.error.message if ending.error else None
+            context = run.context
             work = asyncio.ensure_future(
                 self.store.finish_run(
-                    session.id, run.run_id, ending.status, ending.entries, ending.usage, error, title_from(run.prompt)
+                    session.id,
+                    run.run_id,
+                    ending.status,
+                    ending.entries,
+                    ending.usage,
+                    error,
+                    title_from(run.prompt),
+                    context_tokens=context.context_tokens if context else None,
+                    calibration=context.calibration if context else None,
                 )
             )
         try:
@@ -519,32 +540,101 @@ class RunManager:
         except asyncio.CancelledError:
             count = await work
         if isinstance(count, int) and not isinstance(count, bool):
-            self._cache_commit(session.id, ending, count)
+            self._cache_commit(session.id, ending, count, run.context)
         return ending
 
-    def _cache_commit(self, session_id: str, ending: Ending, count: int) -> None:
+    def _cache_commit(self, session_id: str, ending: Ending, count: int, context: SessionContext | None) -> None:
         cached = self._history.get(session_id)
-        if cached is None or not ending.entries:
+        if cached is None:
             return
-        old_count, messages = cached
-        if old_count + len(ending.entries) == count:
-            messages.extend(e.message for e in ending.entries if e.for_model)
-            self._history[session_id] = (count, messages)
+        if context is not None and context.calibration is not None:
+            cached.calibration = context.calibration
+        if not ending.entries:
+            return
+        first = count - len(ending.entries)
+        if cached.count == first:
+            cached.add([(first + i, e.message) for i, e in enumerate(ending.entries) if e.for_model], count)
         else:  # another process appended meanwhile
             self._history.pop(session_id, None)
 
-    async def _load_history(self, session_id: str) -> list[dict[str, Any]]:
-        """The session's model-ready history; cached, reloaded if another process added to it."""
+    async def _load_history(self, session_id: str) -> History:
+        """What the model sees of the session's history; cached, reloaded if another process added to it."""
         count = await self.store.message_count(session_id)
         cached = self._history.get(session_id)
-        if cached is not None and cached[0] == count:
+        if cached is not None and cached.count == count:
             self._history.move_to_end(session_id)
-            return list(cached[1])
-        count, history = await self.store.load_history(session_id)
-        self._history[session_id] = (count, history)
+            return cached
+        history = await self.store.load_history(session_id)
+        self._cache(session_id, history)
+        return history
+
+    def _cache(self, session_id: str, history: History) -> None:
+        self._history[session_id] = history
+        self._history.move_to_end(session_id)
         while len(self._history) > HISTORY_CACHE_SIZE:
             self._history.popitem(last=False)
-        return list(history)
+
+    def _context(self, session_id: str, run_id: str | None, model: str, history: History) -> SessionContext:
+        """The context budget of a run (`run_id`) or of a cody/compact (None) of the session."""
+
+        async def save(record: CompactionRecord, usage: Usage) -> int | None:
+            # A run counts its summary's usage in its own (committed with its turn).
+            return await self.store.add_compaction(session_id, run_id, record, Usage() if run_id else usage)
+
+        wanted = self._context_chunks()
+        return SessionContext(
+            budget_for(model, self.config.context),
+            history,
+            save,
+            lambda compacted: self._cache(session_id, compacted),
+            send_usage="usage" in wanted,
+            send_compact="compaction" in wanted,
+        )
+
+    # ------------------------------------------------------------------ compaction
+
+    async def compact(self, params: CompactParams) -> CompactResult:
+        """cody/compact: summarize the session's history now (not while a run has the session)."""
+        session = await self._session(params.session_id)
+        model = session.model or self.config.model.model or ""
+        queue = self._queues.get(session.id)
+        problem = self.config.problem(model=model)
+        if queue is not None and queue.busy:
+            info = ErrorInfo("session_busy", "a run has the session; compact it when the run has ended")
+        elif problem is not None:
+            info = ErrorInfo("config", problem)
+        else:
+            return await self._compact_now(session, model)
+        return CompactResult(session, False, 0, 0, 0, 0, Usage(), info)
+
+    async def _compact_now(self, session: SessionInfo, model: str) -> CompactResult:
+        folder = Path(session.workspace_folder)
+        context = self._context(session.id, None, model, await self._load_history(session.id))
+        messages, tools = [system_message(folder), *context.view()], tool_schemas()
+        tokens = context.tokens(messages, tools)
+        # A turn without a prompt, for its model step (retries included) to ask for the summary.
+        turn = Turn(
+            folder=folder,
+            model=model,
+            prompt="",
+            history=[],
+            chunks=ChunkStream("", session.id, lambda _chunk: None, 0.0),
+            model_config=self.config.model,
+            limits=self.config.limits,
+            step=self._step,
+        )
+        try:
+            outcome = await context.compact(turn, messages, tools, "manual", tokens)
+        except ModelError as exc:
+            info = ErrorInfo(exc.code, redact(exc.message, self.config.model.api_key))
+            return CompactResult(session, False, len(messages) - 1, len(messages) - 1, tokens, tokens, turn.usage, info)
+        after = await self._session(session.id)
+        if outcome is None:
+            return CompactResult(after, False, len(messages) - 1, len(messages) - 1, tokens, tokens, turn.usage)
+        r = outcome.record
+        return CompactResult(
+            after, True, r.messages_before, r.messages_after, r.tokens_before, r.tokens_after, outcome.usage
+        )
 
     def _permission_for(self, run: LiveRun) -> AskPermission:
         async def check(call_id: str, tool_name: str, args: dict[str, Any]) -> str | None:

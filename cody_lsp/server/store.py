@@ -21,6 +21,8 @@ from typing import Any
 import aiosqlite
 
 from ..wire import ErrorInfo, Message, PermissionRule, SessionInfo, ToolCallInfo, Usage
+from .compaction import CompactionRecord, History
+from .context import Calibration
 from .history import Entry
 
 log = logging.getLogger(__name__)
@@ -92,10 +94,32 @@ MIGRATIONS: list[str] = [
     CREATE INDEX permission_rules_by_folder ON permission_rules (workspace_folder, tool_name);
     CREATE INDEX permission_rules_by_session ON permission_rules (session_id) WHERE session_id IS NOT NULL;
     """,
+    # 4 → 5: a session's token usage (the sums of its runs' usage so far, filled in from them)
+    # and context size; the calibration of its estimates (JSON {"reported", "raw"}); the
+    # compaction markers' cut (JSON, see compaction.CompactionRecord).
+    """
+    ALTER TABLE sessions ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN total_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN context_tokens INTEGER;
+    ALTER TABLE sessions ADD COLUMN calibration TEXT;
+    ALTER TABLE messages ADD COLUMN compaction TEXT;
+    CREATE INDEX messages_compactions ON messages (session_id, position) WHERE kind = 'compaction';
+    UPDATE sessions SET
+        input_tokens = (SELECT COALESCE(SUM(json_extract(usage, '$.inputTokens')), 0) FROM runs
+                        WHERE runs.session_id = sessions.id),
+        output_tokens = (SELECT COALESCE(SUM(json_extract(usage, '$.outputTokens')), 0) FROM runs
+                         WHERE runs.session_id = sessions.id),
+        total_tokens = (SELECT COALESCE(SUM(json_extract(usage, '$.totalTokens')), 0) FROM runs
+                        WHERE runs.session_id = sessions.id);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-SESSION_COLUMNS = "id, title, model, workspace_folder, message_count, created_at, updated_at"
+SESSION_COLUMNS = (
+    "id, title, model, workspace_folder, message_count, created_at, updated_at, "
+    "input_tokens, output_tokens, total_tokens, context_tokens"
+)
 RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix"
 MESSAGE_COLUMNS = (
     "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error"
@@ -120,16 +144,26 @@ def _session(row: Any) -> SessionInfo:
         message_count=row[4],
         created_at=row[5],
         updated_at=row[6],
+        usage=Usage(row[7], row[8], row[9]) if row[7] or row[8] or row[9] else None,
+        context_tokens=row[10],
     )
 
 
 def _model_message(role: str, content: str | None, tool_calls: str | None, tool_call_id: str | None) -> dict[str, Any]:
+    """A stored message as the agent built it (same keys, same order: the same bytes in a request)."""
+    if tool_call_id:
+        return {"role": role, "tool_call_id": tool_call_id, "content": content}
     msg: dict[str, Any] = {"role": role, "content": content}
     if tool_calls:
         msg["tool_calls"] = json.loads(tool_calls)
-    if tool_call_id:
-        msg["tool_call_id"] = tool_call_id
     return msg
+
+
+def _calibration(raw: str | None) -> Calibration | None:
+    if not raw:
+        return None
+    data = json.loads(raw)
+    return Calibration(int(data["reported"]), int(data["raw"]))
 
 
 def _error_info(raw: str | None) -> ErrorInfo | None:
@@ -313,20 +347,39 @@ class Store:
         row = await cur.fetchone()
         return row[0] if row else None
 
-    async def load_history(self, session_id: str) -> tuple[int, list[dict[str, Any]]]:
-        """(message count, the messages the model sees, oldest first), read at one point in time."""
-        cur = await self._conn.execute(
-            "SELECT role, content, tool_calls, tool_call_id, for_model FROM messages "
-            "WHERE session_id = ? ORDER BY position",
-            (session_id,),
-        )
-        rows = list(await cur.fetchall())
-        return len(rows), [_model_message(*row[:4]) for row in rows if row[4]]
+    async def load_history(self, session_id: str) -> History:
+        """What the model sees of the session's history (from its latest compaction on), with the
+        message count and the calibration of its estimates, read at one point in time."""
+        async with self._write_lock:  # one read transaction, not inside a write of this connection
+            await self._conn.execute("BEGIN")
+            try:
+                cur = await self._conn.execute(
+                    "SELECT message_count, calibration FROM sessions WHERE id = ?", (session_id,)
+                )
+                session = await cur.fetchone()
+                cur = await self._conn.execute(
+                    "SELECT content, compaction FROM messages WHERE session_id = ? AND kind = 'compaction' "
+                    "ORDER BY position DESC LIMIT 1",
+                    (session_id,),
+                )
+                last = await cur.fetchone()
+                state = CompactionRecord.from_json(last[0], last[1]).state if last else None
+                cur = await self._conn.execute(
+                    "SELECT position, role, content, tool_calls, tool_call_id FROM messages "
+                    "WHERE session_id = ? AND position >= ? AND for_model = 1 ORDER BY position",
+                    (session_id, state.summarized_before if state else 0),
+                )
+                rows = [(row[0], _model_message(*row[1:])) for row in await cur.fetchall()]
+            finally:
+                await self._conn.execute("COMMIT")
+        if session is None:
+            return History(0)
+        return History(session[0], rows, state, _calibration(session[1]))
 
     async def get_messages(self, session_id: str, limit: int, before: int | None) -> tuple[list[Message], int | None]:
         """A page of messages, oldest first, ending just before `before` (or the end)."""
         args: list[Any] = [session_id]
-        sql = f"SELECT {MESSAGE_COLUMNS} FROM messages WHERE session_id = ?"
+        sql = f"SELECT {MESSAGE_COLUMNS}, compaction FROM messages WHERE session_id = ?"
         if before is not None:
             sql += " AND position < ?"
             args.append(before)
@@ -351,6 +404,7 @@ class Store:
                 kind=r[6],
                 ok=None if r[9] is None else bool(r[9]),
                 error=_error_info(r[11]),
+                compaction=CompactionRecord.from_json(r[2], r[12]).info() if r[12] else None,
             )
             for r in rows
         ]
@@ -378,8 +432,12 @@ class Store:
         usage: Usage,
         error: str | None = None,
         title: str | None = None,
+        *,
+        context_tokens: int | None = None,
+        calibration: Calibration | None = None,
     ) -> int:
-        """Commit a turn: its messages, the session's counters and the run's end, atomically.
+        """Commit a turn: its messages, the session's counters (usage included) and the run's end,
+        atomically. `context_tokens` and `calibration`: of the run's last model request.
 
         Returns the session's new message count.
         """
@@ -422,6 +480,7 @@ class Store:
                     (len(entries), ts, title, session_id),
                 )
             )
+        statements.append(self._count_usage(session_id, usage, context_tokens, calibration))
         statements.append(
             (
                 # An upsert: a run cancelled before its turn began has no row yet.
@@ -448,6 +507,51 @@ class Store:
         )
         await self._transaction(statements)
         return await self.message_count(session_id) or 0
+
+    @staticmethod
+    def _count_usage(
+        session_id: str, usage: Usage, context_tokens: int | None, calibration: Calibration | None
+    ) -> tuple[str, tuple[Any, ...]]:
+        """The statement that adds `usage` to the session's and sets its context size and calibration."""
+        return (
+            "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
+            "total_tokens = total_tokens + ?, context_tokens = COALESCE(?, context_tokens), "
+            "calibration = COALESCE(?, calibration) WHERE id = ?",
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.total_tokens,
+                context_tokens,
+                json.dumps({"reported": calibration.reported, "raw": calibration.raw}) if calibration else None,
+                session_id,
+            ),
+        )
+
+    async def add_compaction(
+        self, session_id: str, run_id: str | None, record: CompactionRecord, usage: Usage
+    ) -> int | None:
+        """Store a compaction, atomically: its marker after the session's last message, the usage of
+        its summary request (`usage`; a run counts it in its own instead) and the session's context
+        size after it. Returns the session's new message count; None if the session is gone."""
+        if await self.message_count(session_id) is None:
+            return None
+        ts = now()
+        await self._transaction(
+            [
+                (
+                    "INSERT INTO messages (session_id, position, role, content, kind, run_id, created_at, "
+                    "for_model, compaction) VALUES "
+                    "(?, (SELECT message_count FROM sessions WHERE id = ?), 'user', ?, 'compaction', ?, ?, 0, ?)",
+                    (session_id, session_id, record.state.summary, run_id, ts, record.to_json()),
+                ),
+                (
+                    "UPDATE sessions SET message_count = message_count + 1, updated_at = ? WHERE id = ?",
+                    (ts, session_id),
+                ),
+                self._count_usage(session_id, usage, record.tokens_after, None),
+            ]
+        )
+        return await self.message_count(session_id)
 
     async def run_record(self, run_id: str) -> dict[str, Any] | None:
         cur = await self._conn.execute(

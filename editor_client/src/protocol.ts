@@ -27,6 +27,36 @@ export interface CancelResult {
   cancelled: boolean;
 }
 
+export interface CompactParams {
+  sessionId: string;
+}
+
+export interface CompactResult {
+  /** The session after the compaction (`contextTokens` is the estimate of the next request). */
+  session: SessionInfo;
+  /** false: nothing to compact (or the compaction failed: `error`); the history is as it was. */
+  compacted: boolean;
+  messagesBefore: number;
+  messagesAfter: number;
+  tokensBefore: number;
+  tokensAfter: number;
+  /** Tokens of the summary request. */
+  usage: Usage;
+  error?: ErrorInfo;
+}
+
+/** Where a compaction cut the history the model sees (positions) and what it saved. */
+export interface CompactionInfo {
+  /** The messages at lower positions are replaced by the summary (the marker's content). */
+  summarizedBefore: number;
+  /** Tool outputs at lower positions are shortened (their head and a note). */
+  trimmedBefore: number;
+  messagesBefore: number;
+  messagesAfter: number;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
 export interface CreateSessionParams {
   title?: string;
   model?: string;
@@ -90,12 +120,14 @@ export interface Message {
   toolCalls?: ToolCallInfo[];
   toolCallId?: string;
   toolName?: string;
-  /** "message"; or, for the marker a turn that did not finish leaves (a `user` message the model may read, never something the user typed — render it as a state): "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error). */
-  kind: "message" | "interrupted" | "circuit_breaker" | "failed";
+  /** "message"; or, for the marker a turn that did not finish leaves (a `user` message the model may read, never something the user typed — render it as a state): "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error); "compaction": the point where the history the model sees was compacted. */
+  kind: "message" | "interrupted" | "circuit_breaker" | "failed" | "compaction";
   /** On tool messages: whether the tool succeeded. */
   ok?: boolean;
   /** On "circuit_breaker" and "failed" markers: why the turn ended. */
   error?: ErrorInfo;
+  /** On "compaction" markers: what was compacted. */
+  compaction?: CompactionInfo;
 }
 
 /** What a client may answer to one permission request. */
@@ -196,6 +228,10 @@ export interface SessionInfo {
   messageCount: number;
   createdAt: string;
   updatedAt: string;
+  /** Tokens of every model request of the session so far (its runs and compactions); absent until the session made one. */
+  usage?: Usage;
+  /** Size of the session's context: the prompt tokens of its last model request, or, after a compaction, the estimate of the next one; absent until the session made a request. */
+  contextTokens?: number;
 }
 
 export interface SessionList {
@@ -252,6 +288,14 @@ export interface CircuitBreakerChunk extends ChunkEnvelope {
   detail?: string;
 }
 
+export interface CompactChunk extends ChunkEnvelope {
+  type: "compact";
+  messagesBefore: number;
+  messagesAfter: number;
+  tokensBefore: number;
+  tokensAfter: number;
+}
+
 export interface DoneChunk extends ChunkEnvelope {
   type: "done";
   output: string;
@@ -303,6 +347,18 @@ export interface ToolResultChunk extends ChunkEnvelope {
   content: string;
 }
 
+export interface UsageChunk extends ChunkEnvelope {
+  type: "usage";
+  /** The run's tokens so far (as `done.usage` will say). */
+  inputTokens: number;
+  outputTokens: number;
+  /** The prompt tokens of the model request just answered. */
+  contextTokens: number;
+  contextWindow: number;
+  /** true: the endpoint reported no usage for some step; those figures are estimates. */
+  estimated?: boolean;
+}
+
 export interface UserMessageChunk extends ChunkEnvelope {
   type: "user_message";
   messageId: string;
@@ -314,6 +370,7 @@ export interface UserMessageChunk extends ChunkEnvelope {
 export type Chunk =
   | CancelledChunk
   | CircuitBreakerChunk
+  | CompactChunk
   | DoneChunk
   | ErrorChunk
   | RetryChunk
@@ -322,6 +379,7 @@ export type Chunk =
   | ThinkingChunk
   | ToolCallChunk
   | ToolResultChunk
+  | UsageChunk
   | UserMessageChunk;
 
 /** The chunk that ends a run: exactly one per run, before the cody/run result. */
@@ -337,6 +395,7 @@ export type TerminalChunkType = TerminalChunk["type"];
 export const CHUNK_TYPES: readonly ChunkType[] = [
   "cancelled",
   "circuit_breaker",
+  "compact",
   "done",
   "error",
   "retry",
@@ -345,6 +404,7 @@ export const CHUNK_TYPES: readonly ChunkType[] = [
   "thinking",
   "tool_call",
   "tool_result",
+  "usage",
   "user_message",
 ];
 
@@ -365,6 +425,7 @@ export function isTerminalChunk(chunk: Chunk): chunk is TerminalChunk {
 export interface Requests {
   "cody/cancel": { params: CancelParams; result: CancelResult };
   "cody/cancelQueued": { params: CancelQueuedParams; result: CancelResult };
+  "cody/compact": { params: CompactParams; result: CompactResult };
   "cody/createSession": { params: CreateSessionParams; result: SessionInfo };
   "cody/deleteSession": { params: DeleteSessionParams; result: DeleteResult };
   "cody/getSession": { params: GetSessionParams; result: SessionPage };
@@ -398,6 +459,7 @@ export const Methods = {
   cancel: "cody/cancel",
   cancelQueued: "cody/cancelQueued",
   chunk: "cody/chunk",
+  compact: "cody/compact",
   createSession: "cody/createSession",
   deleteSession: "cody/deleteSession",
   getSession: "cody/getSession",

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from cody_lsp.config import Limits, ModelConfig, ServerConfig
+from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
 from cody_lsp.server.assembly import AssembledCall, StepResult
 from cody_lsp.server.model import ModelError
 from cody_lsp.server.runs import LiveRun, RunManager
@@ -50,6 +50,9 @@ class Harness:
     requests: list[list[dict[str, Any]]] = field(default_factory=list)
     tool_calls: list[tuple[str, dict[str, Any]]] = field(default_factory=list)
     tool_behaviour: Callable[[str, dict[str, Any]], Awaitable[ToolResult]] | None = None
+    # Answers the model requests when `steps` is used up: (messages, tools) → the step.
+    responder: Callable[[list[dict[str, Any]], list[dict[str, Any]]], StepResult] | None = None
+    request_tools: list[list[dict[str, Any]]] = field(default_factory=list)  # the tools of each request
 
     def chunks(self, run_id: str | None = None) -> list[dict[str, Any]]:
         return [e for kind, e in self.events if kind == "chunk" and (run_id is None or e["runId"] == run_id)]
@@ -100,6 +103,8 @@ async def make_harness(
     ask: Callable[..., Awaitable[Any]] | None = None,
     steering: bool = False,
     tool_policy: dict[str, str] | None = None,
+    context: ContextSettings | None = None,
+    context_chunks: frozenset[str] = frozenset(),
 ) -> Harness:
     """A run manager on a fresh store. `ask(run, PermissionParams)` answers permission requests
     (an outcome or a PermissionResult); `steering`: the client asked for user_message chunks and
@@ -115,13 +120,17 @@ async def make_harness(
         text_flush_interval=0.0,
         approvals="auto",
         tool_policy=tool_policy or {},
+        context=context or ContextSettings(),
         settings_problem=None,
     )
     holder: dict[str, Harness] = {}
 
-    async def step(_config, _limits, _model, messages, _tools, on_text, _on_thinking) -> StepResult:
+    async def step(_config, _limits, _model, messages, tools, on_text, _on_thinking) -> StepResult:
         h = holder["h"]
         h.requests.append([dict(m) for m in messages])
+        h.request_tools.append(tools)
+        if not h.steps and h.responder is not None:
+            h.steps.append(h.responder(messages, tools))
         if not h.steps:
             raise AssertionError("the model was asked for more steps than the test scripted")
         scripted = h.steps.pop(0)
@@ -164,6 +173,7 @@ async def make_harness(
         tool_runner=run_tool,
         notify=lambda method, params: events.append(("notify", (method, params))),
         steering=lambda: steering,
+        context_chunks=lambda: context_chunks,
     )
     harness = Harness(manager, store, folder, events)
     holder["h"] = harness

@@ -46,6 +46,7 @@ HELP = """\
   /sessions      list this folder's sessions
   /resume ID     continue a session (an id from /sessions, or a unique start of one)
   /model [NAME]  show the model, or set the one this session's next runs use
+  /compact       summarize this session for the model, to free its context (all messages stay)
   /exit          leave (also Ctrl+D)
 [bold]Keys[/]
   Enter sends the message · Ctrl+C during a run cancels it, at the prompt clears the line
@@ -316,9 +317,27 @@ class Chat:
             self.resumed(history.session, history.messages)
         elif name == "/model":
             await self.set_model(arg)
+        elif name == "/compact":
+            await self.compact()
         else:
             console.print(f"[red]unknown command {escape(name)}[/] — /help lists the commands")
         return None
+
+    async def compact(self) -> None:
+        assert self.client is not None
+        if self.session_id is None:
+            self.console.print("[dim]Nothing to compact yet: send a message first.[/]")
+            return
+        result = await self.client.compact(self.session_id)
+        if result.error is not None:
+            self.console.print(f"[red]not compacted[/]: {escape(result.error.message)}", soft_wrap=True)
+        elif not result.compacted:
+            self.console.print("[dim]Nothing to compact.[/]")
+        else:
+            self.console.print(
+                f"[dim]Compacted: the model now gets {result.messages_after} messages instead of "
+                f"{result.messages_before} (about {result.tokens_after:,} tokens instead of {result.tokens_before:,}).[/]"
+            )
 
     async def set_model(self, name: str) -> None:
         assert self.client is not None
@@ -365,6 +384,8 @@ def show_history(console: Console, messages: list[Message]) -> None:
             elif message.kind == "failed":
                 why = f" ({error.code}): {error.message}" if error else ""
                 console.print(f"✗ failed{why}", style="red", markup=False, soft_wrap=True)
+            elif message.kind == "compaction":
+                console.print("[dim](earlier messages compacted for the model)[/]")
             elif message.kind == "circuit_breaker":
                 why = f": {error.message}" if error else ""
                 console.print(f"⚠ stopped by a safety limit{why}", style="red", markup=False, soft_wrap=True)

@@ -609,6 +609,10 @@ class CodyClient:
     async def revoke_permission_rule(self, rule_id: str) -> bool:
         return (await self._call(wire.RevokePermissionRuleParams(rule_id))).revoked
 
+    async def compact(self, session_id: str) -> wire.CompactResult:
+        """Summarize the session's history for the model now (cody/compact)."""
+        return await self._call(wire.CompactParams(session_id))
+
     # ------------------------------------------------------------------ incoming
 
     def _dispatch_chunk(self, params: Any) -> None:

@@ -15,8 +15,8 @@ async); when there is neither, the request gets HTTP 500 with an OpenAI-shaped
 error body whose message reads
 ``scripted provider: script exhausted (N requests received)``.
 
-Every request body (parsed JSON) is recorded in ``provider.requests``, its
-headers (lower-cased names) in ``provider.request_headers`` and the
+Every request body (parsed JSON) is recorded in ``provider.requests`` (as sent, in
+bytes, in ``provider.request_bodies``), its headers (lower-cased names) in ``provider.request_headers`` and the
 ``time.perf_counter()`` stamp taken just before each SSE event was written in
 ``provider.sent_times`` -- all three lists are indexed by request number.
 Requests that got a fault or an error are recorded too.  When a reply has
@@ -242,6 +242,8 @@ class Reply:
     usage: tuple[int, int] | None = None
     """``(prompt_tokens, completion_tokens)``; default: ``len(request body) // 4``
     and the number of reasoning/content/tool-call deltas."""
+    omit_usage: bool = False
+    """Send no usage at all (as some endpoints do), even when the request asks for it."""
     fault: Fault | None = None
     delay: float = 0.0
     """Seconds to sleep between SSE events."""
@@ -313,6 +315,7 @@ class ScriptedProvider:
         self.responder = responder
         self.model_name = model_name
         self.requests: list[dict] = []
+        self.request_bodies: list[bytes] = []
         self.request_headers: list[dict] = []
         self.sent_times: list[list[float]] = []
         self.active_streams: int = 0
@@ -420,6 +423,7 @@ class ScriptedProvider:
             bad_json = str(e)
         index = len(self.requests)
         self.requests.append(body)
+        self.request_bodies.append(raw)
         self.request_headers.append({k.lower(): ", ".join(request.headers.getall(k)) for k in request.headers.keys()})
         times: list[float] = []
         self.sent_times.append(times)
@@ -535,7 +539,7 @@ class ScriptedProvider:
             + usage_null
             + "}\n\n"
         )
-        if include_usage:
+        if include_usage and not reply.omit_usage:
             usage = _dumps(self._usage(raw, reply, n_deltas))
             events.append(head + '"choices":[],"usage":' + usage + "}\n\n")
         out = [e.encode() for e in events]
@@ -698,8 +702,9 @@ class ScriptedProvider:
                     "finish_reason": reply.effective_finish_reason,
                 }
             ],
-            "usage": self._usage(raw, reply, n_deltas),
         }
+        if not reply.omit_usage:
+            result["usage"] = self._usage(raw, reply, n_deltas)
         times.append(time.perf_counter())
         return web.Response(
             status=200,
@@ -750,6 +755,7 @@ every key is optional:
   reasoning, reasoning_deltas  "thinking" text, streamed before the answer
   tool_calls                   [{"name", "arguments": {...}, "fragments"}]
   finish_reason, usage         default "stop"/"tool_calls"; usage: [prompt, completion] tokens
+  omit_usage                   true: send no usage (default: usage is sent when asked for)
   delay, first_byte_delay      seconds between events / before the first byte
   fault                        {"kind": "http_status", "status": 429, "headers": {...}}, or the kind
                                "disconnect", "stall", "malformed" or "error_event" after "after" events

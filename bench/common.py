@@ -483,6 +483,7 @@ def _provider_main() -> None:
                             out["sent_times"] = provider.sent_times
                     elif kind == "clear":
                         provider.requests.clear()
+                        provider.request_bodies.clear()
                         provider.request_headers.clear()
                         provider.sent_times.clear()
                         recv.clear()

@@ -33,6 +33,7 @@ SCRIPTS = [
     ("notification_rate", "Notification rate"),
     ("sessions_at_scale", "Sessions at scale"),
     ("concurrency", "Concurrency and memory"),
+    ("context_growth", "Context growth"),
 ]
 
 

@@ -13,7 +13,15 @@ from pathlib import Path
 import pytest
 
 BENCH = Path(__file__).resolve().parent.parent / "bench"
-SCRIPTS = ["cold_start", "stream_overhead", "chunk_latency", "notification_rate", "sessions_at_scale", "concurrency"]
+SCRIPTS = [
+    "cold_start",
+    "stream_overhead",
+    "chunk_latency",
+    "notification_rate",
+    "sessions_at_scale",
+    "concurrency",
+    "context_growth",
+]
 TABLE_HEADER = "| measure | figure | goal | verdict |"
 
 

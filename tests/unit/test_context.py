@@ -21,6 +21,7 @@ from cody_lsp.server.compaction import (
 from cody_lsp.server.context import (
     DEFAULT_RESERVE,
     DEFAULT_WINDOW,
+    KNOWN_MODELS,
     Budget,
     Calibration,
     budget_for,
@@ -184,3 +185,13 @@ async def test_the_migration_fills_in_the_usage_of_existing_sessions(tmp_path: P
             "ORDER BY position DESC LIMIT 1"
         ).fetchall()
         assert "messages_compactions" in " ".join(r[3] for r in plan_rows)
+
+
+def test_protocol_md_lists_the_known_models_and_the_defaults():
+    from .test_protocol_doc import load_doc
+
+    doc = load_doc()
+    table = doc.table("Model prefix")
+    listed = {row[0].strip("` "): (int(row[1]), int(row[2])) for row in table.rows}
+    assert listed == KNOWN_MODELS
+    assert f"a window of {DEFAULT_WINDOW} tokens and a reserve of {DEFAULT_RESERVE}" in doc.text

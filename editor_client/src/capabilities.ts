@@ -1,21 +1,25 @@
-// How this client tells the server that it answers `cody/requestPermission`:
-// `capabilities.experimental.cody.permissions = true` in the initialize params.
+// What this client takes part in, told to the server in the initialize params
+// (`capabilities.experimental.cody`): it answers `cody/requestPermission` (permissions), shows
+// messages queued while a run goes (steering: `user_message` chunks, `cody/queueChanged`),
+// and shows the context meter and compactions (usage, compaction chunks).
 // vscode-languageclient lets a StaticFeature add to the client capabilities it sends
-// (`fillClientCapabilities`), which is what CodyPermissionsFeature is registered for.
+// (`fillClientCapabilities`), which is what CodyCapabilitiesFeature is registered for.
 // Only types are imported from vscode-languageclient, so the integration test can
 // use this module without a `vscode` module.
 import type { ClientCapabilities, FeatureState, StaticFeature } from 'vscode-languageclient';
 
-/** Adds `experimental.cody.permissions = true` to `capabilities`, keeping whatever else is there. */
-export function addCodyPermissions(capabilities: ClientCapabilities): void {
+export const CLIENT_FEATURES = { permissions: true, steering: true, usage: true, compaction: true } as const;
+
+/** Adds this client's cody features to `capabilities.experimental.cody`, keeping whatever else is there. */
+export function addCodyCapabilities(capabilities: ClientCapabilities): void {
   const experimental = (capabilities.experimental ?? {}) as Record<string, unknown>;
   const cody = (experimental.cody ?? {}) as Record<string, unknown>;
-  capabilities.experimental = { ...experimental, cody: { ...cody, permissions: true } };
+  capabilities.experimental = { ...experimental, cody: { ...cody, ...CLIENT_FEATURES } };
 }
 
-export class CodyPermissionsFeature implements StaticFeature {
+export class CodyCapabilitiesFeature implements StaticFeature {
   fillClientCapabilities(capabilities: ClientCapabilities): void {
-    addCodyPermissions(capabilities);
+    addCodyCapabilities(capabilities);
   }
 
   initialize(): void {

@@ -36,14 +36,36 @@ export function renderHtml({ cspSource, nonce, scriptUri, styleUri }: HtmlOption
 </head>
 <body>
 <header id="header">
-  <span id="session-title">No session</span>
-  <button id="new-session" type="button" title="Start a new session">New session</button>
+  <button id="sessions-toggle" class="icon" type="button" title="Sessions" aria-label="Sessions" aria-expanded="false">☰</button>
+  <div id="header-text">
+    <span id="session-title">New chat</span>
+    <span id="folder-name" hidden></span>
+  </div>
+  <div id="context-meter" hidden title="">
+    <div id="context-bar"><div id="context-fill"></div></div>
+    <span id="context-text"></span>
+    <button id="compact" class="icon" type="button" title="Compact the context now (summarize the older history)" hidden>Compact</button>
+  </div>
+  <button id="new-session" type="button" title="Start a new session">New</button>
 </header>
-<main id="messages" aria-live="polite"></main>
+<section id="sessions" hidden>
+  <div id="sessions-bar">
+    <input id="sessions-search" type="search" placeholder="Search by title" aria-label="Search sessions by title">
+    <label id="sessions-all-label"><input id="sessions-all" type="checkbox"> All folders</label>
+  </div>
+  <ul id="sessions-list"></ul>
+</section>
+<main id="messages" aria-live="polite">
+  <section id="welcome" hidden></section>
+  <button id="earlier" class="secondary" type="button" hidden>Show earlier messages</button>
+  <div id="transcript"></div>
+</main>
 <form id="composer">
+  <div id="queue" hidden></div>
   <textarea id="prompt" rows="3" placeholder="Ask Cody… (Enter to send, Shift+Enter for a new line)"></textarea>
   <div id="composer-buttons">
     <button id="stop" type="button" hidden>Stop</button>
+    <button id="send-now" type="button" hidden title="Stop the running run and send this message now">Send now</button>
     <button id="send" type="submit">Send</button>
   </div>
 </form>

@@ -1,33 +1,80 @@
 // The messages between the extension and the webview (src/webview/main.ts). The webview only
 // renders these; every protocol decision is made in session.ts. Both sides compile against
 // this file and the generated protocol types.
-import type { PermissionResult, RunStatus, SessionInfo, Usage } from './protocol';
+import type { QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
 
-export type PermissionOutcome = PermissionResult['outcome'];
+/** Something the extension does for the user when a button is clicked (configure, set a key…). */
+export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'showOutput' | 'restart';
 
-/** Every permission outcome (the compiler checks this against the generated type). */
-const OUTCOMES: Record<PermissionOutcome, true> = { allow: true, allow_always: true, deny: true };
+export interface Action {
+  label: string;
+  command: ActionCommand;
+}
 
-export function isPermissionOutcome(value: unknown): value is PermissionOutcome {
-  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(OUTCOMES, value);
+const ACTION_COMMANDS: Record<ActionCommand, true> = { configure: true, setApiKey: true, setPythonPath: true, showOutput: true, restart: true };
+
+export function isActionCommand(value: unknown): value is ActionCommand {
+  return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ACTION_COMMANDS, value);
+}
+
+/** One button of a permission card; `choice` is what the webview posts back. */
+export interface PermissionChoice {
+  choice: string;
+  label: string;
+  /** The button is the safe default (Deny is not). */
+  primary: boolean;
+}
+
+/** What the empty panel shows: the steps to a first run and whether each is done. */
+export interface SetupState {
+  /** The interpreter and where it came from ("cody.pythonPath", "Python extension", "default"). */
+  python: string;
+  pythonSource: string;
+  model: string;
+  baseUrl: string;
+  hasApiKey: boolean;
+}
+
+/** The header: the folder the panel works in. */
+export interface FolderInfo {
+  path: string;
+  name: string;
+  /** More than one folder is open (the header then names it). */
+  multiRoot: boolean;
 }
 
 /** Extension → webview. */
 export type ToWebview =
   | { type: 'session'; session: SessionInfo | null }
+  | { type: 'folder'; folder: FolderInfo | null }
+  | { type: 'setup'; setup: SetupState }
   | { type: 'reset' }
-  | { type: 'user'; text: string }
+  /** Older messages are available: the webview shows "Show earlier messages". */
+  | { type: 'earlier'; available: boolean }
+  /** A page of older history, rendered above what is shown. */
+  | { type: 'prepend'; messages: ToWebview[] }
+  /** A user message; with `runId`, one that entered that running run (what the run shows next goes below it). */
+  | { type: 'user'; text: string; runId?: string }
   | { type: 'runStarted'; runId: string }
   | { type: 'stepStart'; runId: string }
   | { type: 'text'; runId: string; text: string }
   | { type: 'thinking'; runId: string; text: string }
   | { type: 'retract'; runId: string; notice: string }
-  | { type: 'toolCall'; runId: string; toolCallId: string; toolName: string; summary: string }
-  | { type: 'toolResult'; runId: string; toolCallId: string; toolName: string; ok: boolean | null; summary: string }
-  | { type: 'permission'; id: string; toolName: string; summary: string; detail: string }
-  | { type: 'permissionClosed'; id: string; outcome: PermissionOutcome | 'withdrawn' }
-  | { type: 'runEnded'; runId: string; status: RunStatus; message?: string; usage?: Usage }
-  | { type: 'notice'; text: string; level: 'info' | 'error' };
+  | { type: 'toolCall'; runId: string; toolCallId: string; toolName: string; summary: string; detail: string; diff: boolean }
+  | { type: 'toolResult'; runId: string; toolCallId: string; toolName: string; ok: boolean | null; summary: string; content: string }
+  | { type: 'permission'; id: string; toolName: string; summary: string; detail: string; choices: PermissionChoice[] }
+  | { type: 'permissionClosed'; id: string; label: string; allowed: boolean | null }
+  | { type: 'runEnded'; runId: string; status: RunStatus; message?: string; usage?: Usage; actions?: Action[] }
+  | { type: 'notice'; text: string; level: 'info' | 'error'; actions?: Action[] }
+  | { type: 'sessions'; sessions: SessionInfo[]; allFolders: boolean; currentId: string | null }
+  /** The context meter: the last request's prompt tokens against the model's window. */
+  | { type: 'context'; contextTokens: number; contextWindow?: number; estimated?: boolean }
+  /** The history the model sees was compacted (during a run, on request, or a marker of the history). */
+  | { type: 'compacted'; runId?: string; text: string }
+  /** Messages typed while a run goes, waiting for it (chips). */
+  | { type: 'queue'; queued: QueuedMessage[] }
+  /** What the server offers: steering (queue while a run goes, Send now) and compaction. */
+  | { type: 'features'; steering: boolean; compaction: boolean };
 
 /** One kind of message to the webview, by its `type`. */
 export type ToWebviewOf<T extends ToWebview['type']> = Extract<ToWebview, { type: T }>;
@@ -35,19 +82,56 @@ export type ToWebviewOf<T extends ToWebview['type']> = Extract<ToWebview, { type
 /** Webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string }
+  | { type: 'send'; text: string; priority?: 'now' | 'next' }
+  | { type: 'cancelQueued'; messageId: string }
+  | { type: 'compact' }
   | { type: 'stop' }
   | { type: 'newSession' }
-  | { type: 'permissionAnswer'; id: string; outcome: PermissionOutcome };
+  | { type: 'permissionAnswer'; id: string; choice: string }
+  | { type: 'action'; command: ActionCommand }
+  | { type: 'openLink'; href: string }
+  | { type: 'copy'; text: string }
+  | { type: 'insert'; text: string }
+  | { type: 'showDiff'; runId: string; toolCallId: string }
+  | { type: 'loadEarlier' }
+  | { type: 'listSessions'; allFolders: boolean }
+  | { type: 'openSession'; sessionId: string }
+  | { type: 'renameSession'; sessionId: string; title: string }
+  | { type: 'deleteSession'; sessionId: string };
 
-const FROM_WEBVIEW_TYPES: Record<FromWebview['type'], true> = { ready: true, send: true, stop: true, newSession: true, permissionAnswer: true };
+type Check = (message: Record<string, unknown>) => boolean;
+const str = (key: string): Check => (m) => typeof m[key] === 'string';
+const all =
+  (...checks: Check[]): Check =>
+  (m) =>
+    checks.every((check) => check(m));
+const ok: Check = () => true;
+
+/** The shape of each message from the webview (the compiler checks every type is listed). */
+const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
+  ready: ok,
+  send: (m) => typeof m.text === 'string' && (m.priority === undefined || m.priority === 'now' || m.priority === 'next'),
+  cancelQueued: str('messageId'),
+  compact: ok,
+  stop: ok,
+  newSession: ok,
+  permissionAnswer: all(str('id'), str('choice')),
+  action: (m) => isActionCommand(m.command),
+  openLink: str('href'),
+  copy: str('text'),
+  insert: str('text'),
+  showDiff: all(str('runId'), str('toolCallId')),
+  loadEarlier: ok,
+  listSessions: (m) => typeof m.allFolders === 'boolean',
+  openSession: str('sessionId'),
+  renameSession: all(str('sessionId'), str('title')),
+  deleteSession: str('sessionId'),
+};
 
 /** Checks the shape of a message from the webview before it is dispatched. */
 export function isFromWebview(value: unknown): value is FromWebview {
   if (value === null || typeof value !== 'object') return false;
   const message = value as Record<string, unknown>;
-  if (typeof message.type !== 'string' || !Object.prototype.hasOwnProperty.call(FROM_WEBVIEW_TYPES, message.type)) return false;
-  if (message.type === 'send') return typeof message.text === 'string';
-  if (message.type === 'permissionAnswer') return typeof message.id === 'string' && isPermissionOutcome(message.outcome);
-  return true;
+  if (typeof message.type !== 'string' || !Object.prototype.hasOwnProperty.call(FROM_WEBVIEW, message.type)) return false;
+  return FROM_WEBVIEW[message.type as FromWebview['type']](message);
 }

@@ -1,4 +1,4 @@
-// The chat view (`cody.chat`): a WebviewViewProvider that loads out/webview/main.js (built
+// The chat view (`cody.chat`): a WebviewViewProvider that loads dist/webview/main.js (built
 // from src/webview/main.ts) and media/main.css, and passes messages both ways.
 import * as vscode from 'vscode';
 import { makeNonce, renderHtml } from './html';
@@ -18,7 +18,7 @@ export class ChatPanel implements vscode.WebviewViewProvider {
     this.view = view;
     this.ready = false;
     const media = vscode.Uri.joinPath(this.extensionUri, 'media');
-    const script = vscode.Uri.joinPath(this.extensionUri, 'out', 'webview');
+    const script = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
     const webview = view.webview;
     webview.options = { enableScripts: true, localResourceRoots: [media, script] };
     webview.html = renderHtml({
@@ -38,6 +38,11 @@ export class ChatPanel implements vscode.WebviewViewProvider {
         this.ready = false;
       }
     });
+  }
+
+  /** The webview is loaded and has asked for the state (`ready`). */
+  get isReady(): boolean {
+    return this.view !== undefined && this.ready;
   }
 
   /** Sends a message to the webview; dropped while it is not loaded (it asks for the state with `ready`). */

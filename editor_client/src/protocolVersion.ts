@@ -19,3 +19,22 @@ export function checkProtocolVersion(initializeResult: unknown): void {
     );
   }
 }
+
+/** What the server offers beyond the first methods (initialize result `experimental.cody`). */
+export interface ServerFeatures {
+  steering: boolean;
+  permissionRules: boolean;
+  usage: boolean;
+  compaction: boolean;
+}
+
+export function serverFeatures(initializeResult: unknown): ServerFeatures {
+  const cody = (initializeResult as { capabilities?: { experimental?: { cody?: Record<string, unknown> } } } | undefined)?.capabilities?.experimental
+    ?.cody;
+  return {
+    steering: cody?.steering === true,
+    permissionRules: cody?.permissionRules === true,
+    usage: cody?.usage === true,
+    compaction: cody?.compaction === true,
+  };
+}

@@ -1,9 +1,9 @@
 // What one run shows, chunk by chunk, with the retry rule of protocol.md applied:
 // on a `retry` chunk, the text_delta and thinking content shown since the current
 // model step began (the last tool_result, session_start or retry) is withdrawn.
-import type { ToWebview, ToWebviewOf } from './messages';
+import type { Action, ToWebview, ToWebviewOf } from './messages';
 import { isTerminalChunk, type Chunk, type TerminalChunk } from './protocol';
-import { summarizeCall, summarizeResult } from './toolSummary';
+import { callDetail, changesFiles, clipCard, summarizeCall, summarizeResult } from './toolSummary';
 
 export class RunTranscript {
   /** Text of the finished model steps (kept across retries) — for tests and logs. */
@@ -34,6 +34,11 @@ export class RunTranscript {
     return this.terminalChunk;
   }
 
+  /** The run's session_start has arrived. */
+  get started(): boolean {
+    return this.lastSeq >= 0;
+  }
+
   get ended(): boolean {
     return this.terminalChunk !== undefined;
   }
@@ -57,19 +62,10 @@ export class RunTranscript {
         this.stepThinking += chunk.content;
         return [{ type: 'thinking', runId, text: chunk.content }];
       case 'tool_call':
-        return [
-          { type: 'toolCall', runId, toolCallId: chunk.toolCallId, toolName: chunk.toolName, summary: summarizeCall(chunk.toolName, chunk.args) },
-        ];
+        return [toolCallMessage(runId, chunk.toolCallId, chunk.toolName, chunk.args)];
       case 'tool_result':
         return [
-          {
-            type: 'toolResult',
-            runId,
-            toolCallId: chunk.toolCallId,
-            toolName: chunk.toolName,
-            ok: chunk.ok,
-            summary: summarizeResult(chunk.content),
-          },
+          toolResultMessage(runId, chunk.toolCallId, chunk.toolName, chunk.ok, chunk.content),
           this.newStep(),
         ];
       case 'retry': {
@@ -79,8 +75,16 @@ export class RunTranscript {
         const notice = `Retrying in ${delay}s (attempt ${chunk.retryAttempt} of ${chunk.retryMaxAttempts}): ${chunk.reason}`;
         return [{ type: 'retract', runId, notice }, this.newStep()];
       }
+      case 'usage': {
+        const context: ToWebviewOf<'context'> = { type: 'context', contextTokens: chunk.contextTokens, contextWindow: chunk.contextWindow };
+        if (chunk.estimated) context.estimated = true;
+        return [context];
+      }
+      case 'compact':
+        return [{ type: 'compacted', runId, text: compactionText(chunk) }];
       case 'user_message':
-        return []; // sent only to clients that declare `steering` in initialize; this one does not
+        // A message that entered the run (its own prompt, or one sent while it ran).
+        return [{ type: 'user', text: chunk.content, runId }];
       default:
         return ignoreUnknown(chunk);
     }
@@ -94,17 +98,74 @@ export class RunTranscript {
   }
 }
 
+export function toolCallMessage(runId: string, toolCallId: string, toolName: string, args: Record<string, unknown>): ToWebviewOf<'toolCall'> {
+  return {
+    type: 'toolCall',
+    runId,
+    toolCallId,
+    toolName,
+    summary: summarizeCall(toolName, args),
+    detail: callDetail(toolName, args),
+    diff: changesFiles(toolName),
+  };
+}
+
+export function toolResultMessage(runId: string, toolCallId: string, toolName: string, ok: boolean | null, content: string): ToWebviewOf<'toolResult'> {
+  return { type: 'toolResult', runId, toolCallId, toolName, ok, summary: summarizeResult(content), content: clipCard(content) };
+}
+
+/** "Context compacted: 120 → 14 messages, 80,000 → 9,000 tokens". */
+export function compactionText(c: { messagesBefore: number; messagesAfter: number; tokensBefore: number; tokensAfter: number }): string {
+  const n = (value: number) => value.toLocaleString('en-US');
+  return `Context compacted: ${n(c.messagesBefore)} → ${n(c.messagesAfter)} messages, ${n(c.tokensBefore)} → ${n(c.tokensAfter)} tokens`;
+}
+
+/** What a user can do about a failed run, by its error code. */
+export function actionsForError(code: string): Action[] {
+  const configure: Action = { label: 'Configure', command: 'configure' };
+  const setKey: Action = { label: 'Set API Key', command: 'setApiKey' };
+  switch (code) {
+    case 'config':
+      return [configure, setKey];
+    case 'auth':
+      return [setKey, configure];
+    case 'model_not_found':
+      return [configure];
+    default:
+      return [];
+  }
+}
+
+/** The text of a failed run: the config error talks about the cody.* settings, not variables. */
+export function errorText(code: string, message: string): string {
+  if (code === 'config') {
+    return `${message} — set the model and endpoint in the cody.* settings (Cody: Model, Cody: Base URL) and the key with "Cody: Set API Key".`;
+  }
+  return `${message} (${code})`;
+}
+
+/** A run's end, as the webview shows it: a state, with what to do about a failure. */
+export function endedMessage(runId: string, status: ToWebviewOf<'runEnded'>['status'], error?: { code: string; message: string }): ToWebviewOf<'runEnded'> {
+  const end: ToWebviewOf<'runEnded'> = { type: 'runEnded', runId, status };
+  if (error !== undefined) {
+    end.message = status === 'error' ? errorText(error.code, error.message) : error.message;
+    const actions = status === 'error' ? actionsForError(error.code) : [];
+    if (actions.length > 0) end.actions = actions;
+  }
+  return end;
+}
+
 /** The webview message that ends a run. */
 function endMessage(runId: string, chunk: TerminalChunk): ToWebviewOf<'runEnded'> {
   switch (chunk.type) {
     case 'done':
       return { type: 'runEnded', runId, status: chunk.type, usage: chunk.usage };
     case 'cancelled':
-      return { type: 'runEnded', runId, status: chunk.type };
+      return endedMessage(runId, chunk.type);
     case 'error':
-      return { type: 'runEnded', runId, status: chunk.type, message: `${chunk.code}: ${chunk.message}` };
+      return endedMessage(runId, chunk.type, { code: chunk.code, message: chunk.message });
     case 'circuit_breaker':
-      return { type: 'runEnded', runId, status: chunk.type, message: `Stopped by a safety limit: ${chunk.reason || chunk.limit}` };
+      return endedMessage(runId, chunk.type, { code: 'circuit_breaker', message: chunk.reason || chunk.limit });
   }
 }
 

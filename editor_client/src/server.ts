@@ -1,26 +1,37 @@
 // Starting, stopping and restarting the cody-lsp server process through a LanguageClient
-// (`<cody.pythonPath> -m cody_lsp`, LSP base protocol over stdio).
+// (`<python> -m cody_lsp`, LSP base protocol over stdio). Before a start, the interpreter is
+// checked (`<python> -m cody_lsp --version`), so a wrong one is one clear message, not a
+// connection error; a server that dies is not restarted in a loop: the user is told once.
+import { spawn } from 'node:child_process';
 import * as vscode from 'vscode';
-import { LanguageClient, type Executable, type LanguageClientOptions } from 'vscode-languageclient/node';
-import { CodyPermissionsFeature } from './capabilities';
+import {
+  CloseAction,
+  ErrorAction,
+  LanguageClient,
+  RevealOutputChannelOn,
+  type Executable,
+  type LanguageClientOptions,
+} from 'vscode-languageclient/node';
+import { CodyCapabilitiesFeature } from './capabilities';
 import { checkProtocolVersion } from './protocolVersion';
+import type { Interpreter } from './setup';
 
 export interface ServerSettings {
-  pythonPath: string;
+  python: Interpreter;
   serverArgs: string[];
   model: string;
-  modelBaseUrl: string;
-  modelApiKey: string;
+  baseUrl: string;
+  /** From SecretStorage; empty: CODY_MODEL_API_KEY of the extension host passes through. */
+  apiKey: string;
 }
 
-export function readSettings(config: vscode.WorkspaceConfiguration): ServerSettings {
+/** The cody.* settings besides the interpreter and the key. */
+export function readSettings(config: vscode.WorkspaceConfiguration): Pick<ServerSettings, 'serverArgs' | 'model' | 'baseUrl'> {
   const serverArgs = config.get<unknown>('serverArgs');
   return {
-    pythonPath: config.get<string>('pythonPath') || 'python3',
     serverArgs: Array.isArray(serverArgs) ? serverArgs.map(String) : [],
     model: config.get<string>('model') ?? '',
-    modelBaseUrl: config.get<string>('modelBaseUrl') ?? '',
-    modelApiKey: config.get<string>('modelApiKey') ?? '',
+    baseUrl: config.get<string>('baseUrl') || config.get<string>('modelBaseUrl') || '',
   };
 }
 
@@ -31,52 +42,175 @@ export function readSettings(config: vscode.WorkspaceConfiguration): ServerSetti
 export function serverEnv(settings: ServerSettings, base: NodeJS.ProcessEnv = process.env): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = { ...base };
   if (settings.model) env.CODY_MODEL = settings.model;
-  if (settings.modelBaseUrl) env.CODY_MODEL_BASE_URL = settings.modelBaseUrl;
-  if (settings.modelApiKey) env.CODY_MODEL_API_KEY = settings.modelApiKey;
+  if (settings.baseUrl) env.CODY_MODEL_BASE_URL = settings.baseUrl;
+  if (settings.apiKey) env.CODY_MODEL_API_KEY = settings.apiKey;
   return env;
 }
 
 export function serverExecutable(settings: ServerSettings, base: NodeJS.ProcessEnv = process.env): Executable {
   // No `transport`: the client then spawns the command as is and talks over its stdio.
   return {
-    command: settings.pythonPath,
+    command: settings.python.path,
     args: ['-m', 'cody_lsp', ...settings.serverArgs],
     options: { env: serverEnv(settings, base) },
   };
 }
 
-export function createLanguageClient(settings: ServerSettings, outputChannel: vscode.OutputChannel): LanguageClient {
+/** Why a start failed, said once, with what to do about it. */
+export class StartError extends Error {
+  constructor(
+    message: string,
+    /** The interpreter cannot run cody-lsp (offer to set cody.pythonPath). */
+    readonly badPython: boolean,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Checks that `python` can run cody-lsp; undefined if it can, else what is wrong and how to
+ * fix it (the interpreter missing, cody_lsp not installed in it, or another failure).
+ */
+export function checkPython(python: Interpreter, timeoutMs = 30_000): Promise<StartError | undefined> {
+  return new Promise((resolve) => {
+    const child = spawn(python.path, ['-m', 'cody_lsp', '--version'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (data: Buffer) => (stderr += data.toString()));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    const where = `(${python.source === 'default' ? 'the default; set cody.pythonPath' : python.source})`;
+    child.once('error', (error: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      const what = error.code === 'ENOENT' ? 'was not found' : `could not be started (${error.message})`;
+      resolve(new StartError(`The Python interpreter ${python.path} ${where} ${what}. Set cody.pythonPath to a Python that has cody-lsp installed.`, true));
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      if (code === 0) return resolve(undefined);
+      const lines = stderr.trim().split('\n');
+      // The last line of the traceback, without the interpreter's name before it.
+      const last = (lines.at(-1)?.trim() || (signal ? `killed by ${signal}` : `exit code ${code}`)).replace(`${python.path}: `, '');
+      if (/No module named ['"]?cody_lsp/.test(stderr)) {
+        resolve(
+          new StartError(
+            `cody-lsp is not installed in ${python.path} ${where}: ${last}. Install it there with \`${python.path} -m pip install -e <your cody-lsp checkout>\`, or set cody.pythonPath to a Python that has it.`,
+            true,
+          ),
+        );
+      } else {
+        resolve(new StartError(`"${python.path} -m cody_lsp" ${where} fails: ${last}`, true));
+      }
+    });
+  });
+}
+
+/**
+ * An output channel that keeps the last lines written to it: the server's stderr, so a
+ * server that dies while starting can be described in one message.
+ */
+export class RecordingOutputChannel implements vscode.OutputChannel {
+  private tail = '';
+  constructor(private readonly channel: vscode.OutputChannel) {}
+  get name(): string {
+    return this.channel.name;
+  }
+  /** The last lines written (at most 2000 characters). */
+  lastLines(count = 3): string {
+    return this.tail.trim().split('\n').slice(-count).join('\n');
+  }
+  clearTail(): void {
+    this.tail = '';
+  }
+  append(value: string): void {
+    this.tail = (this.tail + value).slice(-2000);
+    this.channel.append(value);
+  }
+  appendLine(value: string): void {
+    this.append(`${value}\n`);
+  }
+  replace(value: string): void {
+    this.channel.replace(value);
+  }
+  clear(): void {
+    this.channel.clear();
+  }
+  show(columnOrPreserve?: vscode.ViewColumn | boolean, preserveFocus?: boolean): void {
+    if (typeof columnOrPreserve === 'boolean' || columnOrPreserve === undefined) this.channel.show(columnOrPreserve);
+    else this.channel.show(columnOrPreserve, preserveFocus);
+  }
+  hide(): void {
+    this.channel.hide();
+  }
+  dispose(): void {
+    // The channel is the extension's; it disposes it.
+  }
+}
+
+export function createLanguageClient(settings: ServerSettings, outputChannel: vscode.OutputChannel, onClosed: () => void): LanguageClient {
   const clientOptions: LanguageClientOptions = {
     documentSelector: [], // cody-lsp serves no documents, only cody/* requests
     outputChannel,
+    revealOutputChannelOn: RevealOutputChannelOn.Never,
+    // One failure is one message (from the extension), not a restart loop with a pop-up each.
+    initializationFailedHandler: () => false,
+    errorHandler: {
+      error: () => ({ action: ErrorAction.Shutdown, handled: true }),
+      closed: () => {
+        onClosed();
+        return { action: CloseAction.DoNotRestart, handled: true };
+      },
+    },
   };
   const client = new LanguageClient('cody', 'Cody', serverExecutable(settings), clientOptions);
   // Adds capabilities.experimental.cody.permissions = true to the initialize params.
-  client.registerFeature(new CodyPermissionsFeature());
+  client.registerFeature(new CodyCapabilitiesFeature());
   return client;
 }
 
 /** The one running server of the extension. */
 export class CodyServer {
   private client: LanguageClient | undefined;
+  private stopping = false;
+  private readonly output: RecordingOutputChannel;
 
-  constructor(private readonly outputChannel: vscode.OutputChannel) {}
+  constructor(
+    outputChannel: vscode.OutputChannel,
+    /** Called when a running server ended without being asked to (with its last stderr lines). */
+    private readonly onUnexpectedExit: (lastLines: string) => void = () => undefined,
+  ) {
+    this.output = new RecordingOutputChannel(outputChannel);
+  }
 
   get running(): LanguageClient | undefined {
     return this.client;
   }
 
-  /** Stops the running server (if any) and starts a new one with `settings`. */
+  /** Stops the running server (if any), checks the interpreter and starts a new server with `settings`. */
   async restart(settings: ServerSettings): Promise<LanguageClient> {
     await this.stop();
-    const client = createLanguageClient(settings, this.outputChannel);
+    const problem = await checkPython(settings.python);
+    if (problem !== undefined) throw problem;
+    this.output.clearTail();
+    this.output.appendLine(`[cody] starting ${settings.python.path} -m cody_lsp ${settings.serverArgs.join(' ')}`.trimEnd());
+    let started = false;
+    const client = createLanguageClient(settings, this.output, () => {
+      if (started && !this.stopping && this.client === client) {
+        this.client = undefined;
+        this.onUnexpectedExit(this.output.lastLines());
+      }
+    });
     this.client = client;
     try {
       await client.start();
       checkProtocolVersion(client.initializeResult);
+      started = true;
     } catch (error) {
       this.client = undefined;
+      const lastLines = this.output.lastLines();
       await client.stop(2000).catch(() => undefined);
+      const reason = error instanceof Error ? error.message : String(error);
+      if (/connection got disposed|couldn't create connection|Connection is closed/i.test(reason) && lastLines) {
+        throw new StartError(`the server stopped while starting: ${lastLines}`, false);
+      }
       throw error;
     }
     return client;
@@ -85,6 +219,14 @@ export class CodyServer {
   async stop(): Promise<void> {
     const client = this.client;
     this.client = undefined;
-    if (client?.isRunning()) await client.stop(5000).catch((error: unknown) => this.outputChannel.appendLine(`stop: ${String(error)}`));
+    if (client === undefined) return;
+    this.stopping = true;
+    try {
+      if (client.isRunning()) await client.stop(5000);
+    } catch (error) {
+      this.output.appendLine(`[cody] the server did not stop cleanly: ${error instanceof Error ? error.message : String(error)}`);
+    } finally {
+      this.stopping = false;
+    }
   }
 }

@@ -1,9 +1,13 @@
 // The cody/* protocol logic of the chat panel, independent of vscode so it can be unit
-// tested with a fake connection: resume the folder's latest session, run prompts with a
-// client-chosen runId, route `cody/chunk` notifications by runId (retry rule in
-// RunTranscript), cancel, and answer `cody/requestPermission` with the user's click.
+// tested with a fake connection: show a session of the folder (the latest, or one picked from
+// the list) a page of history at a time, run prompts with a client-chosen runId, route
+// `cody/chunk` notifications by runId (retry rule in RunTranscript), cancel, answer
+// `cody/requestPermission` with the user's click, and list, rename and delete sessions.
 import { randomBytes } from 'node:crypto';
-import { isPermissionOutcome, type FromWebview, type PermissionOutcome, type ToWebview, type ToWebviewOf } from './messages';
+import { ChangeTracker, type FileChange } from './changes';
+import type { FromWebview, ToWebview } from './messages';
+import { permissionChoices } from './permissions';
+import type { ServerFeatures } from './protocolVersion';
 import {
   Methods,
   type Chunk,
@@ -12,6 +16,7 @@ import {
   type Notifications,
   type PermissionParams,
   type PermissionResult,
+  type Priority,
   type RequestMethod,
   type Requests,
   type RunParams,
@@ -20,8 +25,8 @@ import {
   type ServerRequests,
   type SessionInfo,
 } from './protocol';
-import { RunTranscript } from './runTranscript';
-import { permissionDetail, summarizeCall, summarizeResult } from './toolSummary';
+import { compactionText, endedMessage, RunTranscript, toolCallMessage, toolResultMessage } from './runTranscript';
+import { changesFiles, parseArgs, permissionDetail, summarizeCall } from './toolSummary';
 
 export interface Disposable {
   dispose(): void;
@@ -47,7 +52,7 @@ export interface RpcConnection {
 
 export interface SessionOptions {
   connection: RpcConnection;
-  /** The workspace folder the session belongs to (a path or file:// URI). */
+  /** The workspace folder the panel works in (a path). */
   workspaceFolder: string;
   /** Sends a message to the webview. */
   post: (message: ToWebview) => void;
@@ -55,9 +60,17 @@ export interface SessionOptions {
   newRunId?: () => string;
   /** Called when a permission request waits for the user (e.g. to reveal the panel). */
   onPermissionRequested?: (params: PermissionParams) => void;
-  /** How many history messages `resume` shows. */
-  historyLimit?: number;
+  /** How many history messages one page holds (`cody/getSession` limit). */
+  pageSize?: number;
+  /** What the server offers (steering: messages queue while a run goes). */
+  features?: ServerFeatures;
 }
+
+const NO_FEATURES: ServerFeatures = { steering: false, permissionRules: false, usage: false, compaction: false };
+
+export const DEFAULT_PAGE_SIZE = 100;
+/** At most this many sessions are listed. */
+const MAX_LISTED = 500;
 
 export function defaultRunId(): string {
   return `vsc-${randomBytes(10).toString('hex')}`;
@@ -67,29 +80,60 @@ function errorText(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
 }
 
+/** The title the server gives a session created by a run: the prompt's first line, at most 60 characters. */
+export function titleFromPrompt(prompt: string): string {
+  const line = prompt.split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  return line.length <= 60 ? line : line.slice(0, 60);
+}
+
+interface PendingPermission {
+  finish: (answer: PermissionResult) => void;
+  card: ToWebview;
+  answers: Map<string, { answer: PermissionResult; settled: string }>;
+}
+
 export class Session {
-  private sessionId: string | undefined;
+  private session: SessionInfo | null = null;
+  private folder: string;
+  private nextBefore: number | undefined;
   private activeRunId: string | undefined;
   private activeRunDone: Promise<unknown> = Promise.resolve();
+  private activePrompt = '';
+  /** Messages already shown when sent (their user_message chunk is not shown again). */
+  private readonly shownMessages = new Set<string>();
+  private readonly features: ServerFeatures;
   private readonly runs = new Map<string, RunTranscript>();
-  private readonly pendingPermissions = new Map<string, { finish: (outcome: PermissionOutcome) => void; card: ToWebview }>();
+  private readonly pendingPermissions = new Map<string, PendingPermission>();
   private readonly subscriptions: Disposable[] = [];
   private readonly connection: RpcConnection;
   private readonly post: (message: ToWebview) => void;
   private readonly newRunId: () => string;
+  readonly changes: ChangeTracker;
+  /** Each show/switch bumps this, so a slow page of an older view is dropped. */
+  private view = 0;
 
   constructor(private readonly options: SessionOptions) {
     this.connection = options.connection;
     this.post = options.post;
+    this.folder = options.workspaceFolder;
     this.newRunId = options.newRunId ?? defaultRunId;
+    this.changes = new ChangeTracker(this.folder);
+    this.features = options.features ?? NO_FEATURES;
     this.subscriptions.push(
       this.connection.onNotification(Methods.chunk, (chunk) => this.onChunk(chunk)),
+      this.connection.onNotification(Methods.queueChanged, (change) => {
+        if (change.sessionId === this.session?.id) this.post({ type: 'queue', queued: change.queued });
+      }),
       this.connection.onRequest(Methods.requestPermission, (params, token) => this.askPermission(params, token)),
     );
   }
 
   get currentSessionId(): string | undefined {
-    return this.sessionId;
+    return this.session?.id;
+  }
+
+  get workspaceFolder(): string {
+    return this.folder;
   }
 
   get runningRunId(): string | undefined {
@@ -107,17 +151,23 @@ export class Session {
 
   dispose(): void {
     for (const subscription of this.subscriptions.splice(0)) subscription.dispose();
-    for (const { finish } of [...this.pendingPermissions.values()]) finish('deny');
+    for (const { finish } of [...this.pendingPermissions.values()]) finish({ outcome: 'deny' });
   }
 
-  /** Dispatches a message from the webview. */
+  /** Dispatches a message from the webview that is about sessions and runs (the rest is the extension's). */
   async handle(message: FromWebview): Promise<void> {
     switch (message.type) {
       case 'ready':
         await this.resume();
         break;
       case 'send':
-        await this.send(message.text);
+        await this.send(message.text, message.priority);
+        break;
+      case 'cancelQueued':
+        await this.cancelQueued(message.messageId);
+        break;
+      case 'compact':
+        await this.compact();
         break;
       case 'stop':
         await this.cancel();
@@ -126,49 +176,110 @@ export class Session {
         await this.newSession();
         break;
       case 'permissionAnswer':
-        this.answerPermission(message.id, message.outcome);
+        this.answerPermission(message.id, message.choice);
         break;
+      case 'loadEarlier':
+        await this.loadEarlier();
+        break;
+      case 'listSessions':
+        await this.listSessions(message.allFolders);
+        break;
+      case 'openSession':
+        await this.openSession(message.sessionId);
+        break;
+      case 'renameSession':
+        await this.renameSession(message.sessionId, message.title);
+        break;
+      case 'deleteSession':
+        await this.deleteSession(message.sessionId);
+        break;
+      default:
+        break; // links, clipboard, diffs and actions are the extension's (extension.ts)
     }
   }
 
   /**
-   * Shows the folder's latest session (`cody/latestSession`) and its recent history. While a
-   * run is going (the webview was reloaded), shows the run's state and pending permission cards instead.
+   * Shows the folder's latest session (`cody/latestSession`) and its newest page of history.
+   * While a run is going (the webview was reloaded), shows the session with the run's state
+   * and pending permission cards.
    */
   async resume(): Promise<void> {
+    this.post({ type: 'features', steering: this.features.steering, compaction: this.features.compaction });
     if (this.activeRunId !== undefined) {
+      await this.show(this.session);
+      this.post({ type: 'user', text: this.activePrompt });
       this.post({ type: 'runStarted', runId: this.activeRunId });
       for (const { card } of this.pendingPermissions.values()) this.post(card);
       return;
     }
     try {
-      const latest = await this.connection.sendRequest(Methods.latestSession, { workspaceFolder: this.options.workspaceFolder });
-      this.post({ type: 'reset' });
-      this.post({ type: 'session', session: latest });
-      this.sessionId = latest?.id;
-      if (latest && latest.messageCount > 0) {
-        const page = await this.connection.sendRequest(Methods.getSession, {
-          sessionId: latest.id,
-          limit: this.options.historyLimit ?? 200,
-        });
-        for (const message of historyMessages(page.messages)) this.post(message);
-      }
+      const latest = await this.connection.sendRequest(Methods.latestSession, { workspaceFolder: this.folder });
+      await this.show(latest);
     } catch (error) {
       this.post({ type: 'notice', level: 'error', text: `Could not load the session: ${errorText(error)}` });
     }
   }
 
-  /** Starts an empty session in the folder (`cody/createSession`), after stopping a running run. */
-  async newSession(): Promise<SessionInfo | undefined> {
-    if (this.activeRunId !== undefined) {
-      await this.cancel();
-      await this.activeRunDone;
-    }
-    try {
-      const session = await this.connection.sendRequest(Methods.createSession, { workspaceFolder: this.options.workspaceFolder });
-      this.sessionId = session.id;
+  /** Follows another folder (multi-root: the active editor's); waits for a running run to end first. */
+  async setWorkspaceFolder(folder: string): Promise<boolean> {
+    if (folder === this.folder) return false;
+    if (this.activeRunId !== undefined) return false;
+    this.folder = folder;
+    this.changes.setFolder(folder);
+    await this.resume();
+    return true;
+  }
+
+  /** Clears the view and shows `session` with its newest page of history. */
+  private async show(session: SessionInfo | null): Promise<void> {
+    const view = ++this.view;
+    this.session = session;
+    this.nextBefore = undefined;
+    this.post({ type: 'queue', queued: [] });
+    if (session === null || session.messageCount === 0) {
       this.post({ type: 'reset' });
       this.post({ type: 'session', session });
+      this.post({ type: 'earlier', available: false });
+      return;
+    }
+    const page = await this.connection.sendRequest(Methods.getSession, { sessionId: session.id, limit: this.pageSize });
+    if (view !== this.view) return;
+    this.session = page.session;
+    this.nextBefore = page.nextBefore;
+    this.post({ type: 'reset' });
+    this.post({ type: 'session', session: page.session });
+    this.post({ type: 'earlier', available: page.nextBefore !== undefined });
+    for (const message of this.historyMessages(page.messages)) this.post(message);
+    if (page.session.contextTokens !== undefined) this.post({ type: 'context', contextTokens: page.session.contextTokens });
+  }
+
+  private get pageSize(): number {
+    return this.options.pageSize ?? DEFAULT_PAGE_SIZE;
+  }
+
+  /** The page of history before what is shown (`cody/getSession` with `before`). */
+  async loadEarlier(): Promise<void> {
+    const session = this.session;
+    const before = this.nextBefore;
+    if (session === null || before === undefined) return;
+    const view = this.view;
+    try {
+      const page = await this.connection.sendRequest(Methods.getSession, { sessionId: session.id, limit: this.pageSize, before });
+      if (view !== this.view) return;
+      this.nextBefore = page.nextBefore;
+      this.post({ type: 'prepend', messages: this.historyMessages(page.messages) });
+      this.post({ type: 'earlier', available: page.nextBefore !== undefined });
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not load earlier messages: ${errorText(error)}` });
+    }
+  }
+
+  /** Starts an empty session in the folder (`cody/createSession`), after stopping a running run. */
+  async newSession(): Promise<SessionInfo | undefined> {
+    await this.stopActiveRun();
+    try {
+      const session = await this.connection.sendRequest(Methods.createSession, { workspaceFolder: this.folder });
+      await this.show(session);
       return session;
     } catch (error) {
       this.post({ type: 'notice', level: 'error', text: `Could not create a session: ${errorText(error)}` });
@@ -176,14 +287,76 @@ export class Session {
     }
   }
 
+  /** Shows another session (after stopping a running run). */
+  async openSession(sessionId: string): Promise<void> {
+    if (sessionId === this.session?.id && this.activeRunId === undefined) return;
+    await this.stopActiveRun();
+    try {
+      const page = await this.connection.sendRequest(Methods.getSession, { sessionId, limit: 1 });
+      await this.show(page.session);
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not open the session: ${errorText(error)}` });
+    }
+  }
+
+  /** The folder's sessions (or every folder's), newest first, for the list. */
+  async listSessions(allFolders: boolean): Promise<SessionInfo[]> {
+    const sessions: SessionInfo[] = [];
+    try {
+      let cursor: string | undefined;
+      do {
+        const params: Requests['cody/listSessions']['params'] = { limit: 200 };
+        if (!allFolders) params.workspaceFolder = this.folder;
+        if (cursor !== undefined) params.cursor = cursor;
+        const page = await this.connection.sendRequest(Methods.listSessions, params);
+        sessions.push(...page.sessions);
+        cursor = page.nextCursor;
+      } while (cursor !== undefined && sessions.length < MAX_LISTED);
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not list the sessions: ${errorText(error)}` });
+    }
+    this.post({ type: 'sessions', sessions, allFolders, currentId: this.session?.id ?? null });
+    return sessions;
+  }
+
+  async renameSession(sessionId: string, title: string): Promise<void> {
+    if (title.trim() === '') return;
+    try {
+      const session = await this.connection.sendRequest(Methods.updateSession, { sessionId, title: title.trim() });
+      if (session.id === this.session?.id) {
+        this.session = session;
+        this.post({ type: 'session', session });
+      }
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not rename the session: ${errorText(error)}` });
+    }
+  }
+
+  async deleteSession(sessionId: string): Promise<void> {
+    try {
+      if (sessionId === this.session?.id) await this.stopActiveRun();
+      await this.connection.sendRequest(Methods.deleteSession, { sessionId });
+      if (sessionId === this.session?.id) await this.show(null);
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not delete the session: ${errorText(error)}` });
+    }
+  }
+
+  private async stopActiveRun(): Promise<void> {
+    if (this.activeRunId === undefined) return;
+    await this.cancel();
+    await this.activeRunDone;
+  }
+
   /**
    * Runs a prompt (`cody/run` with a client-chosen runId) and resolves with its result when
    * the run has ended; undefined if no run happened (empty prompt, a run already going, or a
    * JSON-RPC error, which is shown).
    */
-  send(prompt: string): Promise<RunResult | undefined> {
+  send(prompt: string, priority?: 'now' | 'next'): Promise<RunResult | undefined> {
     if (prompt.trim() === '') return Promise.resolve(undefined);
     if (this.activeRunId !== undefined) {
+      if (this.features.steering && this.session !== null) return this.run(prompt, priority ?? 'next');
       this.post({ type: 'notice', level: 'info', text: 'A run is in progress: stop it or wait for it to finish.' });
       return Promise.resolve(undefined);
     }
@@ -192,34 +365,83 @@ export class Session {
     return done;
   }
 
-  private async run(prompt: string): Promise<RunResult | undefined> {
+  /**
+   * One `cody/run`. Without `priority` the session is idle: the run starts now and is shown at
+   * once. With one (steering), the message waits for the running run: `next` joins it at its
+   * next boundary, `now` interrupts it; it is shown when it enters a run (`user_message`).
+   */
+  private async run(prompt: string, priority?: Priority): Promise<RunResult | undefined> {
     const runId = this.newRunId();
+    const messageId = `msg-${runId}`;
     const transcript = new RunTranscript(runId);
     this.runs.set(runId, transcript);
-    this.activeRunId = runId;
-    this.post({ type: 'user', text: prompt });
-    this.post({ type: 'runStarted', runId });
-    const params: RunParams = { prompt, runId, workspaceFolder: this.options.workspaceFolder };
-    if (this.sessionId !== undefined) params.sessionId = this.sessionId;
+    const params: RunParams = { prompt, runId, workspaceFolder: this.folder };
+    if (this.features.steering) params.messageId = messageId;
+    if (priority !== undefined) params.priority = priority;
+    if (priority === undefined) {
+      this.activeRunId = runId;
+      this.activePrompt = prompt;
+      this.shownMessages.add(messageId);
+      this.post({ type: 'user', text: prompt });
+      this.post({ type: 'runStarted', runId });
+    }
+    if (this.session !== null) params.sessionId = this.session.id;
     try {
       const result = await this.connection.sendRequest(Methods.run, params);
-      this.sessionId = result.sessionId;
-      if (!transcript.ended) {
+      if (!transcript.ended && (priority === undefined || transcript.started)) {
         // Every run sends its terminal chunk before the result; this is only a safety net.
-        const end: ToWebviewOf<'runEnded'> = { type: 'runEnded', runId, status: result.status, usage: result.usage };
-        if (result.error !== undefined) end.message = result.error.message;
+        const end = endedMessage(runId, result.status, result.error);
+        end.usage = result.usage;
         this.post(end);
       }
-      await this.refreshSessionInfo();
+      await this.refreshSessionInfo(result.sessionId);
       return result;
     } catch (error) {
-      if (!transcript.ended) {
+      if (!transcript.ended && (priority === undefined || transcript.started)) {
         this.post({ type: 'runEnded', runId, status: 'error', message: errorText(error) });
+      } else if (priority !== undefined) {
+        this.post({ type: 'notice', level: 'error', text: `Could not send the message: ${errorText(error)}` });
       }
       return undefined;
     } finally {
       this.runs.delete(runId);
-      if (this.activeRunId === runId) this.activeRunId = undefined;
+      this.shownMessages.delete(messageId);
+      if (this.activeRunId === runId) this.activeRunId = this.otherLiveRun();
+    }
+  }
+
+  /** A run that has started and not ended (a queued message's run), if any. */
+  private otherLiveRun(): string | undefined {
+    for (const [runId, transcript] of this.runs) if (transcript.started && !transcript.ended) return runId;
+    return undefined;
+  }
+
+  /** Removes a message that waits for the running run (`cody/cancelQueued`). */
+  async cancelQueued(messageId: string): Promise<boolean> {
+    if (this.session === null) return false;
+    try {
+      return (await this.connection.sendRequest(Methods.cancelQueued, { sessionId: this.session.id, messageId })).cancelled;
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not cancel the queued message: ${errorText(error)}` });
+      return false;
+    }
+  }
+
+  /** Compacts the session's history now (`cody/compact`). */
+  async compact(): Promise<void> {
+    if (this.session === null) return;
+    try {
+      const result = await this.connection.sendRequest(Methods.compact, { sessionId: this.session.id });
+      if (result.compacted) {
+        this.post({ type: 'compacted', text: compactionText(result) });
+      } else {
+        this.post({ type: 'notice', level: 'info', text: result.error ? `Could not compact: ${result.error.message}` : 'Nothing to compact yet.' });
+      }
+      this.session = result.session;
+      this.post({ type: 'session', session: result.session });
+      if (result.session.contextTokens !== undefined) this.post({ type: 'context', contextTokens: result.session.contextTokens });
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not compact: ${errorText(error)}` });
     }
   }
 
@@ -236,20 +458,49 @@ export class Session {
     }
   }
 
-  /** The user's answer to a permission card; false if the request is no longer pending. */
-  answerPermission(id: string, outcome: PermissionOutcome): boolean {
+  /** The user's click on a permission card; false if the request is no longer pending. */
+  answerPermission(id: string, choice: string): boolean {
     const pending = this.pendingPermissions.get(id);
-    if (pending === undefined || !isPermissionOutcome(outcome)) return false;
-    pending.finish(outcome);
-    this.post({ type: 'permissionClosed', id, outcome });
+    const picked = pending?.answers.get(choice);
+    if (pending === undefined || picked === undefined) return false;
+    pending.finish(picked.answer);
+    this.post({ type: 'permissionClosed', id, label: picked.settled, allowed: picked.answer.outcome !== 'deny' });
     return true;
+  }
+
+  /** The change a write_file / edit_file card shows as a diff. */
+  change(runId: string, toolCallId: string): Promise<FileChange | undefined> {
+    return this.changes.change(runId, toolCallId);
   }
 
   private onChunk(chunk: Chunk): void {
     const transcript = this.runs.get(chunk.runId);
-    if (transcript === undefined) return; // not a run of this session object
-    if (chunk.type === 'session_start' && this.sessionId !== chunk.sessionId) {
-      this.sessionId = chunk.sessionId;
+    if (transcript === undefined) return; // not a run of this panel
+    if (chunk.type === 'session_start' && this.session?.id !== chunk.sessionId) {
+      // A new session: the header shows it from the first chunk (its title is the prompt's first line).
+      const now = new Date().toISOString();
+      this.session = {
+        id: chunk.sessionId,
+        title: titleFromPrompt(this.activePrompt),
+        model: chunk.model,
+        workspaceFolder: chunk.workspaceFolder,
+        messageCount: 0,
+        createdAt: now,
+        updatedAt: now,
+      };
+      this.post({ type: 'session', session: this.session });
+    }
+    if (chunk.type === 'tool_call' && changesFiles(chunk.toolName)) {
+      this.changes.record(chunk.runId, chunk.toolCallId, chunk.toolName, chunk.args, true);
+    }
+    if (chunk.type === 'session_start' && this.activeRunId !== chunk.runId && !transcript.started && !transcript.ended) {
+      // A queued message's own run starts (after the run before it, or interrupting it).
+      this.activeRunId = chunk.runId;
+      this.post({ type: 'runStarted', runId: chunk.runId });
+    }
+    if (chunk.type === 'user_message' && this.shownMessages.has(chunk.messageId)) {
+      transcript.apply(chunk); // shown when it was sent
+      return;
     }
     for (const message of transcript.apply(chunk)) this.post(message);
     if (transcript.ended) this.withdrawPermissions(chunk.runId);
@@ -259,19 +510,22 @@ export class Session {
     const id = `${params.runId}/${params.toolCallId}`;
     return new Promise((resolve) => {
       let cancelListener: Disposable | undefined;
-      const finish = (outcome: PermissionOutcome): void => {
+      const finish = (answer: PermissionResult): void => {
         this.pendingPermissions.delete(id);
         cancelListener?.dispose();
-        resolve({ outcome });
+        resolve(answer);
       };
+      const choices = permissionChoices(params);
       const card: ToWebview = {
         type: 'permission',
         id,
         toolName: params.toolName,
         summary: summarizeCall(params.toolName, params.args),
         detail: permissionDetail(params.toolName, params.args),
+        choices: choices.map(({ choice, label, primary }) => ({ choice, label, primary })),
       };
-      this.pendingPermissions.set(id, { finish, card });
+      const answers = new Map(choices.map((c) => [c.choice, { answer: c.answer, settled: c.settled }]));
+      this.pendingPermissions.set(id, { finish, card, answers });
       this.post(card);
       // The server withdraws the request ($/cancelRequest) when the run is cancelled.
       cancelListener = token.onCancellationRequested(() => this.withdrawPermission(id));
@@ -283,8 +537,8 @@ export class Session {
   private withdrawPermission(id: string): void {
     const pending = this.pendingPermissions.get(id);
     if (pending === undefined) return;
-    pending.finish('deny');
-    this.post({ type: 'permissionClosed', id, outcome: 'withdrawn' });
+    pending.finish({ outcome: 'deny' });
+    this.post({ type: 'permissionClosed', id, label: 'Withdrawn: the run stopped', allowed: null });
   }
 
   private withdrawPermissions(runId: string): void {
@@ -293,51 +547,56 @@ export class Session {
     }
   }
 
-  private async refreshSessionInfo(): Promise<void> {
-    if (this.sessionId === undefined) return;
+  private async refreshSessionInfo(sessionId: string): Promise<void> {
     try {
-      const page = await this.connection.sendRequest(Methods.getSession, { sessionId: this.sessionId, limit: 1 });
-      if (page.session.id === this.sessionId) this.post({ type: 'session', session: page.session });
+      const page = await this.connection.sendRequest(Methods.getSession, { sessionId, limit: 1 });
+      if (this.session === null || page.session.id === this.session.id) {
+        this.session = page.session;
+        this.post({ type: 'session', session: page.session });
+      }
     } catch {
       // The header keeps its old title; nothing else depends on it.
     }
   }
+
+  /** Stored history → the same webview messages a live run produces (and the diffs of its edits). */
+  private historyMessages(messages: Message[]): ToWebview[] {
+    const out = historyMessages(messages);
+    for (const message of messages) {
+      for (const call of message.toolCalls ?? []) {
+        if (changesFiles(call.name)) {
+          this.changes.record(historyRunId(message), call.id, call.name, parseArgs(call.arguments), false);
+        }
+      }
+    }
+    return out;
+  }
 }
+
+function historyRunId(message: Message): string {
+  return `history-${message.runId ?? message.position}`;
+}
+
+const MARKER_STATUS = { interrupted: 'cancelled', circuit_breaker: 'circuit_breaker', failed: 'error' } as const;
 
 /** Turns stored history into the same webview messages a live run produces. */
 export function historyMessages(messages: Message[]): ToWebview[] {
   const out: ToWebview[] = [];
   for (const message of messages) {
-    const runId = `history-${message.runId ?? message.position}`;
+    const runId = historyRunId(message);
     if (message.role === 'user') {
-      // A marker a turn that did not finish left (not something the user typed): a notice.
-      if (message.kind !== 'message') out.push({ type: 'notice', level: 'info', text: message.content ?? '' });
-      else out.push({ type: 'user', text: message.content ?? '' });
+      if (message.kind === 'message') out.push({ type: 'user', text: message.content ?? '' });
+      // Where the history the model sees was compacted (every message is still shown).
+      else if (message.kind === 'compaction') out.push({ type: 'notice', level: 'info', text: 'Earlier messages were compacted for the model.' });
+      // A marker a turn that did not finish left (not something the user typed): its state, never its text.
+      else out.push(endedMessage(runId, MARKER_STATUS[message.kind], message.error));
     } else if (message.role === 'assistant') {
       out.push({ type: 'stepStart', runId });
       if (message.content) out.push({ type: 'text', runId, text: message.content });
-      for (const call of message.toolCalls ?? []) {
-        out.push({ type: 'toolCall', runId, toolCallId: call.id, toolName: call.name, summary: summarizeCall(call.name, parseArgs(call.arguments)) });
-      }
+      for (const call of message.toolCalls ?? []) out.push(toolCallMessage(runId, call.id, call.name, parseArgs(call.arguments)));
     } else if (message.role === 'tool') {
-      out.push({
-        type: 'toolResult',
-        runId,
-        toolCallId: message.toolCallId ?? '',
-        toolName: message.toolName ?? '',
-        ok: message.ok ?? null,
-        summary: summarizeResult(message.content ?? ''),
-      });
+      out.push(toolResultMessage(runId, message.toolCallId ?? '', message.toolName ?? '', message.ok ?? null, message.content ?? ''));
     }
   }
   return out;
-}
-
-function parseArgs(text: string): Record<string, unknown> {
-  try {
-    const value: unknown = JSON.parse(text);
-    return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : { raw: text };
-  } catch {
-    return { raw: text };
-  }
 }

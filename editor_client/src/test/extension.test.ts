@@ -1,5 +1,8 @@
 // The extension activated against a mocked `vscode` module and a recording LanguageClient.
 import assert from 'node:assert/strict';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { createFakeVscode, FakeLanguageClient, fakeWebviewView } from './fakeVscode';
 import { mockModule } from './mockModules';
@@ -7,32 +10,59 @@ import type { ToWebview } from '../messages';
 import type { RunParams } from '../protocol';
 import { flush } from './fakeConnection';
 
+// A stand-in interpreter: `-m cody_lsp --version` succeeds, so the check before a start passes.
+const bin = mkdtempSync(join(tmpdir(), 'cody-fake-python-'));
+const FAKE_PYTHON = join(bin, 'python');
+writeFileSync(FAKE_PYTHON, '#!/bin/sh\nexit 0\n');
+chmodSync(FAKE_PYTHON, 0o755);
+// One without cody_lsp: what a wrong cody.pythonPath says.
+const NO_CODY_PYTHON = join(bin, 'python-without-cody');
+writeFileSync(NO_CODY_PYTHON, `#!/bin/sh\necho "${join(bin, 'python-without-cody')}: No module named cody_lsp" >&2\nexit 1\n`);
+chmodSync(NO_CODY_PYTHON, 0o755);
+
 const settings: Record<string, unknown> = {
-  'cody.pythonPath': '/opt/venv/bin/python',
+  'cody.pythonPath': FAKE_PYTHON,
   'cody.serverArgs': ['--stdio'],
   'cody.model': 'gpt-test',
-  'cody.modelBaseUrl': 'http://127.0.0.1:9/v1',
-  'cody.modelApiKey': '',
+  'cody.baseUrl': 'http://127.0.0.1:9/v1',
+  'cody.modelApiKey': 'sk-plain-text',
 };
 const fake = createFakeVscode(settings, ['/home/ada/shop']);
 mockModule('vscode', fake.vscode);
-mockModule('vscode-languageclient/node', { LanguageClient: FakeLanguageClient });
+mockModule('vscode-languageclient/node', {
+  LanguageClient: FakeLanguageClient,
+  RevealOutputChannelOn: { Never: 4 },
+  CloseAction: { DoNotRestart: 1, Restart: 2 },
+  ErrorAction: { Continue: 1, Shutdown: 2 },
+});
 
 // Loaded after the mocks are in place.
 const extension = require('../extension') as typeof import('../extension');
+
+/** Waits until `count` LanguageClients have been built and the last one started. */
+async function started(count: number): Promise<void> {
+  for (let i = 0; i < 200; i++) {
+    const last = FakeLanguageClient.instances.at(-1);
+    if (FakeLanguageClient.instances.length >= count && last?.started) {
+      await flush();
+      return;
+    }
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  throw new Error(`expected ${count} started LanguageClients, got ${FakeLanguageClient.instances.length}: ${fake.record.errors.join(' | ')} ${fake.record.outputLines.join(' | ')}`);
+}
 
 describe('extension activation', () => {
   const subscriptions: Array<{ dispose(): unknown }> = [];
   const savedKey = process.env.CODY_MODEL_API_KEY;
 
   before(async () => {
-    process.env.CODY_MODEL_API_KEY = 'from-the-environment';
+    process.env.CODY_MODEL_API_KEY = 'from-the-environment'; // the secret storage wins
     FakeLanguageClient.respond('cody/latestSession', () => null);
     // The parts of an ExtensionContext that activate() uses.
-    const context = { subscriptions, extensionUri: fake.vscode.Uri.file('/ext') };
+    const context = { subscriptions, extensionUri: fake.vscode.Uri.file('/ext'), secrets: fake.secrets };
     extension.activate(context as unknown as Parameters<typeof extension.activate>[0]);
-    await flush();
-    await flush();
+    await started(1);
   });
 
   after(async () => {
@@ -47,26 +77,36 @@ describe('extension activation', () => {
     assert.ok(view, 'cody.chat is registered');
     assert.equal(typeof view.provider.resolveWebviewView, 'function');
     assert.equal(view.options.webviewOptions?.retainContextWhenHidden, true);
-    for (const command of ['cody.newSession', 'cody.cancel', 'cody.restartServer']) {
+    for (const command of ['cody.newSession', 'cody.cancel', 'cody.restartServer', 'cody.setApiKey', 'cody.configure', 'cody.permissionRules']) {
       assert.ok(fake.record.commands.has(command), `${command} is registered`);
     }
   });
 
-  it('builds the LanguageClient with the python command, CODY_* env and the permissions capability', () => {
+  it('moves a plain-text API key setting to the secret storage and clears the setting', () => {
+    assert.equal(fake.record.secrets.get('cody.modelApiKey'), 'sk-plain-text');
+    assert.deepEqual(fake.record.settingUpdates, [{ key: 'cody.modelApiKey', value: undefined, target: 1 }]);
+    assert.equal(settings['cody.modelApiKey'], undefined);
+    assert.match(fake.record.infos.join('\n'), /moved .* to VS Code's secret storage/);
+  });
+
+  it('builds the LanguageClient with the python command, CODY_* env and the client capabilities', () => {
     assert.equal(FakeLanguageClient.instances.length, 1);
     const client = FakeLanguageClient.latest();
-    assert.equal(client.serverOptions.command, '/opt/venv/bin/python');
+    assert.equal(client.serverOptions.command, FAKE_PYTHON);
     assert.deepEqual(client.serverOptions.args, ['-m', 'cody_lsp', '--stdio']);
     assert.equal(client.serverOptions.transport, undefined, 'plain stdio, no extra --stdio added by the client');
     const env = client.serverOptions.options?.env ?? {};
     assert.equal(env.CODY_MODEL, 'gpt-test');
     assert.equal(env.CODY_MODEL_BASE_URL, 'http://127.0.0.1:9/v1');
-    assert.equal(env.CODY_MODEL_API_KEY, 'from-the-environment', 'an empty setting passes the environment through');
+    assert.equal(env.CODY_MODEL_API_KEY, 'sk-plain-text', 'the key from the secret storage');
     assert.equal(env.PATH, process.env.PATH);
     assert.deepEqual(client.clientOptions.documentSelector, []);
-    assert.deepEqual(client.clientCapabilities().experimental, { other: 1, cody: { permissions: true } });
+    assert.deepEqual(client.clientCapabilities().experimental, {
+      other: 1,
+      cody: { permissions: true, steering: true, usage: true, compaction: true },
+    });
     assert.ok(client.started);
-    assert.deepEqual(client.requests, [{ method: 'cody/latestSession', params: { workspaceFolder: '/home/ada/shop' } }]);
+    assert.deepEqual(client.requests, [], 'the session is shown when the view asks for it');
     assert.deepEqual(client.requestMethods, ['cody/requestPermission']);
   });
 
@@ -78,15 +118,24 @@ describe('extension activation', () => {
     const nonce = /script-src 'nonce-([^']+)'/.exec(html)?.[1];
     assert.ok(nonce, 'the CSP allows scripts by nonce only');
     assert.match(html, /default-src 'none'/);
-    assert.match(html, new RegExp(`<script nonce="${nonce}" src="vscode-resource:///ext/out/webview/main.js">`));
+    assert.match(html, new RegExp(`<script nonce="${nonce}" src="vscode-resource:///ext/dist/webview/main.js">`));
     assert.match(html, /href="vscode-resource:\/\/\/ext\/media\/main.css"/);
     assert.doesNotMatch(html, /<script(?![^>]*nonce)/, 'no script without the nonce');
-    assert.deepEqual(view.webview.options?.localResourceRoots?.map(String), ['file:///ext/media', 'file:///ext/out/webview']);
+    assert.deepEqual(view.webview.options?.localResourceRoots?.map(String), ['file:///ext/media', 'file:///ext/dist/webview']);
 
     const client = FakeLanguageClient.latest();
     view.webview.receive({ type: 'ready' });
     await flush();
-    assert.deepEqual(view.webview.posted.slice(0, 2), [{ type: 'reset' }, { type: 'session', session: null }]);
+    const first = view.webview.posted as ToWebview[];
+    assert.deepEqual(
+      first.map((m) => m.type),
+      ['setup', 'folder', 'features', 'queue', 'reset', 'session', 'earlier'],
+    );
+    assert.deepEqual(first[0], {
+      type: 'setup',
+      setup: { python: FAKE_PYTHON, pythonSource: 'cody.pythonPath', model: 'gpt-test', baseUrl: 'http://127.0.0.1:9/v1', hasApiKey: true },
+    });
+    assert.deepEqual(first[1], { type: 'folder', folder: { path: '/home/ada/shop', name: '/home/ada/shop', multiRoot: false } });
 
     let runParams: RunParams | undefined;
     FakeLanguageClient.respond('cody/run', (params) => {
@@ -110,16 +159,49 @@ describe('extension activation', () => {
   });
 
   it('restarts the server with the new settings when they change', async () => {
-    fake.changeSettings({ 'cody.modelApiKey': 'sk-setting' });
-    await flush();
-    await flush();
-    assert.equal(FakeLanguageClient.instances.length, 2);
+    fake.changeSettings({ 'cody.model': 'gpt-other' });
+    await started(2);
     const [first, second] = FakeLanguageClient.instances;
     assert.ok(first?.stopped, 'the old server is stopped');
-    assert.equal(second?.serverOptions.options?.env?.CODY_MODEL_API_KEY, 'sk-setting');
+    assert.equal(second?.serverOptions.options?.env?.CODY_MODEL, 'gpt-other');
     await fake.record.commands.get('cody.restartServer')!();
     assert.equal(FakeLanguageClient.instances.length, 3);
     assert.ok(second.stopped);
+  });
+
+  it('"Cody: Set API Key" keeps the key in the secret storage and restarts with it', async () => {
+    fake.record.inputBoxAnswers.push('sk-typed');
+    await fake.record.commands.get('cody.setApiKey')!();
+    await started(4);
+    assert.equal(fake.record.secrets.get('cody.modelApiKey'), 'sk-typed');
+    assert.equal(FakeLanguageClient.latest().serverOptions.options?.env?.CODY_MODEL_API_KEY, 'sk-typed');
+    assert.equal(settings['cody.modelApiKey'], undefined, 'never in the settings');
+  });
+
+  it('says once, with a button, that cody.pythonPath has no cody-lsp; no server is started', async () => {
+    const before = FakeLanguageClient.instances.length;
+    const errors = fake.record.errors.length;
+    fake.changeSettings({ 'cody.pythonPath': NO_CODY_PYTHON });
+    for (let i = 0; i < 50 && fake.record.errors.length === errors; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    await flush();
+    assert.equal(FakeLanguageClient.instances.length, before, 'no LanguageClient for an interpreter that cannot run cody-lsp');
+    assert.deepEqual(fake.record.errors.slice(errors), [
+      `Cody: cody-lsp is not installed in ${NO_CODY_PYTHON} (cody.pythonPath): No module named cody_lsp. Install it there with \`${NO_CODY_PYTHON} -m pip install -e <your cody-lsp checkout>\`, or set cody.pythonPath to a Python that has it.`,
+    ]);
+    const view = fakeWebviewView();
+    fake.record.viewProviders.get('cody.chat')!.provider.resolveWebviewView(view);
+    view.webview.receive({ type: 'ready' });
+    const notice = view.webview.posted.at(-1) as ToWebview;
+    assert.equal(notice.type, 'notice');
+    assert.deepEqual(notice.type === 'notice' && notice.actions, [
+      { label: 'Set Python Path', command: 'setPythonPath' },
+      { label: 'Show Output', command: 'showOutput' },
+    ]);
+    view.webview.receive({ type: 'action', command: 'setPythonPath' });
+    await flush();
+    assert.deepEqual(fake.record.executed.at(-1), { id: 'workbench.action.openSettings', args: ['cody.pythonPath'] });
+    fake.changeSettings({ 'cody.pythonPath': FAKE_PYTHON });
+    await started(before + 1);
   });
 
   it('refuses a server that speaks another protocol version', async () => {

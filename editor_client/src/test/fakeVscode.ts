@@ -15,6 +15,9 @@ class EventEmitter<T> {
   fire(value: T): void {
     for (const listener of [...this.listeners]) listener(value);
   }
+  dispose(): void {
+    this.listeners.length = 0;
+  }
 }
 
 export class Uri {
@@ -85,8 +88,14 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     viewProviders: new Map<string, { provider: ViewProvider; options: ViewOptions }>(),
     outputLines: [] as string[],
     errors: [] as string[],
-    executed: [] as string[],
+    infos: [] as string[],
+    executed: [] as Array<{ id: string; args: unknown[] }>,
+    secrets: new Map<string, string>(),
+    settingUpdates: [] as Array<{ key: string; value: unknown; target: unknown }>,
+    inputBoxAnswers: [] as Array<string | undefined>,
   };
+  const secretChanged = new EventEmitter<{ key: string }>();
+  const activeEditorChanged = new EventEmitter<unknown>();
   const vscode = {
     Uri,
     EventEmitter,
@@ -106,22 +115,49 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
         record.errors.push(message);
         return Promise.resolve(undefined);
       },
+      showInformationMessage(message: string) {
+        record.infos.push(message);
+        return Promise.resolve(undefined);
+      },
+      showWarningMessage(message: string) {
+        record.infos.push(message);
+        return Promise.resolve(undefined);
+      },
+      showInputBox() {
+        return Promise.resolve(record.inputBoxAnswers.shift());
+      },
+      activeTextEditor: undefined,
+      visibleTextEditors: [],
+      onDidChangeActiveTextEditor: activeEditorChanged.event,
     },
+    extensions: { getExtension: () => undefined },
+    env: { clipboard: { writeText: () => Promise.resolve() }, openExternal: () => Promise.resolve(true) },
+    ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
     commands: {
       registerCommand(id: string, callback: (...args: unknown[]) => unknown) {
         record.commands.set(id, callback);
         return { dispose: () => record.commands.delete(id) };
       },
-      executeCommand(id: string) {
-        record.executed.push(id);
-        return Promise.resolve(undefined);
+      executeCommand(id: string, ...args: unknown[]) {
+        record.executed.push({ id, args });
+        const command = record.commands.get(id);
+        return Promise.resolve(command ? command(...args) : undefined);
       },
     },
     workspace: {
       workspaceFolders: folders.map((path, index) => ({ uri: Uri.file(path), name: path, index })),
       getConfiguration: (section: string) => ({
         get: (key: string) => settings[`${section}.${key}`],
+        inspect: (key: string) => ({ key, globalValue: settings[`${section}.${key}`] }),
+        update: (key: string, value: unknown, target: unknown) => {
+          record.settingUpdates.push({ key: `${section}.${key}`, value, target });
+          if (value === undefined) delete settings[`${section}.${key}`];
+          else settings[`${section}.${key}`] = value;
+          return Promise.resolve();
+        },
       }),
+      getWorkspaceFolder: () => undefined,
+      registerTextDocumentContentProvider: () => ({ dispose: () => undefined }),
       onDidChangeConfiguration: configChanged.event,
       onDidChangeWorkspaceFolders: new EventEmitter<unknown>().event,
     },
@@ -130,7 +166,22 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     Object.assign(settings, changes);
     configChanged.fire({ affectsConfiguration: (section: string) => Object.keys(changes).some((k) => k.startsWith(section)) });
   };
-  return { vscode, record, changeSettings };
+  /** The extension's SecretStorage. */
+  const secrets = {
+    get: (key: string) => Promise.resolve(record.secrets.get(key)),
+    store: (key: string, value: string) => {
+      record.secrets.set(key, value);
+      secretChanged.fire({ key });
+      return Promise.resolve();
+    },
+    delete: (key: string) => {
+      record.secrets.delete(key);
+      secretChanged.fire({ key });
+      return Promise.resolve();
+    },
+    onDidChange: secretChanged.event,
+  };
+  return { vscode, record, changeSettings, secrets };
 }
 
 /** What the extension registers as the chat view (a ChatPanel), as the fake view calls it. */

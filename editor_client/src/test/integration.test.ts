@@ -82,7 +82,13 @@ describe('Session against the real server', { timeout: 90_000 }, () => {
 
   it('streams a run, withdraws the failed attempt and writes the file after Allow', async () => {
     await session.resume();
-    assert.deepEqual(posted.splice(0), [{ type: 'reset' }, { type: 'session', session: null }]);
+    assert.deepEqual(posted.splice(0), [
+      { type: 'features', steering: false, compaction: false },
+      { type: 'queue', queued: [] },
+      { type: 'reset' },
+      { type: 'session', session: null },
+      { type: 'earlier', available: false },
+    ]);
 
     const running = session.send('Create hello.txt');
     const card = await waitFor('the permission card', () => posted.find((m) => m.type === 'permission'));
@@ -133,7 +139,7 @@ describe('Session against the real server', { timeout: 90_000 }, () => {
     const result = await running;
     assert.equal(result?.status, 'cancelled');
     assert.ok(
-      posted.some((m) => m.type === 'permissionClosed' && m.outcome === 'withdrawn'),
+      posted.some((m) => m.type === 'permissionClosed' && m.allowed === null && /Withdrawn/.test(m.label)),
       `the card is withdrawn: ${JSON.stringify(posted.map((m) => m.type))}`,
     );
     assert.deepEqual(session.pendingPermissionIds, []);
@@ -150,6 +156,8 @@ describe('Session against the real server', { timeout: 90_000 }, () => {
     assert.deepEqual(users, ['Create hello.txt', 'Think slowly', 'Run a command']);
     assert.ok(posted.some((m) => m.type === 'toolCall' && m.summary === 'write_file hello.txt'));
     assert.ok(posted.some((m) => m.type === 'text' && m.text === 'Wrote hello.txt.'));
-    assert.ok(posted.some((m) => m.type === 'notice' && /interrupted/i.test(m.text)), 'the interrupted marker is shown as a notice');
+    const states = posted.filter((m) => m.type === 'runEnded').map((m) => (m.type === 'runEnded' ? m.status : ''));
+    assert.deepEqual(states, ['cancelled', 'cancelled'], 'the interrupted markers are shown as states');
+    assert.ok(!JSON.stringify(posted).includes('[This turn'), 'never the marker text the model reads');
   });
 });

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
-import { addCodyPermissions } from '../capabilities';
+import { addCodyCapabilities } from '../capabilities';
 
 /** The Python that has cody_lsp installed: $CODY_PYTHON, else python3. */
 export const PYTHON = process.env.CODY_PYTHON || 'python3';
@@ -48,7 +48,7 @@ export async function startServer(env: NodeJS.ProcessEnv, workspaceFolder: strin
   const connection = createMessageConnection(new StreamMessageReader(child.stdout!), new StreamMessageWriter(child.stdin!));
   connection.listen();
   const capabilities = {};
-  addCodyPermissions(capabilities);
+  addCodyCapabilities(capabilities);
   const initializeResult = await connection.sendRequest('initialize', {
     processId: process.pid,
     rootUri: null,

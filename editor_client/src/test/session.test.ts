@@ -89,10 +89,19 @@ describe('RunTranscript', () => {
     assert.equal(t.text, '');
   });
 
-  it('reports error and circuit_breaker ends with their message', () => {
+  it('reports error and circuit_breaker ends with their message and what to do', () => {
     const t = new RunTranscript('r');
     const [end] = t.apply({ runId: 'r', sessionId: 's', seq: 0, type: 'error', code: 'auth', message: 'bad key' });
-    assert.deepEqual(end, { type: 'runEnded', runId: 'r', status: 'error', message: 'auth: bad key' });
+    assert.deepEqual(end, {
+      type: 'runEnded',
+      runId: 'r',
+      status: 'error',
+      message: 'bad key (auth)',
+      actions: [
+        { label: 'Set API Key', command: 'setApiKey' },
+        { label: 'Configure', command: 'configure' },
+      ],
+    });
     const t2 = new RunTranscript('r2');
     const [end2] = t2.apply({
       runId: 'r2',
@@ -104,15 +113,20 @@ describe('RunTranscript', () => {
       steps: 3,
       totalTokens: 900,
     });
-    assert.deepEqual(end2, { type: 'runEnded', runId: 'r2', status: 'circuit_breaker', message: 'Stopped by a safety limit: list_dir 3 times' });
+    assert.deepEqual(end2, { type: 'runEnded', runId: 'r2', status: 'circuit_breaker', message: 'list_dir 3 times' });
   });
 });
 
 describe('messages from the webview', () => {
-  it('accepts only well-formed messages with a known permission outcome', () => {
-    assert.ok(isFromWebview({ type: 'permissionAnswer', id: 'r/c', outcome: 'allow_always' }));
-    assert.ok(!isFromWebview({ type: 'permissionAnswer', id: 'r/c', outcome: 'maybe' }));
-    assert.ok(!isFromWebview({ type: 'permissionAnswer', id: 'r/c', outcome: 'toString' }));
+  it('accepts only well-formed messages', () => {
+    assert.ok(isFromWebview({ type: 'permissionAnswer', id: 'r/c', choice: 'always' }));
+    assert.ok(!isFromWebview({ type: 'permissionAnswer', id: 'r/c', choice: 3 }));
+    assert.ok(isFromWebview({ type: 'action', command: 'configure' }));
+    assert.ok(!isFromWebview({ type: 'action', command: 'toString' }));
+    assert.ok(isFromWebview({ type: 'listSessions', allFolders: false }));
+    assert.ok(!isFromWebview({ type: 'listSessions', allFolders: 'yes' }));
+    assert.ok(isFromWebview({ type: 'renameSession', sessionId: 's', title: 't' }));
+    assert.ok(!isFromWebview({ type: 'renameSession', sessionId: 's' }));
     assert.ok(!isFromWebview({ type: 'send' }));
     assert.ok(!isFromWebview({ type: 'constructor' }));
     assert.ok(isFromWebview({ type: 'stop' }));
@@ -193,7 +207,10 @@ describe('Session', () => {
     connection.notify('cody/chunk', c('session_start', START));
     connection.notify('cody/chunk', c('error', { code: 'config', message: 'CODY_MODEL is not set' }));
     connection.notify('cody/chunk', c('text_delta', { content: 'after the end' }));
-    assert.deepEqual(posted.at(-1), { type: 'runEnded', runId: 'vsc-1', status: 'error', message: 'config: CODY_MODEL is not set' });
+    const end = posted.at(-1);
+    assert.equal(end?.type, 'runEnded');
+    assert.match(end?.type === 'runEnded' ? (end.message ?? '') : '', /^CODY_MODEL is not set — set the model and endpoint in the cody\.\* settings/);
+    assert.deepEqual(end?.type === 'runEnded' && end.actions?.map((a) => a.command), ['configure', 'setApiKey'], 'a Configure action');
     runAnswers(0).resolve({ ...result('vsc-1', 'error'), error: { code: 'config', message: 'CODY_MODEL is not set' } });
     await running;
     assert.equal(session.runningRunId, undefined);
@@ -246,12 +263,18 @@ describe('Session', () => {
       toolName: 'write_file',
       summary: 'write_file hello.txt',
       detail: 'hi\n',
+      choices: [
+        { choice: 'allow', label: 'Allow once', primary: true },
+        { choice: 'always', label: 'Always', primary: false },
+        { choice: 'deny', label: 'Deny', primary: false },
+      ],
     });
     assert.deepEqual(session.pendingPermissionIds, ['vsc-1/call_1']);
     assert.equal(session.answerPermission('unknown', 'allow'), false);
-    await session.handle({ type: 'permissionAnswer', id: 'vsc-1/call_1', outcome: 'allow_always' });
+    assert.equal(session.answerPermission('vsc-1/call_1', 'bogus'), false);
+    await session.handle({ type: 'permissionAnswer', id: 'vsc-1/call_1', choice: 'always' });
     assert.deepEqual(await answer, { outcome: 'allow_always' });
-    assert.deepEqual(posted.at(-1), { type: 'permissionClosed', id: 'vsc-1/call_1', outcome: 'allow_always' });
+    assert.deepEqual(posted.at(-1), { type: 'permissionClosed', id: 'vsc-1/call_1', label: 'Always allowed', allowed: true });
     assert.equal(session.answerPermission('vsc-1/call_1', 'deny'), false, 'answered only once');
     connection.notify('cody/chunk', c('done', { output: '', usage: USAGE }));
     runAnswers(0).resolve(result('vsc-1', 'done'));
@@ -271,7 +294,7 @@ describe('Session', () => {
     assert.equal((posted.at(-1) as { detail: string }).detail, '$ pytest -q');
     token.cancel();
     assert.deepEqual(await answer, { outcome: 'deny' });
-    assert.deepEqual(posted.at(-1), { type: 'permissionClosed', id: 'vsc-1/call_8', outcome: 'withdrawn' });
+    assert.deepEqual(posted.at(-1), { type: 'permissionClosed', id: 'vsc-1/call_8', label: 'Withdrawn: the run stopped', allowed: null });
     assert.deepEqual(session.pendingPermissionIds, []);
     connection.notify('cody/chunk', chunkMaker('vsc-1')('cancelled'));
     runAnswers(0).resolve(result('vsc-1', 'cancelled'));
@@ -295,25 +318,66 @@ describe('Session', () => {
           toolCalls: [{ id: 'call_1', name: 'read_file', arguments: '{"path": "app.py"}' }],
         },
         { role: 'tool', content: '1\tfrom flask import Flask\n2\t', position: 2, createdAt: 't', runId: 'r1', toolCallId: 'call_1', toolName: 'read_file', kind: 'message', ok: true },
-        { role: 'user', content: '[This turn was interrupted]', position: 3, createdAt: 't', kind: 'interrupted' },
-        { role: 'user', content: '[This turn was stopped by a safety limit]', position: 4, createdAt: 't', kind: 'circuit_breaker' },
+        { role: 'user', content: '[This turn was interrupted]', position: 3, createdAt: 't', runId: 'r2', kind: 'interrupted' },
+        {
+          role: 'user',
+          content: '[This turn was stopped by a safety limit]',
+          position: 4,
+          createdAt: 't',
+          runId: 'r3',
+          kind: 'circuit_breaker',
+          error: { code: 'circuit_breaker', message: 'list_dir was called 3 times' },
+        },
+        { role: 'user', content: '[This turn failed]', position: 5, createdAt: 't', runId: 'r4', kind: 'failed', error: { code: 'config', message: 'CODY_MODEL is not set' } },
       ],
+      nextBefore: 0,
     }));
     await session.handle({ type: 'ready' });
     assert.deepEqual(connection.sentOf('cody/latestSession'), [{ workspaceFolder: '/w' }]);
-    assert.deepEqual(connection.sentOf('cody/getSession'), [{ sessionId: 'ses_1', limit: 200 }]);
+    assert.deepEqual(connection.sentOf('cody/getSession'), [{ sessionId: 'ses_1', limit: 100 }]);
     assert.equal(session.currentSessionId, 'ses_1');
-    assert.deepEqual(posted, [
+    const [features, queue, reset, header, earlier, ...history] = posted;
+    assert.deepEqual([features, queue, reset, header, earlier], [
+      { type: 'features', steering: false, compaction: false },
+      { type: 'queue', queued: [] },
       { type: 'reset' },
       { type: 'session', session: { ...SESSION, messageCount: 5 } },
+      { type: 'earlier', available: true },
+    ]);
+    assert.deepEqual(history.slice(0, 5), [
       { type: 'user', text: 'What does app.py do?' },
       { type: 'stepStart', runId: 'history-r1' },
       { type: 'text', runId: 'history-r1', text: 'Let me look.' },
-      { type: 'toolCall', runId: 'history-r1', toolCallId: 'call_1', toolName: 'read_file', summary: 'read_file app.py' },
-      { type: 'toolResult', runId: 'history-r1', toolCallId: 'call_1', toolName: 'read_file', ok: true, summary: '1\tfrom flask import Flask (+1 lines)' },
-      { type: 'notice', level: 'info', text: '[This turn was interrupted]' },
-      { type: 'notice', level: 'info', text: '[This turn was stopped by a safety limit]' },
+      {
+        type: 'toolCall',
+        runId: 'history-r1',
+        toolCallId: 'call_1',
+        toolName: 'read_file',
+        summary: 'read_file app.py',
+        detail: '{\n  "path": "app.py"\n}',
+        diff: false,
+      },
+      {
+        type: 'toolResult',
+        runId: 'history-r1',
+        toolCallId: 'call_1',
+        toolName: 'read_file',
+        ok: true,
+        summary: '1\tfrom flask import Flask (+1 lines)',
+        content: '1\tfrom flask import Flask\n2\t',
+      },
     ]);
+    // Markers are states, never the text the model reads.
+    const states = history.slice(5);
+    assert.deepEqual(
+      states.map((m) => (m.type === 'runEnded' ? [m.status, m.message ?? ''] : m.type)),
+      [
+        ['cancelled', ''],
+        ['circuit_breaker', 'list_dir was called 3 times'],
+        ['error', 'CODY_MODEL is not set — set the model and endpoint in the cody.* settings (Cody: Model, Cody: Base URL) and the key with "Cody: Set API Key".'],
+      ],
+    );
+    assert.ok(!JSON.stringify(posted).includes('[This turn'), 'no marker text');
   });
 
   it('starts a new session with cody/createSession and runs in it', async () => {
@@ -325,7 +389,11 @@ describe('Session', () => {
     connection.respond('cody/createSession', () => ({ ...SESSION, id: 'ses_new', title: 'New session' }));
     await session.handle({ type: 'newSession' });
     assert.deepEqual(connection.sentOf('cody/createSession'), [{ workspaceFolder: '/w' }]);
-    assert.deepEqual(posted.slice(-2), [{ type: 'reset' }, { type: 'session', session: { ...SESSION, id: 'ses_new', title: 'New session' } }]);
+    assert.deepEqual(posted.slice(-3), [
+      { type: 'reset' },
+      { type: 'session', session: { ...SESSION, id: 'ses_new', title: 'New session' } },
+      { type: 'earlier', available: false },
+    ]);
     const running = session.send('hello');
     await flush();
     assert.equal(connection.sentOf('cody/run').at(0)?.sessionId, 'ses_new');

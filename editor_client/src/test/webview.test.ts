@@ -1,4 +1,4 @@
-// The webview script (src/webview/main.ts, bundled to out/webview/main.js) in headless
+// The webview script (src/webview/main.ts, bundled to dist/webview/main.js) in headless
 // Chromium: the real HTML (strict CSP) served over localhost with a fake acquireVsCodeApi;
 // messages simulate a run, clicks are checked in the DOM and in what the webview posts back.
 import assert from 'node:assert/strict';
@@ -14,7 +14,7 @@ import type { FromWebview, ToWebview } from '../messages';
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const MEDIA = join(__dirname, '..', '..', 'media');
 const FILES = new Map([
-  ['/out/webview/main.js', join(__dirname, '..', 'webview', 'main.js')],
+  ['/dist/webview/main.js', join(__dirname, '..', '..', 'dist', 'webview', 'main.js')],
   ['/media/main.css', join(MEDIA, 'main.css')],
 ]);
 
@@ -22,6 +22,7 @@ const FILES = new Map([
 interface PageGlobals {
   __posted: FromWebview[];
   __inlineRan?: boolean;
+  requestAnimationFrame(callback: () => void): number;
   acquireVsCodeApi: () => { postMessage(message: FromWebview): void; getState(): unknown; setState(state: unknown): void };
   dispatchEvent(event: unknown): boolean;
   MessageEvent: new (type: string, init: { data: unknown }) => unknown;
@@ -39,7 +40,7 @@ function serve(): Promise<{ server: Server; origin: string }> {
     if (request.url === '/') {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       response.end(
-        renderHtml({ cspSource: origin, nonce: makeNonce(), scriptUri: `${origin}/out/webview/main.js`, styleUri: `${origin}/media/main.css` }),
+        renderHtml({ cspSource: origin, nonce: makeNonce(), scriptUri: `${origin}/dist/webview/main.js`, styleUri: `${origin}/media/main.css` }),
       );
       return;
     }
@@ -60,18 +61,26 @@ function serve(): Promise<{ server: Server; origin: string }> {
   );
 }
 
-describe('webview (out/webview/main.js) in Chromium', { timeout: 60_000 }, () => {
+describe('webview (dist/webview/main.js) in Chromium', { timeout: 60_000 }, () => {
   let browser: Browser;
   let page: Page;
   let server: Server;
   const problems: string[] = [];
 
-  // Dispatched synchronously, like the message events VS Code delivers to the webview.
-  const post = (message: ToWebview) =>
-    page.evaluate((m) => {
+  // Dispatched like the message events VS Code delivers to the webview; the webview applies
+  // them on the next animation frame, so each post waits for one.
+  const post = async (message: ToWebview) => {
+    await page.evaluate((m) => {
       const win = globalThis as unknown as PageGlobals;
       win.dispatchEvent(new win.MessageEvent('message', { data: m }));
     }, message);
+    await frame();
+  };
+  const frame = () =>
+    page.evaluate(() => {
+      const win = globalThis as unknown as PageGlobals;
+      return new Promise<void>((resolve) => win.requestAnimationFrame(() => win.requestAnimationFrame(() => resolve())));
+    });
   const postedBack = () => page.evaluate(() => (globalThis as unknown as PageGlobals).__posted);
   const text = (selector: string) => page.locator(selector).innerText();
 
@@ -108,6 +117,18 @@ describe('webview (out/webview/main.js) in Chromium', { timeout: 60_000 }, () =>
   it('loads under the CSP and says it is ready', async () => {
     await page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
     assert.deepEqual(await postedBack(), [{ type: 'ready' }]);
+    await post({ type: 'setup', setup: { python: '/venv/bin/python', pythonSource: 'cody.pythonPath', model: '', baseUrl: '', hasApiKey: false } });
+    await post({ type: 'folder', folder: { path: '/home/ada/shop', name: 'shop', multiRoot: false } });
+    assert.equal(await page.locator('#welcome').isVisible(), true, 'the empty panel says what to do first');
+    const steps = await page.locator('.setup-steps li').allInnerTexts();
+    assert.match(steps[0] ?? '', /Python: \/venv\/bin\/python \(cody\.pythonPath\)/);
+    assert.match(steps[1] ?? '', /cody\.model and cody\.baseUrl/);
+    assert.match(steps[2] ?? '', /API key/);
+    await page.locator('.setup-steps button', { hasText: 'Configure' }).click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'action', command: 'configure' });
+    await page.locator('.setup-steps button', { hasText: 'Set API Key' }).click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'action', command: 'setApiKey' });
+    assert.equal(await text('#folder-name'), 'in shop');
     assert.equal(await page.locator('#stop').isVisible(), false);
     assert.equal(await page.locator('#send').isEnabled(), true);
   });
@@ -137,91 +158,224 @@ describe('webview (out/webview/main.js) in Chromium', { timeout: 60_000 }, () =>
     assert.equal(await page.inputValue('#prompt'), '');
   });
 
-  it('streams a run: thinking collapsed, retry withdraws the attempt, tool lines', async () => {
+  it('streams a run: Markdown rendered, thinking collapsed, retry passes, tool cards', async () => {
     const runId = 'vsc-1';
     await post({ type: 'session', session: { id: 'ses_1', title: 'Create hello.txt', model: 'm', workspaceFolder: '/w', messageCount: 0, createdAt: '', updatedAt: '' } });
     await post({ type: 'user', text: 'Create hello.txt' });
     await post({ type: 'runStarted', runId });
+    assert.equal(await page.locator('#welcome').isVisible(), false);
     assert.equal(await page.locator('#stop').isVisible(), true);
     assert.equal(await page.locator('#send').isDisabled(), true);
     await post({ type: 'stepStart', runId });
     await post({ type: 'thinking', runId, text: 'A first try.' });
     await post({ type: 'text', runId, text: 'Hello fr' });
-    assert.equal(await text('.msg.assistant .text'), 'Hello fr');
+    assert.equal(await text('.msg.assistant .markdown'), 'Hello fr');
     await post({ type: 'retract', runId, notice: 'Retrying in 0.4s (attempt 1 of 4): connection: lost' });
     await post({ type: 'stepStart', runId });
-    assert.equal(await page.locator('.msg.assistant .text').count(), 0, 'the failed attempt is gone');
+    assert.equal(await page.locator('.msg.assistant .markdown').count(), 0, 'the failed attempt is gone');
     assert.match(await text('.notice.retry'), /Retrying in 0\.4s/);
     await post({ type: 'thinking', runId, text: 'The user wants a file.' });
-    await post({ type: 'text', runId, text: "I'll write " });
-    await post({ type: 'text', runId, text: 'it.' });
-    assert.equal(await text('.msg.assistant .text'), "I'll write it.");
+    assert.equal(await page.locator('.notice.retry').count(), 1);
+    await post({ type: 'text', runId, text: "I'll write **hello.txt** with `echo`:\n\n```sh\necho hi > hello.txt\n```\n\nSee [the docs](https://example.com/a) and <b>not html</b>." });
+    assert.equal(await page.locator('.notice.retry').count(), 0, 'the retry notice passes when text arrives');
+    assert.equal(await text('.markdown strong'), 'hello.txt');
+    assert.equal(await text('.markdown p code'), 'echo');
+    assert.equal((await text('.code-block code')).trim(), 'echo hi > hello.txt');
+    assert.equal(await page.locator('.markdown b').count(), 0, 'raw HTML is text, not markup');
+    assert.match(await text('.msg.assistant .markdown'), /<b>not html<\/b>/);
+    await page.locator('.code-block .code-copy').click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'copy', text: 'echo hi > hello.txt\n' });
+    await page.locator('.code-block .code-insert').click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'insert', text: 'echo hi > hello.txt\n' });
+    await page.locator('.markdown a').click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'openLink', href: 'https://example.com/a' }, 'links open through VS Code');
     assert.equal(await page.locator('details.thinking').count(), 1);
     assert.equal(await page.locator('details.thinking').getAttribute('open'), null, 'thinking starts collapsed');
-    assert.equal(await page.locator('.thinking-text').isVisible(), false);
     await page.click('details.thinking summary');
     assert.equal(await text('.thinking-text'), 'The user wants a file.');
-    await post({ type: 'toolCall', runId, toolCallId: 'call_1', toolName: 'write_file', summary: 'write_file hello.txt' });
+    await post({
+      type: 'toolCall',
+      runId,
+      toolCallId: 'call_1',
+      toolName: 'write_file',
+      summary: 'write_file hello.txt',
+      detail: 'hello.txt\n\nhello from cody\n',
+      diff: true,
+    });
     assert.equal(await page.locator('.tool.pending').count(), 1);
   });
 
-  it('shows a permission card and posts the click', async () => {
-    await post({ type: 'permission', id: 'vsc-1/call_1', toolName: 'write_file', summary: 'write_file hello.txt', detail: 'hello from cody\n' });
+  it('shows a permission card with the choices the server offers and posts the click', async () => {
+    await post({
+      type: 'permission',
+      id: 'vsc-1/call_1',
+      toolName: 'write_file',
+      summary: 'write_file hello.txt',
+      detail: 'hello from cody\n',
+      choices: [
+        { choice: 'allow', label: 'Allow once', primary: true },
+        { choice: 'always:session', label: 'Always in this session', primary: false },
+        { choice: 'always:folder', label: 'Always in this folder', primary: false },
+        { choice: 'deny', label: 'Deny', primary: false },
+      ],
+    });
     const card = page.locator('.permission');
     assert.equal(await card.locator('.permission-title').innerText(), 'Allow write_file?');
     assert.equal(await card.locator('.permission-detail').innerText(), 'hello from cody\n');
-    assert.deepEqual(await card.locator('button').allInnerTexts(), ['Allow', 'Allow always', 'Deny']);
-    await card.locator('button', { hasText: /^Allow$/ }).click();
-    assert.deepEqual((await postedBack()).at(-1), { type: 'permissionAnswer', id: 'vsc-1/call_1', outcome: 'allow' });
-    assert.equal(await card.locator('button:disabled').count(), 3, 'answered once');
-    await post({ type: 'permissionClosed', id: 'vsc-1/call_1', outcome: 'allow' });
-    assert.equal(await card.locator('.permission-outcome').innerText(), 'Allowed');
+    assert.deepEqual(await card.locator('button').allInnerTexts(), ['Allow once', 'Always in this session', 'Always in this folder', 'Deny']);
+    await card.locator('button', { hasText: 'Always in this folder' }).click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'permissionAnswer', id: 'vsc-1/call_1', choice: 'always:folder' });
+    assert.equal(await card.locator('button:disabled').count(), 4, 'answered once');
+    await post({ type: 'permissionClosed', id: 'vsc-1/call_1', label: 'Always allowed in this folder', allowed: true });
+    assert.equal(await card.locator('.permission-outcome').innerText(), 'Always allowed in this folder');
     assert.equal(await card.locator('button').count(), 0);
   });
 
-  it('finishes the run: tool result, final text, Stop hidden again', async () => {
+  it('finishes the run: the tool card expands to the whole arguments and result, opens a diff', async () => {
     const runId = 'vsc-1';
-    await post({ type: 'toolResult', runId, toolCallId: 'call_1', toolName: 'write_file', ok: true, summary: 'wrote 16 bytes to hello.txt' });
+    await post({ type: 'toolResult', runId, toolCallId: 'call_1', toolName: 'write_file', ok: true, summary: 'wrote 16 bytes', content: 'wrote 16 bytes to hello.txt' });
     await post({ type: 'stepStart', runId });
     await post({ type: 'text', runId, text: 'Wrote hello.txt.' });
+    await post({ type: 'context', contextTokens: 2400, contextWindow: 128000 });
     await post({ type: 'runEnded', runId, status: 'done', usage: { inputTokens: 2400, outputTokens: 20, totalTokens: 2420 } });
-    assert.equal(await text('.tool.ok .tool-result'), 'wrote 16 bytes to hello.txt');
+    assert.equal(await text('.tool.ok .tool-result'), 'wrote 16 bytes');
     assert.equal(await text('.tool.ok .tool-icon'), '✓');
-    assert.deepEqual(await page.locator('.msg.assistant .text').allInnerTexts(), ["I'll write it.", 'Wrote hello.txt.']);
-    assert.equal(await text('.usage'), '2420 tokens');
+    assert.equal(await page.locator('.tool.ok .tool-body').isVisible(), false, 'collapsed');
+    await page.locator('.tool.ok summary .tool-call').click();
+    assert.equal(await text('.tool.ok .tool-args'), 'hello.txt\n\nhello from cody\n');
+    assert.equal(await text('.tool.ok .tool-output'), 'wrote 16 bytes to hello.txt');
+    await page.locator('.tool.ok .tool-diff').click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'showDiff', runId: 'vsc-1', toolCallId: 'call_1' });
+    assert.deepEqual(
+      (await page.locator('.msg.assistant .markdown').allInnerTexts()).map((t) => t.trim().split('\n')[0]),
+      ["I'll write hello.txt with echo:", 'Wrote hello.txt.'],
+    );
+    assert.equal(await text('.run-end.done'), 'Done · 2,420 tokens');
+    assert.equal(await text('#context-text'), '2.4k / 128k');
     assert.equal(await page.locator('#stop').isVisible(), false);
     assert.equal(await page.locator('#send').isEnabled(), true);
     await page.screenshot({ path: SCREENSHOT, fullPage: true });
   });
 
-  it('Stop posts stop; a cancelled run and a denied/withdrawn card are shown', async () => {
-    await post({ type: 'user', text: 'Run the tests' });
-    await post({ type: 'runStarted', runId: 'vsc-2' });
-    await post({ type: 'toolCall', runId: 'vsc-2', toolCallId: 'call_2', toolName: 'run_command', summary: 'run_command pytest -q' });
-    await post({ type: 'permission', id: 'vsc-2/call_2', toolName: 'run_command', summary: 'run_command pytest -q', detail: '$ pytest -q' });
-    await page.fill('#prompt', 'queued?');
-    await page.press('#prompt', 'Enter');
-    assert.notDeepEqual((await postedBack()).at(-1), { type: 'send', text: 'queued?' }, 'no second prompt while a run is active');
-    await page.click('#stop');
-    assert.deepEqual((await postedBack()).at(-1), { type: 'stop' });
-    await post({ type: 'permissionClosed', id: 'vsc-2/call_2', outcome: 'withdrawn' });
-    await post({ type: 'runEnded', runId: 'vsc-2', status: 'cancelled' });
-    assert.equal(await page.locator('.permission.withdrawn .permission-outcome').innerText(), 'Withdrawn: the run stopped');
+  it('shows the four ends as states, a failure with what to do', async () => {
+    for (const [runId, status, message, actions] of [
+      ['h-1', 'cancelled', undefined, undefined],
+      ['h-2', 'circuit_breaker', 'list_dir was called 3 times', undefined],
+      ['h-3', 'error', 'CODY_MODEL is not set — set the model…', [{ label: 'Configure', command: 'configure' }]],
+    ] as const) {
+      const end: ToWebview = { type: 'runEnded', runId, status };
+      if (message !== undefined) end.message = message;
+      if (actions !== undefined) end.actions = [...actions];
+      await post(end);
+    }
     assert.equal(await text('.run-end.cancelled'), 'Stopped');
-    assert.equal(await page.locator('#stop').isVisible(), false);
-    await page.press('#prompt', 'Enter');
-    assert.deepEqual((await postedBack()).at(-1), { type: 'send', text: 'queued?' }, 'Enter sends once the run ended');
+    assert.equal(await text('.run-end.circuit_breaker'), 'Stopped by a limit: list_dir was called 3 times');
+    assert.match(await text('.run-end.error'), /^Failed: CODY_MODEL is not set/);
+    await page.locator('.run-end.error button', { hasText: 'Configure' }).click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'action', command: 'configure' });
   });
 
-  it('New session posts newSession; reset clears the list', async () => {
+  it('while a run goes, a message is queued as a chip (cancellable), or sent now', async () => {
+    await post({ type: 'features', steering: true, compaction: true });
+    await post({ type: 'user', text: 'Run the tests' });
+    await post({ type: 'runStarted', runId: 'vsc-2' });
+    assert.equal(await text('#send'), 'Queue');
+    assert.equal(await page.locator('#send-now').isVisible(), true);
+    await page.fill('#prompt', 'also the README');
+    await page.press('#prompt', 'Enter');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'send', text: 'also the README', priority: 'next' });
+    await post({ type: 'queue', queued: [{ messageId: 'msg-3', prompt: 'also the README', priority: 'next' }] });
+    assert.equal(await text('#queue .chip-text'), 'also the README');
+    await page.locator('#queue .chip-cancel').click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'cancelQueued', messageId: 'msg-3' });
+    await post({ type: 'queue', queued: [] });
+    assert.equal(await page.locator('#queue').isVisible(), false);
+    await page.fill('#prompt', 'stop, do this instead');
+    await page.click('#send-now');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'send', text: 'stop, do this instead', priority: 'now' });
+    // A message taken into the run: the run goes on below it.
+    await post({ type: 'user', text: 'also the README', runId: 'vsc-2' });
+    await post({ type: 'text', runId: 'vsc-2', text: 'The README is fine.' });
+    const order = await page.locator('#transcript > *').evaluateAll((nodes) => nodes.map((n) => (n.textContent ?? '').trim()));
+    assert.deepEqual(order.slice(-2), ['also the README', 'The README is fine.']);
+    await post({ type: 'compacted', runId: 'vsc-2', text: 'Context compacted: 40 → 6 messages, 90,000 → 8,000 tokens' });
+    assert.match(await text('.compacted'), /Context compacted: 40 → 6 messages/);
+    await page.click('#compact');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'compact' });
+    await page.click('#stop');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'stop' });
+    await post({ type: 'runEnded', runId: 'vsc-2', status: 'cancelled' });
+    assert.equal(await page.locator('#send-now').isVisible(), false);
+    assert.equal(await text('#send'), 'Send');
+  });
+
+  it('pages older history in above, keeping the view', async () => {
+    await post({ type: 'earlier', available: true });
+    await page.click('#earlier');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'loadEarlier' });
+    await post({ type: 'prepend', messages: [{ type: 'user', text: 'the very first prompt' }, { type: 'stepStart', runId: 'history-r0' }, { type: 'text', runId: 'history-r0', text: 'An **old** answer.' }] });
+    await post({ type: 'earlier', available: false });
+    const first = await page.locator('#transcript > *').first().innerText();
+    assert.equal(first, 'the very first prompt');
+    assert.equal(await page.locator('#transcript > .msg.assistant').nth(0).locator('strong').innerText(), 'old');
+    assert.equal(await page.locator('#earlier').isVisible(), false);
+  });
+
+  it('lists sessions: search by title, switch, rename, delete', async () => {
+    const base = { model: 'm', workspaceFolder: '/home/ada/shop', createdAt: '2025-06-02T14:03:11Z' };
+    const now = new Date().toISOString();
+    await page.click('#sessions-toggle');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'listSessions', allFolders: false });
+    await post({
+      type: 'sessions',
+      allFolders: false,
+      currentId: 'ses_1',
+      sessions: [
+        { ...base, id: 'ses_2', title: 'Health endpoint', messageCount: 4, updatedAt: now },
+        { ...base, id: 'ses_1', title: 'Create hello.txt', messageCount: 1, updatedAt: '2025-06-01T10:00:00Z' },
+      ],
+    });
+    assert.deepEqual(await page.locator('#sessions-list .session-title').allInnerTexts(), ['Health endpoint', 'Create hello.txt']);
+    assert.deepEqual(await page.locator('#sessions-list .session-meta').allInnerTexts(), ['just now · 4 messages', '2025-06-01 · 1 message']);
+    assert.equal(await page.locator('#sessions-list li.current .session-title').innerText(), 'Create hello.txt');
+    await page.fill('#sessions-search', 'health');
+    assert.deepEqual(await page.locator('#sessions-list .session-title').allInnerTexts(), ['Health endpoint']);
+    await page.fill('#sessions-search', '');
+    await page.locator('#sessions-list li').nth(1).locator('.session-rename').click();
+    await page.fill('.session-rename-input', 'Hello file');
+    await page.press('.session-rename-input', 'Enter');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'renameSession', sessionId: 'ses_1', title: 'Hello file' });
+    assert.deepEqual(await page.locator('#sessions-list .session-title').allInnerTexts(), ['Health endpoint', 'Hello file']);
+    await page.locator('#sessions-list li').nth(1).locator('.session-delete').click();
+    assert.match(await text('.session-confirm'), /Delete "Hello file"\?/);
+    await page.click('.session-delete-yes');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'deleteSession', sessionId: 'ses_1' });
+    await page.locator('#sessions-all').check();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'listSessions', allFolders: true });
+    await page.locator('#sessions-list .session-open').first().click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'openSession', sessionId: 'ses_2' });
+    assert.equal(await page.locator('#sessions').isVisible(), false, 'the list closes on a switch');
+  });
+
+  it('New session posts newSession; reset clears the list; a notice carries its buttons', async () => {
     await page.click('#new-session');
     assert.deepEqual((await postedBack()).at(-1), { type: 'newSession' });
     await post({ type: 'reset' });
     await post({ type: 'session', session: null });
-    assert.equal(await page.locator('#messages > *').count(), 0);
-    assert.equal(await text('#session-title'), 'No session');
-    await post({ type: 'notice', level: 'error', text: 'Could not start cody-lsp' });
-    assert.equal(await text('.notice.error'), 'Could not start cody-lsp');
+    assert.equal(await page.locator('#transcript > *').count(), 0);
+    assert.equal(await text('#session-title'), 'New chat');
+    await post({
+      type: 'notice',
+      level: 'error',
+      text: 'Cody: cody-lsp is not installed in /usr/bin/python3',
+      actions: [
+        { label: 'Set Python Path', command: 'setPythonPath' },
+        { label: 'Show Output', command: 'showOutput' },
+      ],
+    });
+    assert.match(await text('.notice.error'), /cody-lsp is not installed/);
+    await page.locator('.notice.error button', { hasText: 'Set Python Path' }).click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'action', command: 'setPythonPath' });
   });
 
   it('had no script errors or CSP violations', () => {

@@ -1,0 +1,281 @@
+// The extension in a real VS Code (code-server from npm, the packaged .vsix), driven in
+// Debian's Chromium, against the real server ($CODY_PYTHON -m cody_lsp) and the scripted model
+// provider. A user's story, one step per test, each step's screenshot saved to
+// test-artifacts/vscode/ (NN-step.png): the panel opens and says what to do first, the API key
+// is set through the command, a prompt streams and its Markdown renders, a write is approved
+// "always" and the approval holds, Stop, a reload restores the session, the sessions list
+// switches sessions, and a wrong cody.pythonPath is one message with a button.
+import assert from 'node:assert/strict';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import type { Browser, Frame, Page } from 'playwright-core';
+import { startProvider, type Provider } from '../test/realServer';
+import { chatFrame, CodeServer, codeServerDir, EDITOR_CLIENT, launchBrowser } from './codeServer';
+
+/** The little of the DOM the functions evaluated in the chat view's frame use (this is a Node program). */
+declare const document: {
+  querySelectorAll(selector: string): { length: number };
+  querySelector(selector: string): { textContent: string | null } | null;
+  getElementById(id: string): { textContent: string | null } | null;
+};
+
+const PYTHON = process.env.CODY_PYTHON || 'python3';
+const VSIX = process.env.CODY_VSIX || join(EDITOR_CLIENT, 'cody-lsp.vsix');
+export const ARTIFACTS = process.env.CODY_E2E_ARTIFACTS || join(EDITOR_CLIENT, 'test-artifacts', 'vscode');
+
+const ANSWER =
+  'Here is **the plan** for `app.py`:\n\n## Steps\n\n1. Read the code\n2. Write the tests\n\n' +
+  "```python\nprint('hello')\n```\n\nSee [the docs](https://example.com/docs).";
+
+// One reply per model request, in the order the story makes them.
+const SCRIPT = [
+  // Session A: a Markdown answer, streamed.
+  { text: ANSWER, text_deltas: 16, delay: 0.04 },
+  // Session B: a write that asks; then a run that is stopped.
+  { text: "I'll write it.", tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'first line\n' } }] },
+  { text: 'Wrote notes.txt.' },
+  { text: 'Let me think about this for a while', text_deltas: 6, fault: { kind: 'stall', after: 3, seconds: 60 } },
+  // Session C: another write, covered by the "always" rule: no card.
+  { tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'first line\nsecond line\n' } }] },
+  { text: 'Added the second line.' },
+];
+
+describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, () => {
+  let home: string;
+  let workspace: string;
+  let provider: Provider;
+  let codeServer: CodeServer;
+  let browser: Browser;
+  let page: Page;
+  let frame: Frame;
+  let shot = 0;
+  /** Whether the server offered "Always in this folder" (permission rules). */
+  let folderRule = false;
+
+  const screenshot = async (name: string): Promise<void> => {
+    shot++;
+    await page.screenshot({ path: join(ARTIFACTS, `${String(shot).padStart(2, '0')}-${name}.png`) });
+  };
+  const panelText = () => frame.locator('#messages').innerText();
+
+  const openPanel = async (): Promise<void> => {
+    await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+    const icon = page.locator('.activitybar [aria-label^="Cody"]').first();
+    await icon.waitFor({ timeout: 30_000 });
+    if ((await icon.getAttribute('aria-expanded')) !== 'true') await icon.click();
+    frame = await chatFrame(page);
+  };
+
+  const send = async (prompt: string): Promise<void> => {
+    await frame.fill('#prompt', prompt);
+    await frame.press('#prompt', 'Enter');
+  };
+
+  const runEnded = (count: number) => frame.waitForFunction((n) => document.querySelectorAll('.run-end').length >= n, count, { timeout: 30_000 });
+
+  const command = async (title: string): Promise<void> => {
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill(`>${title}`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+    await page.keyboard.press('Enter');
+  };
+
+  /** A step of the story; a failing step leaves a screenshot of what was on the screen. */
+  const step = (name: string, fn: () => Promise<void>) =>
+    it(name, async () => {
+      try {
+        await fn();
+      } catch (error) {
+        await page?.screenshot({ path: join(ARTIFACTS, `FAILED-${name.replace(/\W+/g, '-').slice(0, 60)}.png`) }).catch(() => undefined);
+        throw error;
+      }
+    });
+
+  before(async () => {
+    assert.ok(existsSync(VSIX), `the packaged extension is missing at ${VSIX}: run npm run package`);
+    rmSync(ARTIFACTS, { recursive: true, force: true });
+    mkdirSync(ARTIFACTS, { recursive: true });
+    home = realpathSync(mkdtempSync(join(tmpdir(), 'cody-vscode-e2e-')));
+    workspace = join(home, 'shop');
+    mkdirSync(workspace);
+    writeFileSync(join(workspace, 'app.py'), "print('hello')\n");
+    writeFileSync(join(home, 'script.json'), JSON.stringify(SCRIPT));
+    provider = await startProvider(join(home, 'script.json'));
+    const settings = {
+      'security.workspace.trust.enabled': false,
+      'workbench.startupEditor': 'none',
+      'workbench.tips.enabled': false,
+      'extensions.ignoreRecommendations': true,
+      'cody.pythonPath': PYTHON,
+      'cody.model': 'scripted-model',
+      'cody.baseUrl': provider.baseUrl,
+    };
+    const env: NodeJS.ProcessEnv = {
+      CODY_DB: join(home, 'sessions.db'),
+      CODY_RETRY_BASE_DELAY: '0.01',
+      CODY_RETRY_MAX_DELAY: '0.05',
+      CODY_APPROVALS: 'auto',
+      CODY_MODEL_API_KEY: '', // the key comes from the secret storage (set in the story)
+    };
+    codeServer = await CodeServer.start({ dir: codeServerDir(), vsix: VSIX, home, settings, env });
+    browser = await launchBrowser();
+    page = await browser.newPage({ viewport: { width: 1280, height: 860 } });
+    await page.goto(`${codeServer.url}/?folder=${encodeURIComponent(workspace)}`);
+  });
+
+  after(async () => {
+    await browser?.close();
+    await codeServer?.stop();
+    provider?.process.kill();
+    if (home) rmSync(home, { recursive: true, force: true });
+  });
+
+  step('opens the panel, which says what to do first', async () => {
+    await openPanel();
+    await frame.waitForSelector('#welcome:not([hidden]) .setup-steps li', { timeout: 30_000 });
+    const steps = await frame.locator('.setup-steps li').allInnerTexts();
+    assert.match(steps[0] ?? '', /Python: .*\(cody\.pythonPath\)/);
+    assert.match(steps[1] ?? '', /Model: scripted-model at http:\/\/127\.0\.0\.1/);
+    assert.match(steps[2] ?? '', /Set the API key/);
+    assert.equal(await frame.locator('#folder-name').innerText(), 'in shop');
+    await screenshot('empty-panel');
+  });
+
+  step('sets the API key with "Cody: Set API Key" (secret storage)', async () => {
+    await command('Cody: Set API Key');
+    const input = page.locator('.quick-input-widget input[type="password"]');
+    await input.waitFor();
+    await input.fill('sk-e2e-secret');
+    await screenshot('set-api-key');
+    await page.keyboard.press('Enter');
+    await frame.waitForFunction(() => /API key: set/.test(document.querySelector('.setup-steps')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    assert.doesNotMatch(readFileSync(codeServer.userSettingsFile, 'utf8'), /sk-e2e-secret/, 'the key is not in the settings');
+  });
+
+  step('streams a prompt and renders its Markdown', async () => {
+    await send('Explain the plan');
+    // The header names the session from the first chunk, before the run ends.
+    await frame.waitForFunction(() => document.getElementById('session-title')?.textContent === 'Explain the plan', undefined, { timeout: 30_000 });
+    await frame.waitForSelector('.markdown strong', { timeout: 30_000 });
+    await screenshot('streaming');
+    await runEnded(1);
+    assert.equal(await frame.locator('.markdown strong').first().innerText(), 'the plan');
+    assert.equal(await frame.locator('.markdown h2').innerText(), 'Steps');
+    assert.deepEqual(await frame.locator('.markdown ol li').allInnerTexts(), ['Read the code', 'Write the tests']);
+    assert.equal((await frame.locator('.code-block code').innerText()).trim(), "print('hello')");
+    assert.deepEqual(await frame.locator('.code-block button').allInnerTexts(), ['Copy', 'Insert']);
+    assert.equal(await frame.locator('.markdown a').getAttribute('href'), 'https://example.com/docs');
+    assert.doesNotMatch(await panelText(), /\*\*|```|##/, 'no raw Markdown');
+    await screenshot('markdown');
+  });
+
+  step('asks before a write; "always" is remembered; the card opens a diff', async () => {
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await send('Create notes.txt');
+    const card = frame.locator('.permission');
+    await card.waitFor({ timeout: 30_000 });
+    const labels = await card.locator('button').allInnerTexts();
+    folderRule = labels.includes('Always in this folder');
+    await screenshot('permission');
+    assert.ok(!existsSync(join(workspace, 'notes.txt')), 'nothing is written before the answer');
+    await card.locator('button', { hasText: folderRule ? 'Always in this folder' : /^Always$/ }).click();
+    await runEnded(1);
+    assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), 'first line\n');
+    assert.match(await card.locator('.permission-outcome').innerText(), /^Always allowed/);
+    const tool = frame.locator('.tool').first();
+    await tool.locator('summary').click();
+    assert.match(await tool.locator('.tool-args').innerText(), /notes\.txt\s+first line/);
+    await tool.locator('.tool-diff').click();
+    await page.locator('.tab', { hasText: 'notes.txt (Cody)' }).waitFor({ timeout: 15_000 });
+    await screenshot('diff');
+  });
+
+  step('stops a running run', async () => {
+    await send('Think it over');
+    await frame.waitForFunction(() => /Let me/.test(document.querySelector('.msg.assistant:last-child .markdown')?.textContent ?? ''), undefined, {
+      timeout: 30_000,
+    });
+    assert.ok(await frame.locator('#stop').isVisible());
+    await frame.click('#stop');
+    await runEnded(2);
+    assert.equal(await frame.locator('.run-end.cancelled .run-end-label').last().innerText(), 'Stopped');
+    assert.equal(await frame.locator('#stop').isVisible(), false);
+    await screenshot('stopped');
+  });
+
+  step('restores the session after a reload, with the stop shown as a state', async () => {
+    await page.reload();
+    await openPanel();
+    await frame.waitForFunction(() => document.querySelectorAll('.msg.user').length === 2, undefined, { timeout: 30_000 });
+    assert.equal(await frame.locator('#session-title').innerText(), 'Create notes.txt');
+    const text = await panelText();
+    assert.match(text, /Wrote notes\.txt\./);
+    assert.equal(await frame.locator('.run-end.cancelled').count(), 1, 'the interrupted marker is a state');
+    assert.doesNotMatch(text, /\[This turn/, 'never the marker text the model reads');
+    await screenshot('reloaded');
+  });
+
+  step('lists the sessions and switches to another one', async () => {
+    await frame.click('#sessions-toggle');
+    await frame.waitForSelector('#sessions-list li.session', { timeout: 15_000 });
+    const titles = await frame.locator('#sessions-list .session-title').allInnerTexts();
+    assert.deepEqual(titles, ['Create notes.txt', 'Explain the plan'], 'newest first');
+    assert.match(await frame.locator('#sessions-list .session-meta').first().innerText(), /messages/);
+    await frame.fill('#sessions-search', 'plan');
+    assert.deepEqual(await frame.locator('#sessions-list .session-title').allInnerTexts(), ['Explain the plan']);
+    await screenshot('sessions');
+    await frame.locator('#sessions-list .session-open').first().click();
+    await frame.waitForFunction(() => document.getElementById('session-title')?.textContent === 'Explain the plan');
+    await frame.waitForSelector('.markdown h2');
+    assert.doesNotMatch(await panelText(), /notes\.txt/);
+    await screenshot('switched');
+  });
+
+  step('does not ask again for a write the "always" answer covers', async () => {
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    if (!folderRule) {
+      // A server without folder rules remembers "always" for the session: continue that one.
+      await frame.click('#sessions-toggle');
+      await frame.locator('#sessions-list .session-open', { hasText: 'Create notes.txt' }).click();
+      await frame.waitForFunction(() => document.getElementById('session-title')?.textContent === 'Create notes.txt');
+    }
+    await send('Add a second line');
+    await frame.waitForFunction(() => /Added the second line/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, {
+      timeout: 30_000,
+    });
+    assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), 'first line\nsecond line\n');
+    assert.equal(await frame.locator('.permission:not(.settled)').count(), 0, 'no card was shown');
+    await screenshot('approval-remembered');
+  });
+
+  step('says once what is wrong with a cody.pythonPath that has no cody-lsp, with a button', async () => {
+    // Through the Settings editor, as a user would (User scope).
+    await command('Preferences: Open User Settings');
+    await page.locator('.settings-editor').waitFor();
+    await page.keyboard.type('cody.pythonPath');
+    await page.locator('.settings-editor .settings-count-widget', { hasText: '1 Setting Found' }).waitFor({ timeout: 15_000 });
+    const input = page.locator('.settings-editor .setting-item-text input').first();
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill('/usr/bin/python3');
+    await page.keyboard.press('Tab');
+    await frame.waitForFunction(() => /cody-lsp is not installed/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, {
+      timeout: 30_000,
+    });
+    const notice = frame.locator('.notice.error').last();
+    assert.match(await notice.innerText(), /^Cody: cody-lsp is not installed in \/usr\/bin\/python3 \(cody\.pythonPath\): No module named .?cody_lsp.? Install it there with/);
+    assert.deepEqual(await notice.locator('button').allInnerTexts(), ['Set Python Path', 'Show Output']);
+    const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'cody-lsp is not installed' });
+    await toast.first().waitFor({ timeout: 15_000 });
+    await page.waitForTimeout(3000); // a restart loop would add more messages meanwhile
+    const problems = page.locator('.notifications-toasts .notification-toast', { hasText: /cody-lsp|cody_lsp|connection|server/i });
+    assert.equal(await problems.count(), 1, 'one message, no restart storm');
+    assert.ok(await toast.locator('.monaco-button', { hasText: 'Set Python Path' }).isVisible());
+    await screenshot('bad-python-path');
+  });
+});

@@ -1,0 +1,47 @@
+// The buttons of a permission card and the answer each one sends (`cody/requestPermission`).
+// A server that offers rules (`params.options`: outcomes, scopes, a command prefix) gets
+// "Allow once / Always in this session / Always in this folder / Always for `npm test`";
+// an older one gets Allow once / Always / Deny.
+import type { PermissionChoice } from './messages';
+import type { PermissionParams, PermissionResult, RuleScope } from './protocol';
+
+interface Choice extends PermissionChoice {
+  answer: PermissionResult;
+  /** What the card says once this was clicked. */
+  settled: string;
+}
+
+const SCOPE_LABELS: Record<RuleScope, string> = { session: 'in this session', folder: 'in this folder' };
+
+export function permissionChoices(params: PermissionParams): Choice[] {
+  const offered = params.options;
+  const choices: Choice[] = [{ choice: 'allow', label: 'Allow once', primary: true, answer: { outcome: 'allow' }, settled: 'Allowed once' }];
+  if (offered === undefined) {
+    choices.push({ choice: 'always', label: 'Always', primary: false, answer: { outcome: 'allow_always' }, settled: 'Always allowed' });
+  } else if (offered.outcomes.includes('allow_always')) {
+    const scopes: RuleScope[] = offered.scopes.length > 0 ? offered.scopes : ['session'];
+    for (const scope of scopes) {
+      const where = SCOPE_LABELS[scope];
+      choices.push({
+        choice: `always:${scope}`,
+        label: `Always ${where}`,
+        primary: false,
+        answer: { outcome: 'allow_always', scope },
+        settled: `Always allowed ${where}`,
+      });
+    }
+    if (offered.commandPrefix !== undefined) {
+      const scope: RuleScope = scopes.includes('folder') ? 'folder' : (scopes[0] ?? 'session');
+      const where = SCOPE_LABELS[scope];
+      choices.push({
+        choice: `prefix:${scope}`,
+        label: `Always for \`${offered.commandPrefix}\``,
+        primary: false,
+        answer: { outcome: 'allow_always', scope, commandPrefix: offered.commandPrefix },
+        settled: `Always allowed for \`${offered.commandPrefix}\` ${where}`.trim(),
+      });
+    }
+  }
+  choices.push({ choice: 'deny', label: 'Deny', primary: false, answer: { outcome: 'deny' }, settled: 'Denied' });
+  return choices;
+}

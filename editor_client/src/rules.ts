@@ -1,0 +1,28 @@
+// "Cody: Approval Rules": the folder's "always allow" rules (`cody/listPermissionRules`), each
+// revocable (`cody/revokePermissionRule`), in a quick pick.
+import * as vscode from 'vscode';
+import { Methods, type PermissionRule } from './protocol';
+import type { RpcConnection } from './session';
+
+export function ruleLabel(rule: PermissionRule): string {
+  const what = rule.commandPrefix !== undefined ? `${rule.toolName} \`${rule.commandPrefix}\`` : rule.toolName;
+  const where = rule.scope === 'folder' ? 'in this folder' : `in session ${rule.sessionId ?? ''}`.trim();
+  return `${what} — always allowed ${where}`;
+}
+
+export async function showRules(connection: RpcConnection, workspaceFolder: string): Promise<void> {
+  const { rules } = await connection.sendRequest(Methods.listPermissionRules, { workspaceFolder });
+  if (rules.length === 0) {
+    void vscode.window.showInformationMessage('Cody: no approval rules in this folder. "Always" on an approval card makes one.');
+    return;
+  }
+  const picked = await vscode.window.showQuickPick(
+    rules.map((rule) => ({ label: ruleLabel(rule), description: rule.createdAt.slice(0, 16).replace('T', ' '), rule })),
+    { title: 'Cody: approval rules of this folder — pick one to revoke it', placeHolder: 'Revoke a rule' },
+  );
+  if (picked === undefined) return;
+  const confirm = await vscode.window.showWarningMessage(`Revoke "${picked.label}"? Cody will ask again.`, { modal: true }, 'Revoke');
+  if (confirm !== 'Revoke') return;
+  const { revoked } = await connection.sendRequest(Methods.revokePermissionRule, { ruleId: picked.rule.id });
+  void vscode.window.showInformationMessage(revoked ? 'Cody: the rule is revoked.' : 'Cody: that rule was already gone.');
+}

@@ -1,0 +1,105 @@
+// Markdown of the model's answers, rendered with markdown-it: raw HTML disabled (it is shown
+// as text), images shown as links (the CSP loads none), code blocks with Copy and Insert
+// buttons. Streaming text is rendered block by block: finished blocks (up to the last blank
+// line outside a code fence) are rendered once and kept; only the unfinished tail is
+// rendered again on each frame, so a long answer costs the same per frame as a short one.
+import MarkdownIt from 'markdown-it';
+
+const md = new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false });
+
+md.renderer.rules.fence = (tokens, idx) => {
+  const token = tokens[idx];
+  if (token === undefined) return '';
+  const lang = token.info.trim().split(/\s+/)[0] ?? '';
+  const langAttr = lang ? ` data-lang="${md.utils.escapeHtml(lang)}"` : '';
+  return (
+    `<div class="code-block"${langAttr}><div class="code-actions">` +
+    (lang ? `<span class="code-lang">${md.utils.escapeHtml(lang)}</span>` : '') +
+    '<button type="button" class="code-copy" title="Copy to the clipboard">Copy</button>' +
+    '<button type="button" class="code-insert" title="Insert at the cursor of the active editor">Insert</button>' +
+    `</div><pre><code>${md.utils.escapeHtml(token.content)}</code></pre></div>\n`
+  );
+};
+md.renderer.rules.code_block = md.renderer.rules.fence;
+
+// Images would be fetched from anywhere: show them as links instead.
+md.renderer.rules.image = (tokens, idx) => {
+  const token = tokens[idx];
+  if (token === undefined) return '';
+  const src = String(token.attrGet('src') ?? '');
+  const alt = token.content || src;
+  return `<a href="${md.utils.escapeHtml(src)}" class="image-link">${md.utils.escapeHtml(alt)}</a>`;
+};
+
+export function renderMarkdown(source: string): string {
+  return md.render(source);
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+/**
+ * Where the finished blocks of `text[from..]` end: just after the last blank line that is not
+ * inside a code fence (`from` if there is none). `from` must be a block boundary itself.
+ */
+export function stableBoundary(text: string, from: number): number {
+  let pos = from;
+  let fence: string | undefined;
+  let boundary = from;
+  for (;;) {
+    const nl = text.indexOf('\n', pos);
+    if (nl === -1) break; // the last line is not finished
+    const line = text.slice(pos, nl);
+    const marker = FENCE.exec(line)?.[1];
+    if (marker !== undefined) {
+      if (fence === undefined) fence = marker;
+      else if (marker[0] === fence[0] && marker.length >= fence.length && line.trim() === marker) fence = undefined;
+    } else if (fence === undefined && line.trim() === '') {
+      boundary = nl + 1;
+    }
+    pos = nl + 1;
+  }
+  return boundary;
+}
+
+/** One streamed Markdown text: its source, the finished blocks' elements and the tail's. */
+export class MarkdownStream {
+  private source = '';
+  private stableEnd = 0;
+  private readonly tail: HTMLElement;
+  private dirty = false;
+
+  constructor(readonly el: HTMLElement) {
+    this.tail = document.createElement('div');
+    this.tail.className = 'md-tail';
+    el.appendChild(this.tail);
+  }
+
+  get text(): string {
+    return this.source;
+  }
+
+  append(text: string): void {
+    this.source += text;
+    this.dirty = true;
+  }
+
+  get needsRender(): boolean {
+    return this.dirty;
+  }
+
+  /** Renders what changed: newly finished blocks once, then the tail. `final`: the text is complete. */
+  render(final = false): void {
+    if (!this.dirty && !final) return;
+    this.dirty = false;
+    const end = final ? this.source.length : stableBoundary(this.source, this.stableEnd);
+    if (end > this.stableEnd) {
+      const block = document.createElement('div');
+      block.className = 'md-block';
+      block.innerHTML = renderMarkdown(this.source.slice(this.stableEnd, end));
+      this.el.insertBefore(block, this.tail);
+      this.stableEnd = end;
+    }
+    const rest = this.source.slice(this.stableEnd);
+    this.tail.innerHTML = rest === '' ? '' : renderMarkdown(rest);
+  }
+}

@@ -1,10 +1,12 @@
 """`cody-lsp chat`: a terminal chat over the cody/* protocol.
 
 Text streams as it arrives, tool calls and results take a line each, and the
-approvals of mutating tools are asked inline. Ctrl+C during a run cancels the
-run (a second Ctrl+C while it is being cancelled stops waiting for it); at the
-prompt Ctrl+C clears the line and Ctrl+D (or /exit) leaves. Line editing and
-history come from prompt_toolkit, rendering from rich.
+approvals of mutating tools are asked inline. A line typed while a run goes is
+sent to the session with priority `next`: the model reads it at its next step
+(/queue lists what waits). Ctrl+C during a run interrupts it — the messages queued
+behind it go on — (a second Ctrl+C while it is being stopped stops waiting for
+it); at the prompt Ctrl+C clears the line and Ctrl+D (or /exit) leaves. Line
+editing and history come from prompt_toolkit, rendering from rich.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import contextlib
 import json
 import os
 import signal
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +27,7 @@ from rich.text import Text
 
 from ..wire import INVALID_PARAMS, UNKNOWN_SESSION, Message, SessionInfo
 from .approvals import TerminalApprover
-from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler
+from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream
 from .interrupts import CancelOnInterrupt, stop_on_termination
 from .reader import LineReader
 from .render import (
@@ -38,6 +41,7 @@ from .render import (
     summarize_args,
 )
 from .sessions import print_sessions, resolve_session
+from .typeahead import TypeAhead
 
 HELP = """\
 [bold]Commands[/]
@@ -46,10 +50,12 @@ HELP = """\
   /sessions      list this folder's sessions
   /resume ID     continue a session (an id from /sessions, or a unique start of one)
   /model [NAME]  show the model, or set the one this session's next runs use
+  /queue         list the messages waiting for this session (also during a run)
   /compact       summarize this session for the model, to free its context (all messages stay)
   /exit          leave (also Ctrl+D)
 [bold]Keys[/]
-  Enter sends the message · Ctrl+C during a run cancels it, at the prompt clears the line
+  Enter sends the message; typed during a run, the model reads it at its next step
+  Ctrl+C during a run interrupts it (queued messages go on), at the prompt clears the line
   Ctrl+D quits · ↑/↓ recall earlier messages"""
 
 PROMPT = "› "
@@ -107,7 +113,12 @@ class Chat:
         # The model of the current session: the session's own once resumed, else the default.
         self.default_model = os.environ.get("CODY_MODEL", "")
         self.model = self.default_model
-        self.run_id: str | None = None  # the run whose chunks are shown
+        self.run_id: str | None = None  # the run of the message sent at the prompt
+        self.run_ids: set[str] = set()  # every run whose chunks are shown (queued messages start their own)
+        self.typed_ids: set[str] = set()  # messages already on screen as typed at the prompt
+        self.pending: dict[RunStream, asyncio.Future[Any]] = {}  # requests sent during this turn, unanswered
+        self._wake: asyncio.Future[None] | None = None
+        self.typeahead = TypeAhead(self.typed_during_run)
         self.interrupt: CancelOnInterrupt | None = None
         self.hinted_exit = False
 
@@ -116,12 +127,22 @@ class Chat:
     def permission_handler(self) -> PermissionHandler:
         if self.args.yes:
             return lambda _params: "allow"
-        return TerminalApprover(self.console, self.reader, self.renderer, on_interrupt=self.cancel_run)
+        approver = TerminalApprover(self.console, self.reader, self.renderer, on_interrupt=self.cancel_run)
+
+        async def ask(params: dict[str, Any]) -> str:
+            self.typeahead.pause()  # the question's prompt reads the terminal now
+            try:
+                return await approver(params)
+            finally:
+                if self.pending:
+                    self.typeahead.resume()
+
+        return ask
 
     async def main(self) -> int:
         try:
             self.client = await CodyClient.spawn(
-                workspace_folders=[self.folder], permission_handler=self.permission_handler()
+                workspace_folders=[self.folder], permission_handler=self.permission_handler(), steering=True
             )
         except CodyError as exc:
             self.console.print(f"[red]could not start the cody-lsp server:[/] {escape(exc.message)}")
@@ -206,7 +227,10 @@ class Chat:
             self.resumed(*resumed)
         else:
             console.print(f"[dim]{note}[/]")
-        console.print("[dim]Enter sends · Ctrl+C cancels a run · Ctrl+D or /exit quits · /help for commands[/]")
+        console.print(
+            "[dim]Enter sends (also during a run) · Ctrl+C interrupts a run · Ctrl+D or /exit quits · "
+            "/help for commands[/]"
+        )
         return True
 
     async def loop(self) -> int:
@@ -240,19 +264,29 @@ class Chat:
     # ----------------------------------------------------------------- runs
 
     def show(self, chunk: dict[str, Any]) -> None:
-        """Each chunk of the current run, the moment it is received: a permission request,
+        """Each chunk of this turn's runs, the moment it is received: a permission request,
         handled after the chunks that came before it, finds its tool call on screen."""
-        if chunk.get("runId") != self.run_id:
+        if chunk.get("runId") not in self.run_ids:
             return
-        if chunk.get("type") == "session_start":
+        kind = chunk.get("type")
+        if kind == "session_start":
             self.session_id = chunk.get("sessionId") or self.session_id
+            if chunk.get("runId") != self.run_id and self.interrupt is not None:
+                self.interrupt.count = 0  # a queued message's own run: Ctrl+C interrupts this one
+        if kind == "user_message":  # a message entered a run: show it unless it was typed at the prompt
+            if chunk.get("messageId") not in self.typed_ids:
+                self.renderer.line_break()
+                print_line(self.console, Text.assemble(("› ", "bold green"), str(chunk.get("content", ""))))
+            return
         self.renderer.handle(chunk)
 
     async def send(self, prompt: str) -> None:
+        """One turn: the message typed at the prompt, and those typed while its runs go."""
         assert self.client is not None
-        stream = self.client.stream(prompt, session_id=self.session_id)
-        self.run_id = stream.run_id
-        waiting = asyncio.ensure_future(stream.result())
+        message_id = _message_id()
+        stream = self.client.stream(prompt, session_id=self.session_id, message_id=message_id)
+        self.run_id, self.run_ids, self.typed_ids = stream.run_id, {stream.run_id}, {message_id}
+        self.follow(stream)
         gave_up: list[bool] = []
 
         def first() -> None:
@@ -261,28 +295,83 @@ class Chat:
 
         def again() -> None:
             gave_up.append(True)
-            waiting.cancel()
+            for waiting in self.pending.values():
+                waiting.cancel()
 
-        self.interrupt = CancelOnInterrupt(stream, first, again)  # driven by on_sigint
+        self.interrupt = InterruptOnCtrlC(self, stream, first, again)  # driven by on_sigint
+        self.typeahead.resume()
         try:
-            result = await waiting
-            self.session_id = result.session_id
-        except asyncio.CancelledError:
-            if not gave_up:  # not the second Ctrl+C: the chat itself is being stopped
-                raise
-            self.renderer.line_break()
-            self.console.print("[yellow]stopped waiting for the run[/]")
-        except CodyConnectionError:
-            raise
-        except CodyError as exc:
-            self.renderer.line_break()
-            self.console.print(f"✗ {exc.message}", style="red", markup=False)
-            if exc.code == UNKNOWN_SESSION:  # the session was deleted meanwhile
-                self.session_id = None
+            while self.pending:
+                self._wake = asyncio.get_running_loop().create_future()
+                await asyncio.wait([*self.pending.values(), self._wake], return_when=asyncio.FIRST_COMPLETED)
+                for sent, waiting in list(self.pending.items()):
+                    if waiting.done():
+                        del self.pending[sent]
+                        self.answered(sent is stream, waiting)
+            if gave_up:
+                self.renderer.line_break()
+                self.console.print("[yellow]stopped waiting for the run[/]")
         finally:
+            self.typeahead.pause()
+            for waiting in self.pending.values():
+                waiting.cancel()
+            self.pending.clear()
             self.renderer.line_break()
             self.run_id = None
             self.interrupt = None
+
+    def follow(self, stream: RunStream) -> None:
+        self.pending[stream] = asyncio.ensure_future(stream.result())
+        if self._wake is not None and not self._wake.done():
+            self._wake.set_result(None)
+
+    def answered(self, first: bool, waiting: asyncio.Future[Any]) -> None:
+        """A cody/run of this turn answered: keep the session; say what failed."""
+        if waiting.cancelled():  # the second Ctrl+C: stopped waiting
+            return
+        exc = waiting.exception()
+        if exc is None:
+            if first:
+                self.session_id = waiting.result().session_id
+            return
+        if isinstance(exc, CodyConnectionError) or not isinstance(exc, CodyError):
+            raise exc
+        self.renderer.line_break()
+        self.console.print(f"✗ {exc.message}", style="red", markup=False)
+        if exc.code == UNKNOWN_SESSION:  # the session was deleted meanwhile
+            self.session_id = None
+
+    def typed_during_run(self, line: str) -> None:
+        """A line typed while a run goes: a `next` message for the session, or /queue."""
+        self.renderer.line_break()
+        if line.split()[0].lower() == "/queue":
+            asyncio.ensure_future(self.show_queue())
+        elif line.startswith("/"):
+            self.console.print("[dim]during a run only /queue works; other commands wait until it has ended[/]")
+        else:
+            asyncio.ensure_future(self.send_next(line))
+
+    async def send_next(self, line: str) -> None:
+        assert self.client is not None
+        for _ in range(500):  # a new session: its id comes with the run's first chunk
+            if self.session_id is not None or not self.pending:
+                break
+            await asyncio.sleep(0.01)
+        if self.session_id is None or not self.pending:
+            self.console.print("[dim]not sent: the run ended before its session started[/]")
+            return
+        stream = self.client.stream(line, session_id=self.session_id, priority="next", message_id=_message_id())
+        self.run_ids.add(stream.run_id)
+        self.follow(stream)
+        print_line(self.console, f"[dim]» queued for the model's next step: {escape(line)}[/]")
+
+    async def show_queue(self) -> None:
+        assert self.client is not None
+        queued = await self.client.list_queued(self.session_id) if self.session_id else []
+        if not queued:
+            self.console.print("[dim]Nothing is queued.[/]")
+        for item in queued:
+            print_line(self.console, f"[dim]{item.priority}[/] {escape(item.prompt)}")
 
     # ----------------------------------------------------------------- commands
 
@@ -317,6 +406,8 @@ class Chat:
             self.resumed(history.session, history.messages)
         elif name == "/model":
             await self.set_model(arg)
+        elif name == "/queue":
+            await self.show_queue()
         elif name == "/compact":
             await self.compact()
         else:
@@ -368,6 +459,27 @@ class Chat:
             console.rule("[dim]recent messages[/]", style="dim")
             show_history(console, messages)
             console.rule(style="dim")
+
+
+class InterruptOnCtrlC(CancelOnInterrupt):
+    """Ctrl+C during a run interrupts the session's running run (cody/interrupt): the messages
+    queued behind it go on. Before the session is known, the run is cancelled by its id."""
+
+    def __init__(self, chat: Chat, stream: RunStream, on_first: Any, on_again: Any):
+        super().__init__(stream, on_first, on_again)
+        self.chat = chat
+
+    async def _cancel(self) -> None:
+        client, session_id = self.chat.client, self.chat.session_id
+        if client is None or session_id is None:
+            await super()._cancel()
+            return
+        with contextlib.suppress(CodyError):
+            await client.interrupt(session_id)
+
+
+def _message_id() -> str:
+    return f"msg_{uuid.uuid4().hex[:20]}"
 
 
 # ----------------------------------------------------------------------- history

@@ -11,12 +11,16 @@ from __future__ import annotations
 
 import codecs
 import errno
+import hashlib
 import os
+import posixpath
 import stat
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
+from .editor import Change, OpenFile, Overlay, TextEdit, _Doc, content_hash, position_at, text_edit
 from .fsaccess import Target, Workspace
 from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
@@ -33,27 +37,50 @@ GREP_LINE_BYTES = 1 << 20  # grep: a longer line is searched in its first MiB on
 
 _OPEN_READ = os.O_RDONLY | os.O_NONBLOCK  # O_NONBLOCK: opening a FIFO must not wait for a writer
 
-Work = Callable[[Workspace, dict, ToolConfig, Budget], ToolResult]
+UNSAVED = "[unsaved: open in the editor, not on disk]"
+
+Work = Callable[[Workspace, dict, ToolConfig, Budget, Overlay], ToolResult]
+Handler = Callable[[Path, dict, ToolConfig], Awaitable[ToolResult]]
 
 
 # --------------------------------------------------------------------------- helpers
 
 
-def _file_tool(work: Work) -> Callable[[Path, dict, ToolConfig], Awaitable[ToolResult]]:
-    """The async handler of a file tool: ``work`` runs on its own thread, inside the folder."""
+def _open_files(config: ToolConfig) -> tuple[Sequence[OpenFile], Sequence[str]]:
+    """The editor's open documents (a snapshot, taken on the event loop) and its folder paths."""
+    editor = config.editor
+    return (editor.open_files(), editor.folders) if editor is not None else ((), ())
+
+
+def _file_tool(work: Work) -> Handler:
+    """The async handler of a file tool: ``work`` runs on its own thread, inside the folder,
+    with the open documents of the folder (:class:`~.editor.Overlay`)."""
     name = work.__name__.lstrip("_")
 
     async def handler(root: Path, args: dict, config: ToolConfig) -> ToolResult:
+        config = config.with_env()
+        files, folders = _open_files(config)
+
         def blocking(budget: Budget) -> ToolResult:
             with Workspace(root) as ws, _os_errors(args.get("path", ".")):
-                return work(ws, args, config, budget)
+                return work(ws, args, config, budget, Overlay.build(ws.root, files, folders))
 
-        config = config.with_env()
         return await run_blocking(blocking, config, name)
 
     handler.__name__ = handler.__qualname__ = name
     handler.__doc__ = work.__doc__
     return handler
+
+
+def _real(ws: Workspace, parts: list[str] | tuple[str, ...], path: str) -> tuple[str, ...]:
+    """The names from the folder that ``parts`` leads to, symlinks resolved (it may not exist)."""
+    with ws.resolve(parts, path=path) as target:
+        return target.parts
+
+
+def _key(ws: Workspace, real: Sequence[str]) -> str:
+    """A file's real path: how the read log and the editor know it."""
+    return posixpath.join(ws.root, *real)
 
 
 @contextmanager
@@ -127,7 +154,14 @@ def _line_text(line: Line) -> tuple[str, bool]:
     return text, valid
 
 
-def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> ToolResult:
+def _sniff(source: int | bytes, budget: Budget) -> bytes | None:
+    """The first bytes of a file or of a document's text, to tell text from binary (None: the budget is spent)."""
+    if isinstance(source, int):
+        return budget.read(source, BINARY_SNIFF_BYTES, 0)
+    return budget.read_bytes(source, 0, BINARY_SNIFF_BYTES)
+
+
+def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay: Overlay) -> ToolResult:
     """Read a text file with line numbers, a page at a time (start_line/end_line)."""
     path = args["path"]
     start, end = args.get("start_line"), args.get("end_line")
@@ -138,11 +172,21 @@ def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) ->
         raise ToolError(f"end_line ({end}) is before start_line ({start})")
     first, last = start or 1, end
 
-    fd, st, parts = _open(ws, path, "file")
+    parts: tuple[str, ...] = tuple(ws.parts(path))
+    real = _real(ws, parts, path) if overlay or config.reads is not None else None
+    doc = overlay.get(real) if real is not None else None
+    hasher = hashlib.blake2b(digest_size=16) if config.reads is not None else None
+    fd = None
+    if doc is not None:
+        source: int | bytes = doc.data
+        size = len(doc.data)
+    else:
+        fd, st, parts = _open(ws, path, "file")
+        source, size = fd, st.st_size
     try:
-        if is_binary(budget.read(fd, BINARY_SNIFF_BYTES, 0) or b""):
-            raise ToolError(f"'{show(path)}' is a binary file ({st.st_size:,} bytes); read_file only shows text")
-        reader = LineReader(fd, budget, head_bytes=MAX_LINE_CHARS * 4)
+        if is_binary(_sniff(source, budget) or b""):
+            raise ToolError(f"'{show(path)}' is a binary file ({size:,} bytes); read_file only shows text")
+        reader = LineReader(source, budget, head_bytes=MAX_LINE_CHARS * 4, hasher=hasher)
         reader.skip(first - 1)
         room = config.max_result_chars - 400
         shown: list[str] = []
@@ -160,7 +204,10 @@ def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) ->
             all_valid = all_valid and valid
         total = reader.lines + reader.count()
     finally:
-        os.close(fd)
+        if fd is not None:
+            os.close(fd)
+    if config.reads is not None and real is not None and hasher is not None:
+        config.reads.saw(_key(ws, real), None if reader.stopped else hasher.digest())
 
     rel = show_parts(parts)
     total_text = f"{total:,}" if not reader.stopped else f"at least {total:,} (counting stopped at {budget.stopped})"
@@ -170,6 +217,9 @@ def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) ->
         raise ToolError(f"start_line {first} is past the end of '{show(path)}' ({total_text} lines)")
     shown_to = first + len(shown) - 1
     out = []
+    if doc is not None:
+        where = "it is not saved to disk yet" if not doc.on_disk else "unsaved changes included"
+        out.append(f"[{rel} is open in the editor: this is its text there ({where})]")
     if not all_valid:
         out.append(f"[note: {rel} is not valid UTF-8; undecodable bytes are shown as \ufffd]")
     if start is not None or end is not None:
@@ -186,9 +236,28 @@ def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) ->
 # --------------------------------------------------------------------------- list_dir
 
 
-def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> ToolResult:
-    """List a directory's entries."""
-    fd, _, parts = _open(ws, args.get("path", "."), "dir")
+def _unsaved_names(overlay: Overlay, real_dir: tuple[str, ...], taken: set[str]) -> list[str]:
+    """Rows of list_dir for what exists below ``real_dir`` only as unsaved documents."""
+    rows: dict[str, str] = {}
+    for doc in overlay.unsaved_below(real_dir):
+        name = doc.parts[len(real_dir)]
+        if name not in taken and name not in rows:
+            is_dir = len(doc.parts) > len(real_dir) + 1
+            rows[name] = f"{show(name)}{'/' if is_dir else ''}  {UNSAVED}"
+    return [rows[name] for name in sorted(rows)]
+
+
+def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay: Overlay) -> ToolResult:
+    """List a directory's entries, and the documents open in the editor that are not on disk yet."""
+    path = args.get("path", ".")
+    real = _real(ws, ws.parts(path), path) if overlay else ()
+    try:
+        fd, _, parts = _open(ws, path, "dir")
+    except FileNotFoundError:
+        unsaved = _unsaved_names(overlay, real, set()) if overlay else []
+        if not unsaved:
+            raise
+        return ToolResult(True, f"{show_parts(real)}/ (only in the editor)\n" + "\n".join(unsaved))
     rows = []
     try:
         entries = ws.entries(fd, budget)
@@ -213,10 +282,12 @@ def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> 
         os.close(fd)
     rel = show_parts(parts)
     header = f"{rel}/ ({len(entries)} entries)" if rel != "." else f"./ ({len(entries)} entries)"
-    if not entries:
+    unsaved = _unsaved_names(overlay, real, {name for name, _ in entries}) if overlay else []
+    if not entries and not unsaved:
         return ToolResult(True, f"{header}\n(empty directory)")
     if len(entries) > MAX_ENTRIES:
         rows.append(f"…[{len(entries) - MAX_ENTRIES:,} more entries not shown]")
+    rows.extend(unsaved)
     rows.extend(_stopped_note(budget, ws, "listing"))
     return ToolResult(True, header + "\n" + "\n".join(rows))
 
@@ -224,7 +295,7 @@ def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> 
 # --------------------------------------------------------------------------- glob
 
 
-def _glob(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> ToolResult:
+def _glob(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay: Overlay) -> ToolResult:
     """Find paths matching a glob pattern."""
     pattern = args["pattern"].strip()
     if pattern.startswith("./"):
@@ -245,6 +316,10 @@ def _glob(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> Tool
                 found.append(show_parts(entry.parts) + ("/" if stat.S_ISDIR(entry.mode) else ""))
     finally:
         os.close(fd)
+    if overlay:
+        for rel in _unsaved_files(overlay, _real(ws, parts, args.get("path", "."))):
+            if matches(show_parts(rel)):
+                found.append(f"{show_parts((*parts, *rel))}  {UNSAVED}")
     found.sort()
     notes = _stopped_note(budget, ws, "search")
     if not found:
@@ -279,16 +354,19 @@ class _Grep:
     def file(self, fd: int, parts: tuple[str, ...]) -> None:
         """Search one open file (skipped unless a regular text file within the size limit)."""
         st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            return
-        if st.st_size > self.config.max_file_bytes:
+        if stat.S_ISREG(st.st_mode):
+            self.scan(fd, st.st_size, parts)
+
+    def scan(self, source: int | bytes, size: int, parts: tuple[str, ...]) -> None:
+        """Search a file, or a document's text (skipped unless text within the size limit)."""
+        if size > self.config.max_file_bytes:
             self.big_files += 1
             return
-        head = self.budget.read(fd, BINARY_SNIFF_BYTES, 0)
+        head = _sniff(source, self.budget)
         if head is None or is_binary(head):
             return
         rel = show_parts(parts)
-        reader = LineReader(fd, self.budget, head_bytes=GREP_LINE_BYTES)
+        reader = LineReader(source, self.budget, head_bytes=GREP_LINE_BYTES)
         while (line := reader.read_line()) is not None:
             self.long_lines += line.cut
             if not self.search(line.head):
@@ -317,17 +395,40 @@ class _Grep:
         return notes
 
 
-def _grep(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> ToolResult:
-    """Search file contents with an RE2 regular expression."""
+def _unsaved_files(overlay: Overlay, real_dir: tuple[str, ...]) -> Iterator[tuple[str, ...]]:
+    """The names below ``real_dir`` of the documents not on disk that a walk would reach."""
+    for doc in overlay.unsaved_below(real_dir):
+        rel = doc.parts[len(real_dir) :]
+        if not SKIP_DIRS.intersection(rel[:-1]):
+            yield rel
+
+
+def _grep(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay: Overlay) -> ToolResult:
+    """Search file contents with an RE2 regular expression; open documents as the editor has them."""
     grep = _Grep(args, config, budget)
-    fd, st, parts = _open(ws, args.get("path", "."), "any")
+    path = args.get("path", ".")
+    real = _real(ws, ws.parts(path), path) if overlay else ()
+    doc = overlay.get(real) if overlay else None
+    if doc is not None and not doc.on_disk:
+        grep.scan(doc.data, len(doc.data), real)
+        return _grep_result(grep, args, real, [])
+    fd, st, parts = _open(ws, path, "any")
     try:
         if not stat.S_ISDIR(st.st_mode):
-            grep.file(fd, parts)
+            if doc is not None:
+                grep.scan(doc.data, len(doc.data), parts)
+            else:
+                grep.file(fd, parts)
         else:
             for entry in ws.walk(fd, parts, budget, SKIP_DIRS):
                 if not stat.S_ISREG(entry.mode) or not grep.wanted(entry.parts[len(parts) :]):
                     continue
+                if overlay:
+                    rel = entry.parts[len(parts) :]
+                    open_doc = overlay.get(_real(ws, entry.parts, path) if entry.via_link else (*real, *rel))
+                    if open_doc is not None:
+                        grep.scan(open_doc.data, len(open_doc.data), entry.parts)
+                        continue
                 try:
                     if entry.via_link:
                         file_fd = ws.open(entry.parts, _OPEN_READ, path="/".join(entry.parts))
@@ -343,9 +444,18 @@ def _grep(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> Tool
                     os.close(file_fd)
                 if budget.stopped is not None:
                     break
+            for rel in _unsaved_files(overlay, real) if overlay and budget.stopped is None else ():
+                if grep.wanted(rel):
+                    unsaved = overlay.get((*real, *rel))
+                    assert unsaved is not None
+                    grep.scan(unsaved.data, len(unsaved.data), (*parts, *rel))
     finally:
         os.close(fd)
-    notes = grep.notes() + _stopped_note(budget, ws, "search")
+    return _grep_result(grep, args, parts, _stopped_note(budget, ws, "search"))
+
+
+def _grep_result(grep: _Grep, args: dict, parts: tuple[str, ...], notes: list[str]) -> ToolResult:
+    notes = grep.notes() + notes
     if not grep.hits:
         return ToolResult(True, "\n".join([f"no matches for /{args['pattern']}/ in {show_parts(parts)}", *notes]))
     return ToolResult(True, "\n".join(grep.hits + notes))
@@ -389,16 +499,82 @@ def _via(target: Target, shown: str) -> str:
     return f" (through a symlink, to {show_parts(target.parts)})" if show_parts(target.parts) != shown else ""
 
 
-def _write_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> ToolResult:
-    """Create or overwrite a file atomically."""
-    data = _encoded(args["content"], "content", config)
+@dataclass(frozen=True)
+class _Planned:
+    """A write or an edit worked out on the tool's thread: done on disk already (``change`` None),
+    or to apply through the editor."""
+
+    key: str  # the file's real path
+    data: bytes  # its new content
+    summary: str  # what was done, for the model
+    doc: OpenFile | None = None  # the open document of the file
+    text: str = ""  # the new content as text, when the file is open
+    change: Change | None = None
+
+
+def _conflict(verb: str, shown: str, doc: object, current: bytes | None) -> ToolError:
+    if doc is not None:
+        why = "its text in the editor is not what you read: the user may be typing in it"
+    elif current is None:
+        why = "it was deleted"
+    else:
+        why = "the file on disk is not what you read"
+    return ToolError(
+        f"refusing to {verb} '{shown}': it changed since you last read it ({why}). Nothing was written. "
+        "Read it again with read_file, then make your change to what it says now"
+    )
+
+
+def _current(target: Target, config: ToolConfig) -> bytes | None:
+    """The file's content on disk now, for the conflict check (None: it does not exist). Read up to
+    the scan limit plus one byte: a longer file is not the one the model read whole."""
+    if target.mode is None or target.name is None or not stat.S_ISREG(target.mode):
+        return None if target.mode is None else b""
+    fd = os.open(target.name, _OPEN_READ | os.O_NOFOLLOW | os.O_CLOEXEC, dir_fd=target.parent_fd)
+    try:
+        chunks, size, limit = [], 0, config.max_scan_bytes + 1
+        while size < limit and (chunk := os.read(fd, min(1 << 20, limit - size))):
+            chunks.append(chunk)
+            size += len(chunk)
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def _through_editor(config: ToolConfig, doc: object) -> bool:
+    """A write to an open document goes through the editor when it can apply edits."""
+    return doc is not None and config.editor is not None and config.editor.can_edit
+
+
+def _change(doc: _Doc, edit: TextEdit, text: str, shown: str, config: ToolConfig) -> Change:
+    assert config.editor is not None
+    create = not doc.on_disk and config.editor.can_create
+    return Change(doc.file.uri, doc.file.version, create, (edit,), text, f"Cody: edit {shown}")
+
+
+def _write_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay) -> _Planned:
+    """Create or overwrite a file atomically (or its open document, through the editor)."""
+    content = args["content"]
+    data = _encoded(content, "content", config)
     target, shown = _writable(ws, args["path"], config)
     with target:
         if target.mode is not None and stat.S_ISDIR(target.mode):
             raise ToolError(f"'{show(args['path'])}' is a directory; give a file path")
-        verb = "overwrote" if target.mode is not None else "created"
+        key, doc = _key(ws, target.parts), overlay.get(target.parts)
+        if config.reads is not None:
+            current = doc.data if doc is not None else _current(target, config)
+            if config.reads.changed(key, current):
+                raise _conflict("overwrite", shown, doc, current)
+        exists = target.mode is not None or (doc is not None and doc.on_disk)
+        verb = "overwrote" if exists else "created"
+        summary = f"{verb} {shown} ({len(data):,} bytes){_via(target, shown)}"
+        if doc is not None and _through_editor(config, doc):
+            assert config.editor is not None
+            end = position_at(doc.file.text, len(doc.file.text), config.editor.encoding)
+            change = _change(doc, TextEdit((0, 0), end, content), content, shown, config)
+            return _Planned(key, data, summary, doc.file, content, change)
         ws.write_atomic(target, data)
-    return ToolResult(True, f"{verb} {shown} ({len(data):,} bytes){_via(target, shown)}")
+    return _Planned(key, data, summary, doc.file if doc else None, content)
 
 
 def _read_for_edit(target: Target, path: str, config: ToolConfig) -> bytes:
@@ -428,8 +604,8 @@ def _read_for_edit(target: Target, path: str, config: ToolConfig) -> bytes:
         os.close(fd)
 
 
-def _edit_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) -> ToolResult:
-    """Replace one exact occurrence of a string in a file atomically."""
+def _edit_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay) -> _Planned:
+    """Replace one exact occurrence of a string in a file atomically (or in its open document, through the editor)."""
     path, old, new = args["path"], args["old_string"], args["new_string"]
     if not old:
         raise ToolError("old_string must not be empty (use write_file to create or replace a whole file)")
@@ -439,11 +615,22 @@ def _edit_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) ->
     _encoded(new, "new_string", config, "surrogatepass")
     target, shown = _writable(ws, path, config)
     with target:
-        data = _read_for_edit(target, path, config)
+        key, doc = _key(ws, target.parts), overlay.get(target.parts)
+        if doc is not None:
+            data = doc.data
+            if len(data) > config.max_file_bytes:
+                raise ToolError(
+                    f"'{show(path)}' is {len(data):,} bytes; edit_file edits files up to {config.max_file_bytes:,} "
+                    "bytes (CODY_TOOL_MAX_FILE_BYTES)"
+                )
+        else:
+            data = _read_for_edit(target, path, config)
+        if config.reads is not None and config.reads.changed(key, data):
+            raise _conflict("edit", shown, doc, data)
         if is_binary(data[:BINARY_SNIFF_BYTES]):
             raise ToolError(f"'{show(path)}' is a binary file; edit_file only edits text")
         # surrogateescape keeps any non-UTF-8 bytes elsewhere in the file intact
-        text = data.decode("utf-8", errors="surrogateescape")
+        text = doc.file.text if doc is not None else data.decode("utf-8", errors="surrogateescape")
         if old not in text and "\r\n" in text and "\r\n" not in old:
             old, new = old.replace("\n", "\r\n"), new.replace("\n", "\r\n")  # CRLF file
         first = text.find(old)
@@ -457,15 +644,72 @@ def _edit_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget) ->
             raise ToolError(
                 f"old_string was found {n} times in {shown}; it must match exactly once — include more surrounding lines"
             )
+        edited = text[:first] + new + text[first + len(old) :]
         try:
-            edited = (text[:first] + new + text[first + len(old) :]).encode("utf-8", "surrogateescape")
+            encoded = edited.encode("utf-8", "surrogatepass" if doc is not None else "surrogateescape")
         except UnicodeEncodeError:
             raise ToolError(
                 "new_string contains unpaired surrogate code points (\\ud800-\\udfff); they are not text"
             ) from None
-        ws.write_atomic(target, edited)
-    line = text.count("\n", 0, first) + 1
-    return ToolResult(True, f"edited {shown}: replaced 1 occurrence starting at line {line}{_via(target, shown)}")
+        line = text.count("\n", 0, first) + 1
+        summary = f"edited {shown}: replaced 1 occurrence starting at line {line}{_via(target, shown)}"
+        if doc is not None and _through_editor(config, doc):
+            assert config.editor is not None
+            edit = text_edit(text, first, first + len(old), new, config.editor.encoding)
+            return _Planned(key, encoded, summary, doc.file, edited, _change(doc, edit, edited, shown, config))
+        ws.write_atomic(target, encoded)
+    return _Planned(key, encoded, summary, doc.file if doc else None, edited)
+
+
+APPLIED = (
+    " — applied in the editor as one change the user can undo there, not saved: the file on disk (what "
+    "run_command sees) changes when the user saves it; read_file and grep see it now"
+)
+
+
+def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]) -> Handler:
+    """The async handler of write_file/edit_file: the change is worked out (and, unless it goes to
+    an open document through the editor, written) on the tool's thread; an edit the editor declines
+    is written to disk instead. The session's read log and the editor's view follow either way."""
+    name = plan.__name__.lstrip("_")
+
+    async def handler(root: Path, args: dict, config: ToolConfig) -> ToolResult:
+        config = config.with_env()
+        files, folders = _open_files(config)
+
+        def planning(_budget: Budget) -> _Planned:
+            with Workspace(root) as ws, _os_errors(args["path"]):
+                return plan(ws, args, config, Overlay.build(ws.root, files, folders))
+
+        planned = await run_blocking(planning, config, name)
+        editor, where = config.editor, ""
+        if editor is not None:
+            where = " — written to disk"
+        if planned.change is not None:
+            assert editor is not None
+            if await editor.apply(planned.change):
+                where = APPLIED
+            else:
+                await run_blocking(
+                    lambda _budget: _write_planned(root, args["path"], config, planned.data), config, name
+                )
+                where = " — written to disk (the editor declined to apply it)"
+        if editor is not None and planned.doc is not None:
+            editor.written(planned.doc.uri, planned.text, planned.doc.version)
+        if config.reads is not None:
+            config.reads.saw(planned.key, content_hash(planned.data))
+        return ToolResult(True, planned.summary + where)
+
+    handler.__name__ = handler.__qualname__ = name
+    handler.__doc__ = plan.__doc__
+    return handler
+
+
+def _write_planned(root: Path, path: str, config: ToolConfig, data: bytes) -> None:
+    with Workspace(root) as ws, _os_errors(path):
+        target, _shown = _writable(ws, path, config)
+        with target:
+            ws.write_atomic(target, data)
 
 
 # --------------------------------------------------------------------------- the handlers
@@ -474,5 +718,5 @@ read_file = _file_tool(_read_file)
 list_dir = _file_tool(_list_dir)
 glob = _file_tool(_glob)
 grep = _file_tool(_grep)
-write_file = _file_tool(_write_file)
-edit_file = _file_tool(_edit_file)
+write_file = _write_tool(_write_file)
+edit_file = _write_tool(_edit_file)

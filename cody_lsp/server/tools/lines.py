@@ -8,11 +8,11 @@ a ``\\r`` before it is dropped; a last line without ``\\n`` counts.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Protocol
 
 from .worker import Budget
 
-__all__ = ["CHUNK_BYTES", "Line", "LineReader", "is_binary", "BINARY_SNIFF_BYTES"]
+__all__ = ["CHUNK_BYTES", "Hasher", "Line", "LineReader", "is_binary", "BINARY_SNIFF_BYTES"]
 
 CHUNK_BYTES = 1 << 20
 BINARY_SNIFF_BYTES = 8192
@@ -33,14 +33,30 @@ class Line(NamedTuple):
         return self.length > len(self.head)
 
 
-class LineReader:
-    """Lines of ``fd`` from its current offset; reading stops early when the budget says so."""
+class Hasher(Protocol):
+    def update(self, data: bytes, /) -> None: ...
 
-    def __init__(self, fd: int, budget: Budget, head_bytes: int, chunk_bytes: int = CHUNK_BYTES) -> None:
-        self._fd = fd
+
+class LineReader:
+    """Lines of ``source`` — a file descriptor, from its current offset, or bytes held in memory
+    (an open document's text) — read in chunks; reading stops early when the budget says so.
+    ``hasher``, if given, is fed every chunk read (so it sees the whole file when the reader
+    reaches its end without being stopped)."""
+
+    def __init__(
+        self,
+        source: int | bytes,
+        budget: Budget,
+        head_bytes: int,
+        chunk_bytes: int = CHUNK_BYTES,
+        hasher: Hasher | None = None,
+    ) -> None:
+        self._source = source
+        self._offset = 0  # in a bytes source
         self._budget = budget
         self._head_bytes = head_bytes
         self._chunk_bytes = chunk_bytes
+        self._hasher = hasher
         self._buf = b""
         self._pos = 0
         self._eof = False
@@ -51,10 +67,16 @@ class LineReader:
         """Read the next chunk; False at the end of the file or of the budget."""
         if self._eof:
             return False
-        data = self._budget.read(self._fd, self._chunk_bytes)
+        if isinstance(self._source, int):
+            data = self._budget.read(self._source, self._chunk_bytes)
+        else:
+            data = self._budget.read_bytes(self._source, self._offset, self._chunk_bytes)
+            self._offset += len(data or b"")
         if data is None:
             self.stopped = self._eof = True
             return False
+        if self._hasher is not None:
+            self._hasher.update(data)
         self._buf, self._pos = data, 0
         if not self._buf:
             self._eof = True

@@ -80,6 +80,18 @@ class Budget:
         self.bytes_read += len(data)
         return data
 
+    def read_bytes(self, data: bytes, offset: int, size: int) -> bytes | None:
+        """Like :meth:`read`, from ``data`` held in memory (an open document's text)."""
+        if not self.take():
+            return None
+        size = min(size, self.max_bytes - self.bytes_read)
+        if size <= 0:
+            self.stopped = f"the limit of {self.max_bytes:,} bytes read per call (CODY_TOOL_MAX_SCAN_BYTES)"
+            return None
+        chunk = data[offset : offset + size]
+        self.bytes_read += len(chunk)
+        return chunk
+
     def abandon(self) -> None:
         self._abandoned.set()
 

@@ -11,7 +11,10 @@ import functools
 import math
 import os
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .editor import EditorSession, ReadLog
 
 __all__ = [
     "ToolResult",
@@ -48,6 +51,10 @@ class ToolConfig:
     max_file_bytes: int = 10 * MIB  # larger files are skipped by grep and refused by edit_file
     max_write_bytes: int = 1 * MIB  # write_file content, edit_file old_string/new_string
     allow_vcs_writes: bool = False  # let write_file/edit_file write under .git/, .hg/, .svn/, .jj/
+    # The run's editor (open documents, edits through it) and the session's record of what the
+    # model read (conflict checks); see :mod:`.editor`. None: the disk only, no checks.
+    editor: EditorSession | None = None
+    reads: ReadLog | None = None
 
     def with_env(self) -> ToolConfig:
         """This config with the settings of ``TOOL_VARIABLES`` that are set; a bad value is a ToolError naming it."""

@@ -34,6 +34,7 @@ SCRIPTS = [
     ("sessions_at_scale", "Sessions at scale"),
     ("concurrency", "Concurrency and memory"),
     ("context_growth", "Context growth"),
+    ("steering", "Steering"),
 ]
 
 

@@ -21,6 +21,7 @@ SCRIPTS = [
     "sessions_at_scale",
     "concurrency",
     "context_growth",
+    "steering",
 ]
 TABLE_HEADER = "| measure | figure | goal | verdict |"
 

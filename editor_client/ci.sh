@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # CI for the VS Code extension: install, type-check strictly, compile, run every test (unit,
-# extension activation with a mocked vscode, the real server over stdio, the webview in Chromium).
+# extension activation with a mocked vscode, the real server over stdio, the webview in Chromium),
+# package the .vsix, and run it in a real VS Code (code-server from npm, installed once into a
+# cache folder by e2e/install-code-server.sh) against the real server: screenshots of each step
+# in test-artifacts/vscode/.
 # src/protocol.ts is generated from cody_lsp/wire.py (`python -m cody_lsp.protocol_export`);
 # tests/unit/test_protocol_export.py checks that it is fresh.
 # Nothing is skipped: a missing Chromium or Python with cody_lsp is an error.
@@ -27,6 +30,10 @@ npm ci --no-audit --no-fund
 # Strict type-checks (tsconfig.base.json): the extension and its tests (Node), and the webview (DOM).
 npx tsc --noEmit -p tsconfig.json
 npx tsc --noEmit -p tsconfig.webview.json
-rm -rf out
+rm -rf out dist
 npm run compile
 npm test
+npm run package
+CODY_CODE_SERVER_DIR="$(bash e2e/install-code-server.sh)"
+export CODY_CODE_SERVER_DIR
+npm run test:vscode

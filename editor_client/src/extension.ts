@@ -167,6 +167,7 @@ export function activate(context: vscode.ExtensionContext): void {
       startProblem = { text, actions };
       log(text);
       panel.post({ type: 'reset' });
+      panel.post({ type: 'session', session: null });
       panel.post({ type: 'notice', level: 'error', text, actions });
       void vscode.window.showErrorMessage(text, ...actions.map((a) => a.label)).then((choice) => {
         const action = actions.find((a) => a.label === choice);

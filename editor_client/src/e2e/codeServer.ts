@@ -12,6 +12,7 @@ export const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 
 /** The folder that holds node_modules/code-server: $CODY_CODE_SERVER_DIR, else installed (or found) by the script. */
 export function codeServerDir(): string {
+  if (process.env.CODY_CODE_SERVER_DIR) return process.env.CODY_CODE_SERVER_DIR;
   return execFileSync('bash', [join(EDITOR_CLIENT, 'e2e', 'install-code-server.sh')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] }).trim();
 }
 

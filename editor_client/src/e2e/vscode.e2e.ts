@@ -64,8 +64,11 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     const icon = page.locator('.activitybar [aria-label^="Cody"]').first();
     await icon.waitFor({ timeout: 30_000 });
-    if ((await icon.getAttribute('aria-expanded')) !== 'true') await icon.click();
-    frame = await chatFrame(page);
+    // After a reload the workbench restores the open view by itself; click only if it did not.
+    await page.waitForTimeout(1_000);
+    const restored = page.locator('.part.sidebar .title-label', { hasText: /cody/i });
+    if (!(await restored.isVisible())) await icon.click();
+    frame = await chatFrame(page, 45_000);
   };
 
   const send = async (prompt: string): Promise<void> => {

@@ -109,7 +109,11 @@ export function checkPython(python: Interpreter, timeoutMs = 30_000): Promise<St
  */
 export class RecordingOutputChannel implements vscode.OutputChannel {
   private tail = '';
-  constructor(private readonly channel: vscode.OutputChannel) {}
+  constructor(
+    private readonly channel: vscode.OutputChannel,
+    /** Whether the server is being stopped on purpose (its exit is then not an error). */
+    private readonly stopping: () => boolean = () => false,
+  ) {}
   get name(): string {
     return this.channel.name;
   }
@@ -125,7 +129,7 @@ export class RecordingOutputChannel implements vscode.OutputChannel {
     this.channel.append(value);
   }
   appendLine(value: string): void {
-    this.append(`${value}\n`);
+    this.append(`${quietExit(value, this.stopping())}\n`);
   }
   replace(value: string): void {
     this.channel.replace(value);
@@ -143,6 +147,16 @@ export class RecordingOutputChannel implements vscode.OutputChannel {
   dispose(): void {
     // The channel is the extension's; it disposes it.
   }
+}
+
+/**
+ * vscode-languageclient logs every exit of the server as an error ("[Error - …] Server process
+ * exited with code 0."); a stop that was asked for (a restart, a settings change) is not one.
+ */
+export function quietExit(line: string, stopping: boolean): string {
+  const exit = /^\[Error\s*-[^\]]*\] Server process exited with (code|signal) (\S+)\.$/.exec(line);
+  if (exit === null || !(stopping || exit[2] === '0')) return line;
+  return `[cody] the server stopped (exit ${exit[1]} ${exit[2]})`;
 }
 
 export function createLanguageClient(settings: ServerSettings, outputChannel: vscode.OutputChannel, onClosed: () => void): LanguageClient {
@@ -177,7 +191,7 @@ export class CodyServer {
     /** Called when a running server ended without being asked to (with its last stderr lines). */
     private readonly onUnexpectedExit: (lastLines: string) => void = () => undefined,
   ) {
-    this.output = new RecordingOutputChannel(outputChannel);
+    this.output = new RecordingOutputChannel(outputChannel, () => this.stopping);
   }
 
   get running(): LanguageClient | undefined {

@@ -586,8 +586,10 @@ export function historyMessages(messages: Message[]): ToWebview[] {
     const runId = historyRunId(message);
     if (message.role === 'user') {
       if (message.kind === 'message') out.push({ type: 'user', text: message.content ?? '' });
-      // Where the history the model sees was compacted (every message is still shown).
-      else if (message.kind === 'compaction') out.push({ type: 'notice', level: 'info', text: 'Earlier messages were compacted for the model.' });
+      // Where the history the model sees was compacted (every message is still shown; the summary is the model's).
+      else if (message.kind === 'compaction') {
+        out.push({ type: 'compacted', text: message.compaction ? compactionText(message.compaction) : 'Context compacted' });
+      }
       // A marker a turn that did not finish left (not something the user typed): its state, never its text.
       else out.push(endedMessage(runId, MARKER_STATUS[message.kind], message.error));
     } else if (message.role === 'assistant') {

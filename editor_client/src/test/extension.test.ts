@@ -204,6 +204,14 @@ describe('extension activation', () => {
     await started(before + 1);
   });
 
+  it('does not log a stop that was asked for as an error', () => {
+    const { quietExit } = require('../server') as typeof import('../server');
+    assert.equal(quietExit('[Error - 5:45:38 AM] Server process exited with code 0.', false), '[cody] the server stopped (exit code 0)');
+    assert.equal(quietExit('[Error - 5:45:38 AM] Server process exited with signal SIGTERM.', true), '[cody] the server stopped (exit signal SIGTERM)');
+    assert.equal(quietExit('[Error - 5:45:38 AM] Server process exited with code 1.', false), '[Error - 5:45:38 AM] Server process exited with code 1.');
+    assert.equal(quietExit('some server log line', true), 'some server log line');
+  });
+
   it('refuses a server that speaks another protocol version', async () => {
     FakeLanguageClient.initializeResult = { capabilities: {} };
     try {

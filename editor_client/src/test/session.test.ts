@@ -3,6 +3,8 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { isFromWebview, type ToWebview } from '../messages';
 import type { Chunk, RunResult, SessionInfo, Usage } from '../protocol';
+import { computeChange } from '../changes';
+import { permissionChoices } from '../permissions';
 import { RunTranscript } from '../runTranscript';
 import { Session } from '../session';
 import { chunkMaker, Deferred, FakeConnection, FakeToken, flush } from './fakeConnection';
@@ -428,5 +430,240 @@ describe('Session', () => {
     session.dispose();
     assert.deepEqual(await answer, { outcome: 'deny' });
     assert.equal(connection.hasHandlers(), false);
+  });
+});
+
+describe('Session: pages, sessions, folders, steering', () => {
+  const message = (position: number, text: string) => ({ role: 'user' as const, content: text, position, createdAt: 't', kind: 'message' as const });
+
+  it('shows the newest page, then older pages with `before`', async () => {
+    const { connection, posted, session } = setup();
+    connection.respond('cody/latestSession', () => ({ ...SESSION, messageCount: 250 }));
+    connection.respond('cody/getSession', (params) => {
+      const end = params.before ?? 250;
+      const start = Math.max(0, end - (params.limit ?? 100));
+      const page = { session: { ...SESSION, messageCount: 250 }, messages: Array.from({ length: end - start }, (_, i) => message(start + i, `m${start + i}`)) };
+      return start > 0 ? { ...page, nextBefore: start } : page;
+    });
+    await session.resume();
+    assert.deepEqual(connection.sentOf('cody/getSession'), [{ sessionId: 'ses_1', limit: 100 }]);
+    const users = posted.filter((m) => m.type === 'user').map((m) => (m.type === 'user' ? m.text : ''));
+    assert.deepEqual([users.length, users[0], users.at(-1)], [100, 'm150', 'm249']);
+    assert.deepEqual(posted.find((m) => m.type === 'earlier'), { type: 'earlier', available: true });
+    posted.length = 0;
+    await session.handle({ type: 'loadEarlier' });
+    assert.deepEqual(connection.sentOf('cody/getSession').at(-1), { sessionId: 'ses_1', limit: 100, before: 150 });
+    const prepend = posted.find((m) => m.type === 'prepend');
+    assert.equal(prepend?.type === 'prepend' && prepend.messages.length, 100);
+    assert.deepEqual(posted.at(-1), { type: 'earlier', available: true });
+    await session.loadEarlier();
+    assert.deepEqual(connection.sentOf('cody/getSession').at(-1), { sessionId: 'ses_1', limit: 100, before: 50 });
+    assert.deepEqual(posted.at(-1), { type: 'earlier', available: false });
+    const before = connection.sentOf('cody/getSession').length;
+    await session.loadEarlier();
+    assert.equal(connection.sentOf('cody/getSession').length, before, 'nothing more to load');
+  });
+
+  it('lists the folder\'s sessions (or all), opens, renames and deletes one', async () => {
+    const { connection, posted, session } = setup();
+    const other = { ...SESSION, id: 'ses_2', title: 'Other', messageCount: 0 };
+    connection.respond('cody/listSessions', (params) =>
+      params.cursor === undefined ? { sessions: [SESSION], nextCursor: 'c1' } : { sessions: [other] },
+    );
+    await session.handle({ type: 'listSessions', allFolders: false });
+    assert.deepEqual(connection.sentOf('cody/listSessions'), [
+      { limit: 200, workspaceFolder: '/w' },
+      { limit: 200, workspaceFolder: '/w', cursor: 'c1' },
+    ]);
+    assert.deepEqual(posted.at(-1), { type: 'sessions', sessions: [SESSION, other], allFolders: false, currentId: null });
+    await session.listSessions(true);
+    assert.equal(connection.sentOf('cody/listSessions').at(-2)?.workspaceFolder, undefined, 'all folders');
+    connection.respond('cody/getSession', () => ({ session: other, messages: [] }));
+    await session.handle({ type: 'openSession', sessionId: 'ses_2' });
+    assert.equal(session.currentSessionId, 'ses_2');
+    assert.deepEqual(posted.slice(-3), [{ type: 'reset' }, { type: 'session', session: other }, { type: 'earlier', available: false }]);
+    connection.respond('cody/updateSession', (params) => ({ ...other, title: params.title ?? '' }));
+    await session.handle({ type: 'renameSession', sessionId: 'ses_2', title: '  Renamed ' });
+    assert.deepEqual(connection.sentOf('cody/updateSession'), [{ sessionId: 'ses_2', title: 'Renamed' }]);
+    assert.deepEqual(posted.at(-1), { type: 'session', session: { ...other, title: 'Renamed' } });
+    connection.respond('cody/deleteSession', () => ({ deleted: true }));
+    await session.handle({ type: 'deleteSession', sessionId: 'ses_2' });
+    assert.deepEqual(connection.sentOf('cody/deleteSession'), [{ sessionId: 'ses_2' }]);
+    assert.equal(session.currentSessionId, undefined);
+    assert.deepEqual(posted.slice(-2), [{ type: 'session', session: null }, { type: 'earlier', available: false }]);
+  });
+
+  it('names the new session in the header from its first chunk', async () => {
+    const { connection, posted, session, runAnswers } = setup();
+    const running = session.send('Add a /health endpoint\nand tests');
+    await flush();
+    connection.notify('cody/chunk', chunkMaker('vsc-1', 'ses_new')('session_start', START));
+    const header = posted.find((m) => m.type === 'session');
+    assert.equal(header?.type === 'session' && header.session?.title, 'Add a /health endpoint');
+    assert.equal(header?.type === 'session' && header.session?.id, 'ses_new');
+    connection.notify('cody/chunk', chunkMaker('vsc-1', 'ses_new')('cancelled'));
+    runAnswers(0).resolve({ ...result('vsc-1', 'cancelled'), sessionId: 'ses_new' });
+    await running;
+  });
+
+  it('follows another folder (multi-root) unless a run is going', async () => {
+    const { connection, session, runAnswers } = setup();
+    connection.respond('cody/latestSession', (params) => (params.workspaceFolder === '/other' ? { ...SESSION, id: 'ses_o', workspaceFolder: '/other' } : null));
+    assert.equal(await session.setWorkspaceFolder('/other'), true);
+    assert.equal(session.workspaceFolder, '/other');
+    assert.equal(session.currentSessionId, 'ses_o');
+    const running = session.send('long');
+    await flush();
+    assert.equal(await session.setWorkspaceFolder('/w'), false, 'not while a run goes');
+    connection.notify('cody/chunk', chunkMaker('vsc-1', 'ses_o')('cancelled'));
+    runAnswers(0).resolve(result('vsc-1', 'cancelled'));
+    await running;
+  });
+
+  it('with steering, a message sent while a run goes waits (next or now) and shows when it enters', async () => {
+    const connection = new FakeConnection();
+    const posted: ToWebview[] = [];
+    const answers: Array<Deferred<RunResult>> = [];
+    connection.respond('cody/run', () => {
+      const answer = new Deferred<RunResult>();
+      answers.push(answer);
+      return answer.promise;
+    });
+    connection.respond('cody/getSession', () => ({ session: SESSION, messages: [] }));
+    connection.respond('cody/cancelQueued', () => ({ cancelled: true }));
+    const ids = ['vsc-1', 'vsc-2', 'vsc-3'];
+    const session = new Session({
+      connection,
+      workspaceFolder: '/w',
+      post: (m) => posted.push(m),
+      newRunId: () => ids.shift() ?? 'x',
+      features: { steering: true, permissionRules: true, usage: true, compaction: true },
+    });
+    const first = session.send('Run the tests');
+    await flush();
+    const c = chunkMaker('vsc-1');
+    connection.notify('cody/chunk', c('session_start', START));
+    connection.notify('cody/chunk', c('user_message', { messageId: 'msg-vsc-1', content: 'Run the tests', priority: 'later' }));
+    assert.equal(posted.filter((m) => m.type === 'user').length, 1, 'the run\'s own prompt is shown once');
+    const second = session.send('Also the README');
+    await flush();
+    assert.deepEqual(connection.sentOf('cody/run')[1], {
+      prompt: 'Also the README',
+      runId: 'vsc-2',
+      workspaceFolder: '/w',
+      messageId: 'msg-vsc-2',
+      priority: 'next',
+      sessionId: 'ses_1',
+    });
+    assert.equal(posted.filter((m) => m.type === 'user').length, 1, 'not shown until it enters the run');
+    connection.notify('cody/queueChanged', { sessionId: 'ses_1', queued: [{ messageId: 'msg-vsc-2', prompt: 'Also the README', priority: 'next' }] });
+    assert.deepEqual(posted.at(-1), { type: 'queue', queued: [{ messageId: 'msg-vsc-2', prompt: 'Also the README', priority: 'next' }] });
+    connection.notify('cody/chunk', c('user_message', { messageId: 'msg-vsc-2', content: 'Also the README', priority: 'next' }));
+    assert.deepEqual(posted.at(-1), { type: 'user', text: 'Also the README', runId: 'vsc-1' });
+    await session.handle({ type: 'cancelQueued', messageId: 'msg-vsc-9' });
+    assert.deepEqual(connection.sentOf('cody/cancelQueued'), [{ sessionId: 'ses_1', messageId: 'msg-vsc-9' }]);
+    // "Send now": the running run is interrupted and this message's own run starts.
+    const third = session.send('Stop, do this', 'now');
+    await flush();
+    assert.equal(connection.sentOf('cody/run')[2]?.priority, 'now');
+    const n = chunkMaker('vsc-3');
+    connection.notify('cody/chunk', n('session_start', START));
+    assert.deepEqual(posted.at(-2), { type: 'runStarted', runId: 'vsc-3' });
+    assert.equal(session.runningRunId, 'vsc-3');
+    connection.notify('cody/chunk', c('cancelled'));
+    connection.notify('cody/chunk', n('user_message', { messageId: 'msg-vsc-3', content: 'Stop, do this', priority: 'now' }));
+    assert.deepEqual(posted.at(-1), { type: 'user', text: 'Stop, do this', runId: 'vsc-3' });
+    const r1 = { ...result('vsc-1', 'cancelled'), messageId: 'msg-vsc-1' };
+    answers[0]?.resolve(r1);
+    answers[1]?.resolve({ ...r1, messageId: 'msg-vsc-2' });
+    await first;
+    await second;
+    assert.equal(posted.filter((m) => m.type === 'runEnded' && m.runId === 'vsc-2').length, 0, 'a message taken into a run ends with it');
+    assert.equal(session.runningRunId, 'vsc-3');
+    connection.notify('cody/chunk', n('done', { output: '', usage: USAGE }));
+    answers[2]?.resolve({ ...result('vsc-3', 'done'), messageId: 'msg-vsc-3' });
+    await third;
+    assert.equal(session.runningRunId, undefined);
+  });
+
+  it('shows usage as the context meter and compactions as states, in runs and in the history', async () => {
+    const { connection, posted, session, runAnswers } = setup();
+    connection.respond('cody/latestSession', () => ({ ...SESSION, messageCount: 2, contextTokens: 900 }));
+    connection.respond('cody/getSession', () => ({
+      session: { ...SESSION, messageCount: 2, contextTokens: 900 },
+      messages: [
+        {
+          role: 'user',
+          content: 'Summary of the earlier conversation: …',
+          position: 0,
+          createdAt: 't',
+          kind: 'compaction',
+          compaction: { summarizedBefore: 40, trimmedBefore: 0, messagesBefore: 40, messagesAfter: 2, tokensBefore: 30000, tokensAfter: 900 },
+        },
+        message(1, 'next question'),
+      ],
+    }));
+    await session.resume();
+    assert.ok(posted.some((m) => m.type === 'compacted' && m.text === 'Context compacted: 40 → 2 messages, 30,000 → 900 tokens'));
+    assert.ok(!JSON.stringify(posted).includes('Summary of the earlier'), 'the summary is not shown as a message');
+    assert.deepEqual(posted.at(-1), { type: 'context', contextTokens: 900 });
+    const running = session.send('go');
+    await flush();
+    const c = chunkMaker('vsc-1');
+    connection.notify('cody/chunk', c('session_start', START));
+    connection.notify('cody/chunk', c('usage', { inputTokens: 10, outputTokens: 2, contextTokens: 1200, contextWindow: 32000 }));
+    assert.deepEqual(posted.at(-1), { type: 'context', contextTokens: 1200, contextWindow: 32000 });
+    connection.notify('cody/chunk', c('compact', { messagesBefore: 10, messagesAfter: 3, tokensBefore: 5000, tokensAfter: 700 }));
+    assert.deepEqual(posted.at(-1), { type: 'compacted', runId: 'vsc-1', text: 'Context compacted: 10 → 3 messages, 5,000 → 700 tokens' });
+    connection.notify('cody/chunk', c('done', { output: '', usage: USAGE }));
+    runAnswers(0).resolve(result('vsc-1', 'done'));
+    await running;
+  });
+});
+
+describe('permission choices', () => {
+  const base = { runId: 'r', sessionId: 's', toolCallId: 'c', workspaceFolder: '/w' };
+  it('offers the scopes and the command prefix the server offers', () => {
+    const choices = permissionChoices({
+      ...base,
+      toolName: 'run_command',
+      args: { command: 'npm test -- --watch' },
+      options: { outcomes: ['allow', 'allow_always', 'deny'], scopes: ['session', 'folder'], commandPrefix: 'npm test' },
+    });
+    assert.deepEqual(
+      choices.map((c) => [c.label, c.answer]),
+      [
+        ['Allow once', { outcome: 'allow' }],
+        ['Always in this session', { outcome: 'allow_always', scope: 'session' }],
+        ['Always in this folder', { outcome: 'allow_always', scope: 'folder' }],
+        ['Always for `npm test`', { outcome: 'allow_always', scope: 'folder', commandPrefix: 'npm test' }],
+        ['Deny', { outcome: 'deny' }],
+      ],
+    );
+  });
+  it('offers Allow once / Always / Deny to a server without rules, and no Always when it is not offered', () => {
+    assert.deepEqual(permissionChoices({ ...base, toolName: 'write_file', args: {} }).map((c) => c.label), ['Allow once', 'Always', 'Deny']);
+    const noAlways = permissionChoices({ ...base, toolName: 'write_file', args: {}, options: { outcomes: ['allow', 'deny'], scopes: [] } });
+    assert.deepEqual(noAlways.map((c) => c.label), ['Allow once', 'Deny']);
+  });
+});
+
+describe('the change a write or edit makes (diff)', () => {
+  it('write_file: the file before and the content; edit_file: the whole file with the edit, else the fragment', () => {
+    assert.deepEqual(computeChange('write_file', { path: 'a.txt', content: 'new\n' }, 'old\n'), { path: 'a.txt', before: 'old\n', after: 'new\n', wholeFile: true });
+    assert.deepEqual(computeChange('write_file', { path: 'a.txt', content: 'new\n' }, undefined), { path: 'a.txt', before: '', after: 'new\n', wholeFile: true });
+    assert.deepEqual(computeChange('edit_file', { path: 'a.py', old_string: 'x = 1', new_string: 'x = $&2' }, 'a\nx = 1\nb\n'), {
+      path: 'a.py',
+      before: 'a\nx = 1\nb\n',
+      after: 'a\nx = $&2\nb\n',
+      wholeFile: true,
+    });
+    assert.deepEqual(computeChange('edit_file', { path: 'a.py', old_string: 'x = 1', new_string: 'x = 2' }, undefined), {
+      path: 'a.py',
+      before: 'x = 1',
+      after: 'x = 2',
+      wholeFile: false,
+    });
+    assert.equal(computeChange('read_file', { path: 'a' }, undefined), undefined);
   });
 });

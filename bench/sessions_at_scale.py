@@ -240,7 +240,8 @@ async def main_async(args, size: dict[str, int], db_cached: Path, meta: dict, bu
         ws = folders_root / "project-000"
         async with ProviderProcess() as provider:
             await provider.set_reply(text="ok")
-            env = server_env(provider.base_url, db)
+            # A window that holds the whole 5k history: this measures loading it, not compacting it.
+            env = server_env(provider.base_url, db, CODY_CONTEXT_WINDOW="100000000")
             for rep in range(fresh_servers):
                 client = await spawn_client(env, [ws])
                 try:

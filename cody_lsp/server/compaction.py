@@ -417,11 +417,10 @@ class SessionContext:
         if count is None:  # the session was deleted meanwhile
             return None
         after.calibration = self.calibration
-        if count != after.count:  # another process added messages meanwhile: reload next time
-            after.count = -1
         self.history, self._view_len, self._last_raw = after, len(view), raw_after
         self.context_tokens = tokens_after
-        self.on_history(after)
+        if count == after.count:  # else another process added messages meanwhile: the next run reloads
+            self.on_history(after)
         return Outcome(new_messages, record, usage)
 
     async def _summarize(

@@ -164,6 +164,7 @@ class RunManager:
         self.runs: dict[str, LiveRun] = {}
         self._queues: dict[str, SessionQueue] = {}
         self._history: OrderedDict[str, History] = OrderedDict()
+        self._compacting: set[str] = set()  # sessions a cody/compact is working on
 
     # ------------------------------------------------------------------ folders
 
@@ -601,10 +602,16 @@ class RunManager:
         problem = self.config.problem(model=model)
         if queue is not None and queue.busy:
             info = ErrorInfo("session_busy", "a run has the session; compact it when the run has ended")
+        elif session.id in self._compacting:
+            info = ErrorInfo("session_busy", "the session is being compacted already")
         elif problem is not None:
             info = ErrorInfo("config", problem)
         else:
-            return await self._compact_now(session, model)
+            self._compacting.add(session.id)
+            try:
+                return await self._compact_now(session, model)
+            finally:
+                self._compacting.discard(session.id)
         return CompactResult(session, False, 0, 0, 0, 0, Usage(), info)
 
     async def _compact_now(self, session: SessionInfo, model: str) -> CompactResult:

@@ -314,3 +314,30 @@ async def test_new_chunks_only_for_a_client_that_asked(tmp_path: Path):
     await long_session(h, 40)
     assert not {"usage", "compact"} & set(h.types())
     assert any(is_summary_request(r) for r in h.requests)  # it compacted all the same
+
+
+async def test_compact_on_demand_waits_for_nothing_and_refuses_a_busy_session(tmp_path: Path):
+    h = await make_harness(tmp_path, context=ContextSettings(window=200_000))
+    session_id, _ = await long_session(h, 3)
+    release = asyncio.Event()
+
+    async def slow() -> StepResult:
+        await release.wait()
+        return StepResult("a summary", [], "stop", Usage(10, 2, 12))
+
+    h.steps = [slow]
+    first = asyncio.ensure_future(h.manager.compact(CompactParams(session_id)))
+    while not h.requests or not is_summary_request(h.requests[-1]):
+        await asyncio.sleep(0)
+    second = await h.manager.compact(CompactParams(session_id))  # while the first one works
+    assert not second.compacted and second.error is not None and second.error.code == "session_busy"
+    h.steps = [lambda: asyncio.sleep(3600)]  # type: ignore[list-item]
+    live, run = h.start("turn 9: busy", session_id=session_id)
+    while live.task is None:
+        await asyncio.sleep(0)
+    release.set()
+    assert (await first).compacted
+    busy = await h.manager.compact(CompactParams(session_id))  # a run has the session
+    assert not busy.compacted and busy.error is not None and busy.error.code == "session_busy"
+    h.manager.cancel(CancelParams(run_id=live.run_id))
+    assert (await run).status == "cancelled"

@@ -27,11 +27,12 @@ fi
 export CODY_PYTHON CHROMIUM_PATH
 
 npm ci --no-audit --no-fund
-# Strict type-checks (tsconfig.base.json): the extension and its tests (Node), and the webview (DOM).
-npx tsc --noEmit -p tsconfig.json
-npx tsc --noEmit -p tsconfig.webview.json
 rm -rf out dist
-npm run compile
+# Strict type-checks (tsconfig.base.json): the extension and its tests (Node; this run also emits
+# them into out/, so it is not repeated with --noEmit), and the webview (DOM).
+npx tsc -p tsconfig.json
+npx tsc --noEmit -p tsconfig.webview.json
+node build.mjs
 npm test
 npm run package
 CODY_CODE_SERVER_DIR="$(bash e2e/install-code-server.sh)"

@@ -207,6 +207,8 @@ export interface RunParams {
   priority?: Priority;
   /** false: add the prompt to the history as context, without a model call (absent: true). */
   shouldQuery?: boolean;
+  /** The document the user is in (a URI): without workspaceFolder, the run is for its folder. */
+  activeDocument?: string;
 }
 
 export interface RunResult {

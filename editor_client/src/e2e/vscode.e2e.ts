@@ -173,6 +173,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     assert.deepEqual(await frame.locator('.code-block button').allInnerTexts(), ['Copy', 'Insert']);
     assert.equal(await frame.locator('.markdown a').getAttribute('href'), 'https://example.com/docs');
     assert.doesNotMatch(await panelText(), /\*\*|```|##/, 'no raw Markdown');
+    assert.match(await frame.locator('#context-text').innerText(), /^[\d.]+k? \/ [\d.]+k$/, 'the context meter: used / window');
     await screenshot('markdown');
   });
 
@@ -255,6 +256,19 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), 'first line\nsecond line\n');
     assert.equal(await frame.locator('.permission:not(.settled)').count(), 0, 'no card was shown');
     await screenshot('approval-remembered');
+  });
+
+  step('keeps the Output channel readable: no error for a restart, no stray lines', async () => {
+    await command('Cody: Restart Server');
+    await command('Cody: Show Output');
+    const lines = page.locator('.part.panel .view-lines .view-line');
+    const restarted = async () => (await lines.allInnerTexts()).filter((line) => line.includes('[cody] started')).length >= 2;
+    for (let i = 0; i < 100 && !(await restarted()); i++) await page.waitForTimeout(200);
+    const text = (await lines.allInnerTexts()).map((line) => line.replace(/\u00a0/g, ' ').trim());
+    assert.ok(text.some((line) => line.startsWith('[cody] the server stopped (exit code 0)')), `a restart is said plainly:\n${text.join('\n')}`);
+    assert.deepEqual(text.filter((line) => /^\[Error|^true$|WARNING|Traceback/.test(line)), [], text.join('\n'));
+    await screenshot('output');
+    await page.keyboard.press('Control+J'); // hide the panel again
   });
 
   step('says once what is wrong with a cody.pythonPath that has no cody-lsp, with a button', async () => {

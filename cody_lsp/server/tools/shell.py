@@ -29,6 +29,7 @@ import itertools
 import logging
 import math
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -155,6 +156,33 @@ def _set_subreaper() -> bool:
         return False
 
 
+@functools.cache
+def _setpriv() -> str | None:
+    """util-linux `setpriv`, if it sets the parent-death signal (probed once).
+
+    The shell is started through it (`setpriv --pdeathsig KILL -- /bin/sh -c …`) rather
+    than with a `preexec_fn`: without one Python starts it with vfork, where a
+    `preexec_fn` forks the whole server and waits while the child runs Python code and
+    execs, which held the event loop ~5–15 ms per command (bench/RESULTS.md). Unlike
+    `_die_with` it does not recheck the parent: if the server dies in that instant, the
+    guard process ends the command.
+    """
+    path = shutil.which("setpriv")
+    if path is None:
+        return None
+    try:
+        probe = subprocess.run(
+            [path, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", ":"],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return path if probe.returncode == 0 else None
+
+
 def _die_with(parent: int, prctl: Any) -> None:
     """In the shell, before exec: SIGKILL when the server (the thread that forked it) exits."""
     prctl(_PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -226,16 +254,23 @@ class _Commands:
         self.spawning += 1
         self.spawn_gen += 1
         try:
-            proc = await asyncio.create_subprocess_shell(
-                command,
-                cwd=root,
-                env=env,
-                stdin=asyncio.subprocess.DEVNULL,
-                stdout=asyncio.subprocess.PIPE,
-                stderr=asyncio.subprocess.STDOUT,
-                start_new_session=True,
-                preexec_fn=functools.partial(_die_with, os.getpid(), _prctl()),
-            )
+            options: dict[str, Any] = {
+                "cwd": root,
+                "env": env,
+                "stdin": asyncio.subprocess.DEVNULL,
+                "stdout": asyncio.subprocess.PIPE,
+                "stderr": asyncio.subprocess.STDOUT,
+                "start_new_session": True,
+            }
+            setpriv = _setpriv()
+            if setpriv is not None:
+                proc = await asyncio.create_subprocess_exec(
+                    setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", command, **options
+                )
+            else:
+                proc = await asyncio.create_subprocess_shell(
+                    command, preexec_fn=functools.partial(_die_with, os.getpid(), _prctl()), **options
+                )
             self.active[proc.pid] = marker
         finally:
             self.spawning -= 1

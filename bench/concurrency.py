@@ -146,6 +146,7 @@ async def main_async(args) -> None:
                 await client.close()
         report_data = read_lag_report(lag_path)
         lag_cpu = [sample for a, b in windows for sample in lag_window(report_data, a, b)]
+        lag_samples = [s for s in (report_data or {}).get("samples", []) if any(a <= s[0] <= b for a, b in windows)]
     lag = [lag for lag, _ in lag_cpu]
     bad = [r for r in results if r.status != "done"]
     if bad:
@@ -163,6 +164,7 @@ async def main_async(args) -> None:
         return sum(min(cpu, LAG_INTERVAL + lag) for lag, cpu in samples) / sum(LAG_INTERVAL + lag for lag, _ in samples)
 
     busy, all_busy = running_share(worst), running_share(lag_cpu)
+    loop_cpu = sum(cpu for _, cpu in lag_cpu) / rounds
     peak = max(max(rss_samples, default=0), status.get("VmHWM", 0))
     walls = [b - a for a, b in windows]
     server_cpu, provider_cpu, client_cpu = (used / sum(walls) * 100 for used in cpu_used)
@@ -184,6 +186,11 @@ async def main_async(args) -> None:
             "share of time the loop's thread was running (not waiting for the GIL or a core): "
             "in the worst 5% of lag samples / overall",
             f"{busy * 100:.0f}% / {all_busy * 100:.0f}%",
+        ),
+        Row(
+            "CPU time of the loop's thread per round (the work behind the lag; other load on the machine "
+            "barely moves it)",
+            ms(loop_cpu),
         ),
         Row(
             "CPU used during the runs, in % of one core (the machine has 2)",
@@ -215,6 +222,8 @@ async def main_async(args) -> None:
         extra={
             "lag": lag,
             "lag_cpu": [cpu for _, cpu in lag_cpu],
+            "loop_cpu_per_round": loop_cpu,
+            "lag_samples": lag_samples,  # [loop time (perf_counter clock), lag, loop-thread CPU]
             "worst_busy": busy,
             "probe": probe_rtts,
             "rss": rss_samples,

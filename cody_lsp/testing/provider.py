@@ -332,6 +332,10 @@ class ScriptedProvider:
         """Append replies to the script."""
         self._script.extend(replies)
 
+    def drop_pending(self) -> None:
+        """Forget the replies not consumed yet (a run that ended early left them)."""
+        self._script.clear()
+
     @property
     def pending(self) -> int:
         """Number of scripted replies not consumed yet."""

@@ -147,7 +147,7 @@ async function main() {
         setState: () => undefined,
       });
     });
-    session = new Session({ connection: server.connection, workspaceFolder: workspace, post, features: { steering: true, permissionRules: true, usage: true, compaction: true } });
+    session = new Session({ connection: server.connection, workspaceFolder: workspace, post, features: { steering: true, permissionRules: true, usage: true, compaction: true, configuration: true, activeDocument: true } });
     const seen = (text) =>
       page.evaluate(
         (needle) =>

@@ -6,7 +6,7 @@ import type { Action, ActionCommand, FolderInfo, FromWebview, SetupState } from 
 import { ChatPanel } from './panel';
 import { serverFeatures } from './protocolVersion';
 import { showRules } from './rules';
-import { CodyServer, readSettings, StartError, type ServerSettings } from './server';
+import { CodyServer, contributedKeys, readSettings, StartError, type ServerSettings } from './server';
 import { Session } from './session';
 import { ApiKeyStore, promptForApiKey, pythonExtensionApi, resolveInterpreter, type Interpreter } from './setup';
 
@@ -39,6 +39,8 @@ export function activate(context: vscode.ExtensionContext): void {
   /** Why there is no chat (shown when the view loads after the failure), with what to do. */
   let startProblem: { text: string; actions: Action[] } | undefined;
   let starting = false;
+  /** The settings the running server was started with. */
+  let started: ServerSettings | undefined;
   /** What the user did while the server was starting: done once it has started. */
   const waiting: FromWebview[] = [];
 
@@ -148,13 +150,18 @@ export function activate(context: vscode.ExtensionContext): void {
       hasApiKey = apiKey !== '';
       postSetup();
       const settings: ServerSettings = { ...readSettings(config), python: interpreter, apiKey };
-      const client = await codyServer.restart(settings);
+      const client = await codyServer.restart(settings, contributedKeys(context.extension?.packageJSON));
+      started = settings;
       session = new Session({
         connection: client,
         workspaceFolder: folder.uri.fsPath,
         post: (message) => panel.post(message),
         onPermissionRequested: () => panel.reveal(),
         features: serverFeatures(client.initializeResult),
+        activeDocument: () => {
+          const uri = vscode.window.activeTextEditor?.document.uri;
+          return uri?.scheme === 'file' ? uri.toString() : undefined;
+        },
       });
       log(`started (${interpreter.path}, from ${interpreter.source})`);
       if (panel.isReady) await session.resume();
@@ -182,6 +189,26 @@ export function activate(context: vscode.ExtensionContext): void {
   // Restarts run one after the other, never interleaved.
   let connecting: Promise<void> = Promise.resolve();
   const connect = (): Promise<void> => (connecting = connecting.then(startSession));
+
+  /**
+   * What a settings change needs: the interpreter and its arguments restart the server; the rest
+   * is told to a server that takes its settings from the editor (the next run reads them), and
+   * restarts one that does not, for the settings it reads from its environment. Clearing the
+   * model or base URL restarts too (the old value is in the server's environment).
+   */
+  const configurationChange = (event: vscode.ConfigurationChangeEvent): 'restart' | 'notified' | 'none' => {
+    if (['cody.pythonPath', 'cody.serverArgs'].some((key) => event.affectsConfiguration(key))) return 'restart';
+    const client = codyServer.running;
+    const now = readSettings(vscode.workspace.getConfiguration('cody'));
+    const cleared = started !== undefined && ((started.model !== '' && now.model === '') || (started.baseUrl !== '' && now.baseUrl === ''));
+    if (client !== undefined && serverFeatures(client.initializeResult).configuration && !cleared) {
+      void client.sendNotification('workspace/didChangeConfiguration', { settings: null });
+      log('settings changed: the next run uses them');
+      return 'notified';
+    }
+    const envKeys = ['cody.model', 'cody.baseUrl', 'cody.modelBaseUrl'];
+    return envKeys.some((key) => event.affectsConfiguration(key)) ? 'restart' : 'none';
+  };
 
   const followActiveFolder = (): void => {
     const folder = currentFolder();
@@ -219,9 +246,9 @@ export function activate(context: vscode.ExtensionContext): void {
     }),
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('cody.modelApiKey')) void migrateKey();
-      if (['cody.pythonPath', 'cody.serverArgs', 'cody.model', 'cody.baseUrl', 'cody.modelBaseUrl'].some((key) => event.affectsConfiguration(key))) {
-        void connect();
-      }
+      if (!event.affectsConfiguration('cody')) return;
+      if (configurationChange(event) === 'restart') void connect();
+      else postSetup();
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
       if (session === undefined || !vscode.workspace.workspaceFolders?.some((f) => f.uri.fsPath === session?.workspaceFolder)) void connect();

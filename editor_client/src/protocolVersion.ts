@@ -26,6 +26,10 @@ export interface ServerFeatures {
   permissionRules: boolean;
   usage: boolean;
   compaction: boolean;
+  /** The settings come through workspace/configuration; a change needs no restart. */
+  configuration: boolean;
+  /** cody/run takes the document the user is in (`activeDocument`). */
+  activeDocument: boolean;
 }
 
 export function serverFeatures(initializeResult: unknown): ServerFeatures {
@@ -36,5 +40,7 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
     permissionRules: cody?.permissionRules === true,
     usage: cody?.usage === true,
     compaction: cody?.compaction === true,
+    configuration: cody?.configuration === true,
+    activeDocument: cody?.activeDocument === true,
   };
 }

@@ -25,6 +25,30 @@ export interface ServerSettings {
   apiKey: string;
 }
 
+/** The `cody.*` settings that are the client's own, never the server's. */
+const CLIENT_ONLY_SETTINGS = new Set(['pythonPath', 'serverArgs', 'modelApiKey', 'modelBaseUrl']);
+
+/**
+ * The `cody` section the server gets for a folder (`workspace/configuration`): only the settings
+ * the user set (in any scope), so an unset one leaves the server's environment in charge; none
+ * of the client's own; the deprecated `modelBaseUrl` as `baseUrl`.
+ */
+export function serverSection(config: vscode.WorkspaceConfiguration, keys: string[]): Record<string, unknown> {
+  const section: Record<string, unknown> = {};
+  for (const key of keys) {
+    if (CLIENT_ONLY_SETTINGS.has(key)) continue;
+    const inspected = config.inspect(key);
+    const value = inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
+    if (value === undefined || value === '') continue;
+    section[key] = value;
+  }
+  if (section.baseUrl === undefined) {
+    const legacy = config.get<string>('modelBaseUrl');
+    if (legacy) section.baseUrl = legacy;
+  }
+  return section;
+}
+
 /** The cody.* settings besides the interpreter and the key. */
 export function readSettings(config: vscode.WorkspaceConfiguration): Pick<ServerSettings, 'serverArgs' | 'model' | 'baseUrl'> {
   const serverArgs = config.get<unknown>('serverArgs');
@@ -159,9 +183,35 @@ export function quietExit(line: string, stopping: boolean): string {
   return `[cody] the server stopped (exit ${exit[1]} ${exit[2]})`;
 }
 
-export function createLanguageClient(settings: ServerSettings, outputChannel: vscode.OutputChannel, onClosed: () => void): LanguageClient {
+/** The keys the extension contributes under `cody.` (package.json), for the server's section. */
+export function contributedKeys(packageJson: unknown): string[] {
+  const properties = (packageJson as { contributes?: { configuration?: { properties?: Record<string, unknown> } } } | undefined)?.contributes
+    ?.configuration?.properties;
+  return Object.keys(properties ?? {})
+    .filter((key) => key.startsWith('cody.'))
+    .map((key) => key.slice('cody.'.length));
+}
+
+export function createLanguageClient(
+  settings: ServerSettings,
+  outputChannel: vscode.OutputChannel,
+  onClosed: () => void,
+  settingKeys: string[] = [],
+): LanguageClient {
   const clientOptions: LanguageClientOptions = {
-    documentSelector: [], // cody-lsp serves no documents, only cody/* requests
+    // The open files (the server's tools see their unsaved text when it keeps open documents).
+    documentSelector: [{ scheme: 'file' }],
+    middleware: {
+      workspace: {
+        // workspace/configuration: the `cody` section of each folder, only what the user set.
+        configuration: (params) =>
+          params.items.map((item) => {
+            if (item.section !== 'cody') return null;
+            const scope = item.scopeUri !== undefined ? vscode.Uri.parse(item.scopeUri) : undefined;
+            return serverSection(vscode.workspace.getConfiguration('cody', scope), settingKeys);
+          }),
+      },
+    },
     outputChannel,
     revealOutputChannelOn: RevealOutputChannelOn.Never,
     // One failure is one message (from the extension), not a restart loop with a pop-up each.
@@ -199,19 +249,24 @@ export class CodyServer {
   }
 
   /** Stops the running server (if any), checks the interpreter and starts a new server with `settings`. */
-  async restart(settings: ServerSettings): Promise<LanguageClient> {
+  async restart(settings: ServerSettings, settingKeys: string[] = []): Promise<LanguageClient> {
     await this.stop();
     const problem = await checkPython(settings.python);
     if (problem !== undefined) throw problem;
     this.output.clearTail();
     this.output.appendLine(`[cody] starting ${settings.python.path} -m cody_lsp ${settings.serverArgs.join(' ')}`.trimEnd());
     let started = false;
-    const client = createLanguageClient(settings, this.output, () => {
-      if (started && !this.stopping && this.client === client) {
-        this.client = undefined;
-        this.onUnexpectedExit(this.output.lastLines());
-      }
-    });
+    const client = createLanguageClient(
+      settings,
+      this.output,
+      () => {
+        if (started && !this.stopping && this.client === client) {
+          this.client = undefined;
+          this.onUnexpectedExit(this.output.lastLines());
+        }
+      },
+      settingKeys,
+    );
     this.client = client;
     try {
       await client.start();

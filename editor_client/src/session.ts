@@ -64,9 +64,18 @@ export interface SessionOptions {
   pageSize?: number;
   /** What the server offers (steering: messages queue while a run goes). */
   features?: ServerFeatures;
+  /** The document the user is in (a file:// URI), sent with each run when the server takes it. */
+  activeDocument?: () => string | undefined;
 }
 
-const NO_FEATURES: ServerFeatures = { steering: false, permissionRules: false, usage: false, compaction: false };
+const NO_FEATURES: ServerFeatures = {
+  steering: false,
+  permissionRules: false,
+  usage: false,
+  compaction: false,
+  configuration: false,
+  activeDocument: false,
+};
 
 export const DEFAULT_PAGE_SIZE = 100;
 /** At most this many sessions are listed. */
@@ -378,6 +387,8 @@ export class Session {
     const params: RunParams = { prompt, runId, workspaceFolder: this.folder };
     if (this.features.steering) params.messageId = messageId;
     if (priority !== undefined) params.priority = priority;
+    const activeDocument = this.features.activeDocument ? this.options.activeDocument?.() : undefined;
+    if (activeDocument !== undefined) params.activeDocument = activeDocument;
     if (priority === undefined) {
       this.activeRunId = runId;
       this.activePrompt = prompt;

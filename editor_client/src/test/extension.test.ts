@@ -100,7 +100,7 @@ describe('extension activation', () => {
     assert.equal(env.CODY_MODEL_BASE_URL, 'http://127.0.0.1:9/v1');
     assert.equal(env.CODY_MODEL_API_KEY, 'sk-plain-text', 'the key from the secret storage');
     assert.equal(env.PATH, process.env.PATH);
-    assert.deepEqual(client.clientOptions.documentSelector, []);
+    assert.deepEqual(client.clientOptions.documentSelector, [{ scheme: 'file' }], 'open files are synchronized');
     assert.deepEqual(client.clientCapabilities().experimental, {
       other: 1,
       cody: { permissions: true, steering: true, usage: true, compaction: true },
@@ -202,6 +202,40 @@ describe('extension activation', () => {
     assert.deepEqual(fake.record.executed.at(-1), { id: 'workbench.action.openSettings', args: ['cody.pythonPath'] });
     fake.changeSettings({ 'cody.pythonPath': FAKE_PYTHON });
     await started(before + 1);
+  });
+
+  it('tells a server that takes the editor\'s settings about a change, without a restart', async () => {
+    FakeLanguageClient.initializeResult = { capabilities: { experimental: { cody: { protocolVersion: 1, configuration: true } } } };
+    try {
+      const count = FakeLanguageClient.instances.length;
+      await fake.record.commands.get('cody.restartServer')!();
+      await started(count + 1);
+      fake.changeSettings({ 'cody.model': 'gpt-next' });
+      await flush();
+      assert.equal(FakeLanguageClient.instances.length, count + 1, 'no restart');
+      assert.deepEqual(FakeLanguageClient.latest().notifications, [{ method: 'workspace/didChangeConfiguration', params: { settings: null } }]);
+      fake.changeSettings({ 'cody.model': '' });
+      await started(count + 2); // cleared: the old value is in the server's environment
+      fake.changeSettings({ 'cody.model': 'gpt-test' });
+      await flush();
+    } finally {
+      FakeLanguageClient.initializeResult = { capabilities: { experimental: { cody: { protocolVersion: 1 } } } };
+    }
+  });
+
+  it('gives the server only the cody settings the user set, none of the client\'s own', () => {
+    const { serverSection } = require('../server') as typeof import('../server');
+    const values: Record<string, unknown> = { model: 'gpt-x', baseUrl: '', pythonPath: '/p', modelApiKey: 'sk', toolPolicy: { run_command: 'ask' } };
+    const config = {
+      get: (key: string) => values[key],
+      inspect: (key: string) => ({ key, globalValue: values[key] }),
+    } as unknown as Parameters<typeof serverSection>[0];
+    assert.deepEqual(serverSection(config, ['model', 'baseUrl', 'pythonPath', 'modelApiKey', 'toolPolicy', 'maxSteps']), {
+      model: 'gpt-x',
+      toolPolicy: { run_command: 'ask' },
+    });
+    values.modelBaseUrl = 'http://old/v1';
+    assert.deepEqual(serverSection(config, ['baseUrl']), { baseUrl: 'http://old/v1' }, 'the deprecated setting as baseUrl');
   });
 
   it('does not log a stop that was asked for as an error', () => {

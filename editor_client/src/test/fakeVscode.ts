@@ -262,6 +262,13 @@ export class FakeLanguageClient {
     this.stopped = true;
   }
 
+  readonly notifications: Array<{ method: string; params: unknown }> = [];
+
+  sendNotification(method: string, params: unknown): Promise<void> {
+    this.notifications.push({ method, params });
+    return Promise.resolve();
+  }
+
   sendRequest(method: string, params: unknown): Promise<unknown> {
     this.requests.push({ method, params });
     const answer = FakeLanguageClient.answers.get(method);

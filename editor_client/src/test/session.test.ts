@@ -537,7 +537,8 @@ describe('Session: pages, sessions, folders, steering', () => {
       workspaceFolder: '/w',
       post: (m) => posted.push(m),
       newRunId: () => ids.shift() ?? 'x',
-      features: { steering: true, permissionRules: true, usage: true, compaction: true },
+      features: { steering: true, permissionRules: true, usage: true, compaction: true, configuration: true, activeDocument: true },
+      activeDocument: () => 'file:///w/app.py',
     });
     const first = session.send('Run the tests');
     await flush();
@@ -553,6 +554,7 @@ describe('Session: pages, sessions, folders, steering', () => {
       workspaceFolder: '/w',
       messageId: 'msg-vsc-2',
       priority: 'next',
+      activeDocument: 'file:///w/app.py',
       sessionId: 'ses_1',
     });
     assert.equal(posted.filter((m) => m.type === 'user').length, 1, 'not shown until it enters the run');

@@ -25,6 +25,13 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     "permissionRules": True,
     "usage": True,
     "compaction": True,
+    # The editor's live state (protocol.md, "The editor's state"): open documents the tools see,
+    # edits through workspace/applyEdit, work-done progress, configuration, cody/run activeDocument.
+    "openDocuments": True,
+    "workspaceEdits": True,
+    "progress": True,
+    "configuration": True,
+    "activeDocument": True,
 }
 
 # JSON-RPC error codes.
@@ -369,6 +376,8 @@ class RunParams:
     priority: Priority | None = None
     # false: add the prompt to the history as context, without a model call (absent: true).
     should_query: bool | None = None
+    # The document the user is in (a URI): without workspaceFolder, the run is for its folder.
+    active_document: str | None = None
 
 
 @attrs.frozen

@@ -50,7 +50,7 @@ from .history import (
 )
 from .model import ModelError, stream_step
 from .secrets import redact
-from .tools import TOOLS, ToolResult, run_tool, tool_schemas
+from .tools import TOOLS, ToolConfig, ToolResult, run_tool, tool_schemas
 
 if TYPE_CHECKING:
     from .compaction import SessionContext
@@ -61,7 +61,8 @@ log = logging.getLogger(__name__)
 AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str | None]]
 # The messages sent to the run while it works (priority `next`), taken at a safe boundary.
 Inbox = Callable[[], list[str]]
-ToolRunner = Callable[[str, dict[str, Any], Path], Awaitable[ToolResult]]
+# (tool name, args, workspace folder, the run's tool settings: its editor and read log) → result.
+ToolRunner = Callable[[str, dict[str, Any], Path, ToolConfig], Awaitable[ToolResult]]
 Terminal = Done | Cancelled | CircuitBreaker | Error
 
 
@@ -157,6 +158,8 @@ class Turn:
     inbox: Inbox | None = None
     # The context budget: compaction before a request that would not fit (compaction.py).
     context: SessionContext | None = None
+    # What the file tools get of the run: the editor's open documents and edits, the session's read log.
+    tools: ToolConfig = field(default_factory=ToolConfig)
 
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
@@ -361,7 +364,7 @@ class Turn:
             refusal = await self.ask_permission(call_id, name, args)
             if refusal is not None:
                 return ToolResult(False, refusal)
-        return await self.run_tool(name, args, self.folder)
+        return await self.run_tool(name, args, self.folder, self.tools)
 
     def _check_repeat(self, name: str, raw_args: str) -> None:
         key = (name, _canonical(raw_args))

@@ -9,6 +9,7 @@ characters in the encoding agreed at `initialize` (UTF-16 unless the client offe
 
 Lines end at `\\r\\n`, `\\r` or `\\n`, as LSP says (not at the other separators `str.splitlines` knows).
 A position past the end of a line means its end; a line past the end of the document, its end.
+(This module imports nothing heavy: it is loaded before `initialize` is answered.)
 
 After a write, the text the document has or will have is *expected* (`written`): reads see it until
 the editor reports a newer version of the document (`didChange`), opens it or closes it.
@@ -24,13 +25,22 @@ from dataclasses import dataclass, field
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from .tools.editor import OpenFile
-
 log = logging.getLogger(__name__)
 
 _EOL = re.compile(r"\r\n|\r|\n")
 # Characters str.splitlines() breaks at that LSP does not: when present, split the slow way.
 _OTHER_BREAKS = re.compile("[\v\f\x1c\x1d\x1e\x85\u2028\u2029]")
+
+
+@dataclass(frozen=True, slots=True)
+class OpenFile:
+    """An open document as the file tools see it (tools/editor.py): its text, or the text a write
+    gave it that the editor has not reported yet."""
+
+    path: str  # absolute path, from its file:// URI
+    uri: str
+    text: str
+    version: int | None  # None: not open (a file the editor created, not yet reported open)
 
 
 def split_lines(text: str) -> list[str]:

@@ -10,11 +10,11 @@ envelope are `transport.py`'s: the server never dies of bad input.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import signal
 import sys
 import threading
-import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -53,9 +53,11 @@ from ..wire import (
     parse,
     to_wire,
 )
+from .client_requests import ask_client
 from .transport import HardenedProtocol, WireLimits, open_stdin
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
+    from .editor import Editor
     from .runs import LiveRun, RunManager
 
 log = logging.getLogger(__name__)
@@ -64,13 +66,40 @@ SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class CodyProtocol(HardenedProtocol):
-    """The hardened protocol; the initialize result advertises the cody protocol version."""
+    """The hardened protocol; the initialize result advertises the cody protocol version. The
+    editor's documents and progress cancels go to editor.py (pygls' own keeping of documents is
+    replaced: documents.py says why)."""
+
+    server: CodyServer | None = None
 
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
         result.capabilities.experimental = {"cody": dict(SERVER_CAPABILITIES)}
+        if self.server is not None:
+            encoding = result.capabilities.position_encoding
+            self.server.position_encoding = str(getattr(encoding, "value", encoding) or "utf-16")
         return result
+
+    def _editor(self) -> Editor:
+        assert self.server is not None
+        return self.server.editor
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
+    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
+        self._editor().documents.did_open(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
+    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self._editor().documents.did_change(params)
+
+    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
+    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
+        self._editor().documents.did_close(params)
+
+    @lsp_method(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
+    def lsp_work_done_progress_cancel(self, params: types.WorkDoneProgressCancelParams) -> None:
+        self._editor().progress.cancel(str(params.token))
 
 
 class CodyServer(LanguageServer):
@@ -89,6 +118,17 @@ class CodyServer(LanguageServer):
         self._closing = False
         self._stopped_by: signal.Signals | None = None
         self._limits = WireLimits()
+        self.initialize_params: types.InitializeParams | None = None
+        self.position_encoding = "utf-16"  # agreed at initialize
+        self.protocol.server = self
+
+    @functools.cached_property
+    def editor(self) -> Editor:
+        """The editor's live state: documents, folders, settings, edits, progress (editor.py).
+        Made on first use, after `initialize` was answered."""
+        from .editor import Editor
+
+        return Editor(self, self._notify)
 
     # ---------------------------------------------------------------- serving
 
@@ -246,11 +286,15 @@ class CodyServer(LanguageServer):
             notify=self._notify,
             steering=lambda: self.client_steering,
             context_chunks=lambda: self.client_context_chunks,
+            settings=self.editor.settings.for_folder,
+            tool_config=self.editor.bridge.tools_for,
+            roots=self.editor.roots,
         )
         return self.manager
 
     def _send_chunk(self, params: dict[str, Any]) -> None:
         self._notify("cody/chunk", params)
+        self.editor.on_chunk(params)
 
     def _notify(self, method: str, params: Any) -> None:
         if self._client_gone:
@@ -281,15 +325,8 @@ class CodyServer(LanguageServer):
         """The client's answer (permissions.py reads it; anything invalid counts as deny)."""
         if not self.approvals_enabled():
             return "allow"
-        params = to_wire(request)
-        msg_id = f"perm_{uuid.uuid4().hex[:16]}"
-        future = self.protocol.send_request_async("cody/requestPermission", params, msg_id=msg_id)
         try:
-            answer = await future
-        except asyncio.CancelledError:
-            self.protocol.forget_request(msg_id)
-            self.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
-            raise
+            answer = await ask_client(self.protocol, "cody/requestPermission", to_wire(request), prefix="perm")
         except JsonRpcException as exc:
             log.warning("permission request failed: %s", exc)
             return "deny"
@@ -419,6 +456,7 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
         server.client_context_chunks = frozenset(
             name for name in ("usage", "compaction") if isinstance(cody, dict) and cody.get(name)
         )
+        server.initialize_params = params  # the editor's capabilities and settings (editor.py)
 
     @server.feature(types.INITIALIZED)
     def on_initialized(_params: Any) -> None:
@@ -431,6 +469,14 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
                 threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
 
         asyncio.ensure_future(server.get_manager()).add_done_callback(opened)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
+    def on_configuration_changed(params: types.DidChangeConfigurationParams) -> None:
+        server.editor.configuration_changed(params)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    def on_folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
+        server.editor.folders_changed(params)  # pygls has updated server.workspace.folders
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:

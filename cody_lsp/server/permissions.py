@@ -178,9 +178,12 @@ class Permissions:
         self._asker = asker
         self._pending: list[_Pending] = []
 
-    async def check(self, run: Any, call_id: str, tool_name: str, args: dict[str, Any]) -> str | None:
-        """None if the call may run; else why not, as the model is told."""
-        decision = self.policy.decision(tool_name)
+    async def check(
+        self, run: Any, call_id: str, tool_name: str, args: dict[str, Any], policy: ToolPolicy | None = None
+    ) -> str | None:
+        """None if the call may run; else why not, as the model is told (`policy`: the run's, when
+        its settings are not the server's)."""
+        decision = (policy or self.policy).decision(tool_name)
         if decision == "deny":
             return POLICY_DENIED.format(name=tool_name)
         if decision == "allow" or self._asker is None:

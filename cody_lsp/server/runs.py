@@ -20,14 +20,14 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from ..config import ServerConfig
+from ..config import ContextSettings, ServerConfig
 from ..wire import (
     UNKNOWN_SESSION,
     CancelParams,
@@ -78,9 +78,10 @@ from .history import user_entry
 from .model import ModelError, stream_step
 from .permissions import Asker, Permissions, ToolPolicy
 from .queue import JOINED, SessionQueue, Waiting
+from .roots import Roots
 from .secrets import redact
 from .store import Store
-from .tools import run_tool, tool_schemas
+from .tools import ToolConfig, run_tool, tool_schemas
 
 log = logging.getLogger(__name__)
 
@@ -132,6 +133,9 @@ class LiveRun:
     waiting: Waiting | None = None  # its place in the session's queue
     joined: LiveRun | None = None  # the run this message was taken into (its result is that run's)
     context: SessionContext | None = None  # its context budget (usage, compaction), once its turn began
+    # Its settings: its folder's (the editor's configuration over the environment's), once prepared.
+    config: ServerConfig | None = None
+    policy: ToolPolicy | None = None  # its tool policy, when its settings change the server's
 
 
 class RunManager:
@@ -148,6 +152,9 @@ class RunManager:
         notify: Notify | None = None,
         steering: Callable[[], bool] | None = None,
         context_chunks: Callable[[], frozenset[str]] | None = None,
+        settings: Callable[[str], Awaitable[ServerConfig]] | None = None,
+        tool_config: Callable[[str], ToolConfig] | None = None,
+        roots: Roots | None = None,
     ):
         self.store = store
         self.config = config
@@ -160,6 +167,12 @@ class RunManager:
         self._steering = steering or (lambda: False)
         # Which of the `usage` and `compact` chunks the client asked for (initialize).
         self._context_chunks = context_chunks or frozenset
+        # The settings of a run in a folder (settings.py); absent: `config`, the environment's.
+        self._settings = settings
+        # The file tools' settings of a run of a session: the editor, the session's read log (editing.py).
+        self._tool_config = tool_config
+        # The client's workspace folders, for a run that names none (roots.py).
+        self._roots = roots
         self.permissions = Permissions(store, ToolPolicy(config.tool_policy), ask_permission)
         self.runs: dict[str, LiveRun] = {}
         self._queues: dict[str, SessionQueue] = {}
@@ -168,9 +181,11 @@ class RunManager:
 
     # ------------------------------------------------------------------ folders
 
-    def resolve_folder(self, raw: str | None, *, must_exist: bool = True) -> str:
+    def resolve_folder(self, raw: str | None, *, must_exist: bool = True, document: str | None = None) -> str:
         if raw is not None:
             return normalize_folder(raw, must_exist=must_exist)
+        if self._roots is not None:  # the folder of `document`, else the only one
+            return normalize_folder(self._roots.pick(document), must_exist=must_exist)
         default = self._default_folder()
         if default is None:
             raise InvalidParams(
@@ -189,8 +204,12 @@ class RunManager:
 
     async def create_session(self, params: CreateSessionParams) -> SessionInfo:
         folder = self.resolve_folder(params.workspace_folder)
-        model = params.model or self.config.model.model or ""
+        model = params.model or (await self._config_for(folder)).model.model or ""
         return await self.store.create_session(new_id("ses"), params.title or None, model, folder)
+
+    async def _config_for(self, folder: str) -> ServerConfig:
+        """The settings of a run in `folder`."""
+        return self.config if self._settings is None else await self._settings(folder)
 
     async def list_sessions(self, params: ListSessionsParams) -> SessionList:
         folder = None
@@ -344,7 +363,7 @@ class RunManager:
             self.runs.pop(run.run_id, None)
             run.result.cancel()  # no run: release anyone waiting for it
             raise
-        model = session.model or self.config.model.model or ""
+        model = session.model or self._config(run).model.model or ""
         queue = self._queues.get(session.id)
         if queue is None:
             queue = self._queues[session.id] = SessionQueue(session.id, self._queue_changed)
@@ -372,10 +391,15 @@ class RunManager:
                         f"'{session.id}' ({session.workspace_folder})"
                     )
         else:
-            folder = self.resolve_folder(params.workspace_folder)
-            model = self.config.model.model or ""
+            folder = self.resolve_folder(params.workspace_folder, document=params.active_document)
+            run.config = await self._config_for(folder)
+            model = run.config.model.model or ""
             session = await self.store.create_session(new_id("ses"), title_from(params.prompt), model, folder)
             run.created_session = True
+        if run.config is None:
+            run.config = await self._config_for(session.workspace_folder)
+        if run.config.tool_policy != self.config.tool_policy:
+            run.policy = ToolPolicy(run.config.tool_policy)
         run.session_id = session.id
         run.folder = session.workspace_folder
         run.chunks = ChunkStream(run.run_id, session.id, self._send, self.config.text_flush_interval)
@@ -461,7 +485,8 @@ class RunManager:
         await self.store.start_run(run.run_id, session.id)
         if not run.should_query:  # context for later turns: the message alone, no model call
             return Ending("done", Done("", Usage()), [user_entry(prompt)], Usage())
-        problem = self.config.problem(model=model) or self.permissions.policy.problem
+        config = self._config(run)
+        problem = config.problem(model=model) or (run.policy or self.permissions.policy).problem
         if problem is not None:
             return failed_before_start(prompt, ErrorInfo("config", problem))
         turn = Turn(
@@ -470,23 +495,27 @@ class RunManager:
             prompt=prompt,
             history=[],
             chunks=self._chunks(run),
-            model_config=self.config.model,
-            limits=self.config.limits,
+            model_config=config.model,
+            limits=config.limits,
             ask_permission=self._permission_for(run),
             step=self._step,
             run_tool=self._tool_runner,
             inbox=lambda: self._take_inbox(run),
+            tools=self._tool_config(session.id) if self._tool_config is not None else ToolConfig(),
         )
         try:
             history = await self._load_history(session.id)
         except asyncio.CancelledError:
             _uncancel()
             return turn.interrupted()
-        turn.context = run.context = self._context(session.id, run.run_id, model, history)
+        turn.context = run.context = self._context(session.id, run.run_id, model, history, config.context)
         turn.history = run.context.view()
         if run.cancel_requested:  # cancelled while the history loaded
             return turn.interrupted()
         return await turn.run()
+
+    def _config(self, run: LiveRun) -> ServerConfig:
+        return run.config or self.config
 
     @staticmethod
     def _chunks(run: LiveRun) -> ChunkStream:
@@ -575,7 +604,9 @@ class RunManager:
         while len(self._history) > HISTORY_CACHE_SIZE:
             self._history.popitem(last=False)
 
-    def _context(self, session_id: str, run_id: str | None, model: str, history: History) -> SessionContext:
+    def _context(
+        self, session_id: str, run_id: str | None, model: str, history: History, settings: ContextSettings
+    ) -> SessionContext:
         """The context budget of a run (`run_id`) or of a cody/compact (None) of the session."""
 
         async def save(record: CompactionRecord, usage: Usage) -> int | None:
@@ -584,7 +615,7 @@ class RunManager:
 
         wanted = self._context_chunks()
         return SessionContext(
-            budget_for(model, self.config.context),
+            budget_for(model, settings),
             history,
             save,
             lambda compacted: self._cache(session_id, compacted),
@@ -597,9 +628,10 @@ class RunManager:
     async def compact(self, params: CompactParams) -> CompactResult:
         """cody/compact: summarize the session's history now (not while a run has the session)."""
         session = await self._session(params.session_id)
-        model = session.model or self.config.model.model or ""
+        config = await self._config_for(session.workspace_folder)
+        model = session.model or config.model.model or ""
         queue = self._queues.get(session.id)
-        problem = self.config.problem(model=model)
+        problem = config.problem(model=model)
         if queue is not None and queue.busy:
             info = ErrorInfo("session_busy", "a run has the session; compact it when the run has ended")
         elif session.id in self._compacting:
@@ -609,14 +641,14 @@ class RunManager:
         else:
             self._compacting.add(session.id)
             try:
-                return await self._compact_now(session, model)
+                return await self._compact_now(session, model, config)
             finally:
                 self._compacting.discard(session.id)
         return CompactResult(session, False, 0, 0, 0, 0, Usage(), info)
 
-    async def _compact_now(self, session: SessionInfo, model: str) -> CompactResult:
+    async def _compact_now(self, session: SessionInfo, model: str, config: ServerConfig) -> CompactResult:
         folder = Path(session.workspace_folder)
-        context = self._context(session.id, None, model, await self._load_history(session.id))
+        context = self._context(session.id, None, model, await self._load_history(session.id), config.context)
         messages, tools = [system_message(folder), *context.view()], tool_schemas()
         tokens = context.tokens(messages, tools)
         # A turn without a prompt, for its model step (retries included) to ask for the summary.
@@ -626,14 +658,14 @@ class RunManager:
             prompt="",
             history=[],
             chunks=ChunkStream("", session.id, lambda _chunk: None, 0.0),
-            model_config=self.config.model,
-            limits=self.config.limits,
+            model_config=config.model,
+            limits=config.limits,
             step=self._step,
         )
         try:
             outcome = await context.compact(turn, messages, tools, "manual", tokens)
         except ModelError as exc:
-            info = ErrorInfo(exc.code, redact(exc.message, self.config.model.api_key))
+            info = ErrorInfo(exc.code, redact(exc.message, config.model.api_key))
             return CompactResult(session, False, len(messages) - 1, len(messages) - 1, tokens, tokens, turn.usage, info)
         after = await self._session(session.id)
         if outcome is None:
@@ -645,7 +677,7 @@ class RunManager:
 
     def _permission_for(self, run: LiveRun) -> AskPermission:
         async def check(call_id: str, tool_name: str, args: dict[str, Any]) -> str | None:
-            return await self.permissions.check(run, call_id, tool_name, args)
+            return await self.permissions.check(run, call_id, tool_name, args, run.policy)
 
         return check
 

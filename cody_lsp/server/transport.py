@@ -23,6 +23,7 @@ Bytes → frames → JSON → JSON-RPC messages, and back:
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import inspect
 import json
 import logging
@@ -453,12 +454,23 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
         return super().handle_message(structured)
 
     def _refuse(self, raw: dict[str, Any], code: int, text: str) -> None:
-        """Answer a bad request; a bad notification or response cannot be answered, so it is dropped."""
+        """Answer a bad request; a bad notification or response cannot be answered, so it is dropped
+        (a malformed reply to a request of ours fails that request, so nothing waits for it forever)."""
         if ("method" in raw and "id" not in raw) or "result" in raw or "error" in raw:
             log.warning("dropped a malformed message: %s", text)
+            if "method" not in raw:
+                self._fail_request(raw.get("id"), text)
             return
         msg_id = raw.get("id")
         self.reply_error(msg_id if _valid_id(msg_id) else None, code, text)
+
+    def _fail_request(self, msg_id: Any, text: str) -> None:
+        future = self.pending_requests().get(msg_id) if _valid_id(msg_id) else None
+        if isinstance(future, concurrent.futures.Future) and not future.done():  # ours, not a handler task
+            self.forget_request(msg_id)
+            future.set_exception(
+                JsonRpcException(message=f"the client's reply did not fit its request: {text}", code=INVALID_PARAMS)
+            )
 
     # ------------------------------------------------------------------ answers
 

@@ -141,7 +141,7 @@ async def make_harness(
             on_text(result.text)
         return result
 
-    async def run_tool(name: str, args: dict[str, Any], root: Path) -> ToolResult:
+    async def run_tool(name: str, args: dict[str, Any], root: Path, _config: Any = None) -> ToolResult:
         h = holder["h"]
         h.tool_calls.append((name, args))
         if h.tool_behaviour is not None:

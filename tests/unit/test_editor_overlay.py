@@ -153,7 +153,7 @@ async def test_edit_of_an_open_document_goes_through_the_editor(ws: Path):
     (change,) = editor.applied
     edited = buffer.replace("return 1", "return 2")
     assert change.label == "Cody: edit src/app.py" and change.version == 7 and not change.create
-    assert change.edits == (TextEdit((2, 4), (3, 0), "return 2\r\n"),)
+    assert change.edits == (TextEdit((2, 11), (2, 12), "2"),)  # only what differs
     assert change.text == edited and editor.writes == [(path.as_uri(), edited, 7)]
     assert path.read_text() == "def main():\n    return 1\n"  # the disk is untouched
     # The model wrote it: editing again needs no new read.
@@ -161,7 +161,7 @@ async def test_edit_of_an_open_document_goes_through_the_editor(ws: Path):
     r = await run_tool(
         "edit_file", {"path": "src/app.py", "old_string": "héllo", "new_string": "hello"}, ws, cfg(editor, reads)
     )
-    assert r.ok and editor.applied[-1].edits == (TextEdit((0, 5), (0, 10), "hello"),)  # 😀 counts 2 in UTF-16
+    assert r.ok and editor.applied[-1].edits == (TextEdit((0, 6), (0, 7), "e"),)  # 😀 counts 2 in UTF-16
 
 
 async def test_a_declined_edit_is_written_to_disk(ws: Path):
@@ -169,7 +169,7 @@ async def test_a_declined_edit_is_written_to_disk(ws: Path):
     editor = FakeEditor({str(path): "def main():\n    return 1\n"}, accept=False)
     r = await run_tool("write_file", {"path": "src/app.py", "content": "print('hi')\n"}, ws, cfg(editor))
     assert r.ok and "written to disk (the editor declined" in r.content
-    assert editor.applied[0].edits == (TextEdit((0, 0), (2, 0), "print('hi')\n"),)
+    assert editor.applied[0].edits == (TextEdit((0, 0), (1, 12), "print('hi')"),)
     assert path.read_text() == "print('hi')\n"
     assert editor.writes == [(path.as_uri(), "print('hi')\n", 7)]
 
@@ -214,6 +214,9 @@ def test_text_edit_positions():
     # An edge between \r and \n is moved so that the edit never splits a line ending.
     assert text_edit(text, 2, 3, "", "utf-16") == TextEdit((0, 1), (1, 0), "\r")
     assert text_edit(text, 0, 2, "x", "utf-16") == TextEdit((0, 0), (1, 0), "x\n")
+    # Only what differs is replaced.
+    assert text_edit("keep OLD keep", 0, 13, "keep NEW keep", "utf-16") == TextEdit((0, 5), (0, 8), "NEW")
+    assert text_edit("aaa", 0, 3, "aaaa", "utf-16") == TextEdit((0, 3), (0, 3), "a")
 
 
 # ---------------------------------------------------------------------- conflicts

@@ -26,6 +26,8 @@ from typing import Any, Literal, Union
 
 import attrs
 import pytest
+from lsprotocol import types as lsp
+from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidRequest, JsonRpcParseError
 
 from cody_lsp import config as config_module
@@ -48,6 +50,20 @@ ENVELOPE = [
 STANDARD_CODES = {JsonRpcParseError.CODE, JsonRpcInvalidRequest.CODE, JsonRpcInternalError.CODE}
 LSP_REQUESTS = {"initialize", "shutdown"}
 LSP_NOTIFICATIONS = {"initialized", "exit"}
+# Standard LSP messages of the editor's state (protocol.md, "The editor's state"): who sends each;
+# their params and results are checked against lsprotocol's types.
+LSP_EDITOR_NOTIFICATIONS = {
+    "textDocument/didOpen": "-->",
+    "textDocument/didChange": "-->",
+    "textDocument/didClose": "-->",
+    "workspace/didChangeConfiguration": "-->",
+    "workspace/didChangeWorkspaceFolders": "-->",
+    "window/workDoneProgress/cancel": "-->",
+    "$/progress": "<--",
+    "window/logMessage": "<--",
+    "window/showMessage": "<--",
+}
+LSP_SERVER_REQUESTS = {"workspace/applyEdit", "workspace/configuration", "window/workDoneProgress/create"}
 
 
 # --------------------------------------------------------------------------------------
@@ -437,6 +453,11 @@ def transcript_messages(block: Block) -> list[tuple[str, dict[str, Any]]]:
     return messages
 
 
+def check_lsp(method: str, message: dict[str, Any], which: int) -> None:
+    """A standard LSP message (0: the request or notification, 1: the response) fits lsprotocol's type."""
+    get_converter().structure(message, lsp.METHOD_TO_TYPES[method][which])
+
+
 def check_transcript(block: Block, codes: set[int]) -> None:
     pending: dict[str, dict[Any, tuple[str, Any]]] = {"-->": {}, "<--": {}}  # sender → id → (method, params)
     cancelled: set[Any] = set()
@@ -456,6 +477,9 @@ def check_transcript(block: Block, codes: set[int]) -> None:
                 elif method in SERVER_REQUESTS:
                     assert direction == "<--", f"{where}: {method} is sent by the server"
                     check_params(method, params)
+                elif method in LSP_SERVER_REQUESTS:
+                    assert direction == "<--", f"{where}: {method} is sent by the server"
+                    check_lsp(method, msg, 0)
                 else:
                     raise AssertionError(f"{where}: unknown request {method}")
             elif method == "cody/chunk":
@@ -472,6 +496,9 @@ def check_transcript(block: Block, codes: set[int]) -> None:
                     f"{where}: cancels a request its sender has pending"
                 )
                 cancelled.add((direction, params["id"]))
+            elif method in LSP_EDITOR_NOTIFICATIONS:
+                assert direction == LSP_EDITOR_NOTIFICATIONS[method], f"{where}: {method} goes the other way"
+                check_lsp(method, msg, 0)
             else:
                 assert method in LSP_NOTIFICATIONS and direction == "-->", f"{where}: unknown notification"
             continue
@@ -487,6 +514,8 @@ def check_transcript(block: Block, codes: set[int]) -> None:
             assert msg["result"]["capabilities"]["experimental"] == {"cody": wire.SERVER_CAPABILITIES}
         elif method == "shutdown":
             assert msg["result"] is None
+        elif method in LSP_SERVER_REQUESTS:
+            check_lsp(method, msg, 1)
         else:
             check_result(method, msg["result"])
         if method == "cody/run":

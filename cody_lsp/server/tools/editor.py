@@ -30,6 +30,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..documents import OpenFile
+
 __all__ = [
     "OpenFile",
     "Overlay",
@@ -41,16 +43,6 @@ __all__ = [
     "position_at",
     "units",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class OpenFile:
-    """An open document of the editor (or the text an edit the editor accepted gave it)."""
-
-    path: str  # absolute path, from its file:// URI
-    uri: str
-    text: str
-    version: int | None  # None: not open (a file the editor created, not yet reported open)
 
 
 @dataclass(eq=False)
@@ -220,7 +212,12 @@ def position_at(text: str, offset: int, encoding: str) -> tuple[int, int]:
 
 
 def text_edit(text: str, start: int, end: int, new_text: str, encoding: str) -> TextEdit:
-    """The edit replacing ``text[start:end]``; an end that splits a \\r\\n is moved past it."""
+    """The edit replacing ``text[start:end]`` with ``new_text``, narrowed to what differs (the editor
+    keeps its cursors and marks on the rest); an end that splits a \\r\\n is moved past it."""
+    old = text[start:end]
+    head = len(os.path.commonprefix([old, new_text]))
+    tail = len(os.path.commonprefix([old[head:][::-1], new_text[head:][::-1]]))
+    start, end, new_text = start + head, end - tail, new_text[head : len(new_text) - tail]
     if 0 < start < len(text) and text[start - 1] == "\r" and text[start] == "\n":
         start, new_text = start - 1, "\r" + new_text
     if 0 < end < len(text) and text[end - 1] == "\r" and text[end] == "\n":

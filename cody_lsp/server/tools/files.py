@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .editor import Change, OpenFile, Overlay, TextEdit, _Doc, content_hash, position_at, text_edit
+from .editor import Change, OpenFile, Overlay, TextEdit, _Doc, content_hash, text_edit
 from .fsaccess import Target, Workspace
 from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
@@ -570,8 +570,8 @@ def _write_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay)
         summary = f"{verb} {shown} ({len(data):,} bytes){_via(target, shown)}"
         if doc is not None and _through_editor(config, doc):
             assert config.editor is not None
-            end = position_at(doc.file.text, len(doc.file.text), config.editor.encoding)
-            change = _change(doc, TextEdit((0, 0), end, content), content, shown, config)
+            edit = text_edit(doc.file.text, 0, len(doc.file.text), content, config.editor.encoding)
+            change = _change(doc, edit, content, shown, config)
             return _Planned(key, data, summary, doc.file, content, change)
         ws.write_atomic(target, data)
     return _Planned(key, data, summary, doc.file if doc else None, content)

@@ -1,0 +1,167 @@
+"""Settings from the editor over the environment's, and which folder a run is for."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
+from cody_lsp.server.progress import activity
+from cody_lsp.server.roots import Roots
+from cody_lsp.server.settings import KEYS, Settings, resolve
+from cody_lsp.wire import InvalidParams
+
+from .test_protocol_doc import _plain, load_doc
+
+BASE = ServerConfig(
+    model=ModelConfig("env-model", "https://env.example/v1", "sk-env-key"),
+    limits=Limits(max_steps=20),
+    context=ContextSettings(),
+    db=Path("/tmp/unused.db"),
+    tool_policy={"run_command": "deny"},
+    settings_problem=None,
+)
+
+
+def test_folder_over_initialization_options_over_the_environment():
+    config, warnings = resolve(
+        BASE,
+        [
+            ("initializationOptions", {"model": "init-model", "maxSteps": 5, "stallTimeout": 12.5}),
+            ("the configuration of /w", {"model": "folder-model", "retryAttempts": 0, "apiKey": "sk-not-this"}),
+        ],
+    )
+    assert warnings == []
+    assert config.model == ModelConfig("folder-model", "https://env.example/v1", "sk-env-key")
+    assert (config.limits.max_steps, config.limits.retry_attempts, config.limits.stall_timeout) == (5, 0, 12.5)
+    assert config.tool_policy == {"run_command": "deny"} and config.db == BASE.db
+
+
+def test_an_invalid_value_is_reported_and_the_value_below_applies():
+    config, warnings = resolve(
+        BASE,
+        [
+            ("initializationOptions", {"maxSteps": 7, "baseUrl": "https://init.example/v1"}),
+            ("the configuration of /w", {"maxSteps": 2.5, "baseUrl": "ftp://nope", "model": "", "stallTimeout": -1}),
+        ],
+    )
+    assert (config.limits.max_steps, config.model.base_url, config.model.model) == (
+        7,
+        "https://init.example/v1",
+        "env-model",
+    )
+    assert config.limits.stall_timeout == BASE.limits.stall_timeout
+    assert len(warnings) == 4
+    assert any("cody.maxSteps = 2.5 (the configuration of /w) must be a whole number" in w for w in warnings)
+    assert any("cody.baseUrl" in w and "http(s) URL" in w for w in warnings)
+    assert any("cody.stallTimeout" in w and "≥ 0" in w for w in warnings)
+
+
+def test_tool_policy_is_merged_tool_by_tool():
+    config, warnings = resolve(
+        BASE,
+        [
+            ("initializationOptions", {"toolPolicy": {"write_file": "allow"}}),
+            ("the configuration of /w", {"toolPolicy": {"run_command": "ASK", "rm_rf": "allow", "edit_file": "maybe"}}),
+        ],
+    )
+    assert config.tool_policy == {"run_command": "ask", "write_file": "allow"}
+    assert any("'rm_rf'" in w and "not a tool" in w for w in warnings)
+    assert any("cody.toolPolicy.edit_file = 'maybe'" in w for w in warnings)
+    _config, warnings = resolve(BASE, [("initializationOptions", {"toolPolicy": "allow"})])
+    assert warnings and "cody.toolPolicy" in warnings[0]
+
+
+def test_context_window_and_reserve():
+    config, warnings = resolve(BASE, [("x", {"contextWindow": 8000, "outputReserve": 1000})])
+    assert config.context == ContextSettings(8000, 1000) and not warnings
+    config, warnings = resolve(BASE, [("x", {"contextWindow": 8000, "outputReserve": 9000})])
+    assert config.context == ContextSettings(8000, 0) and "must be smaller" in warnings[0]
+
+
+def test_settings_that_are_not_an_object_are_ignored():
+    config, warnings = resolve(BASE, [("initializationOptions", ["model", "x"]), ("folder", None)])
+    assert config == dataclasses.replace(BASE) and len(warnings) == 1
+
+
+async def test_a_folder_is_asked_once_until_the_settings_change():
+    asked: list[str] = []
+    shown: list[str] = []
+
+    async def fetch(uri: str) -> object:
+        asked.append(uri)
+        return [{"model": f"model-{len(asked)}", "maxSteps": "x"}]
+
+    settings = Settings(BASE, shown.append)
+    settings.fetch = fetch
+    first = await settings.for_folder("/w")
+    again = await settings.for_folder("/w")
+    assert first.model.model == again.model.model == "model-1" and asked == ["file:///w"]
+    assert len(shown) == 1 and "cody.maxSteps" in shown[0]  # shown once
+    settings.changed({"cody": {"model": "pushed"}})  # this client can be asked: pushed settings are not used
+    assert (await settings.for_folder("/w")).model.model == "model-2" and len(shown) == 2
+
+
+async def test_a_client_that_cannot_be_asked_pushes_its_settings():
+    settings = Settings(BASE, lambda _text: None)
+    settings.client = {"model": "init"}
+    assert (await settings.for_folder("/w")).model.model == "init"
+    settings.changed({"cody": {"model": "pushed"}})
+    assert (await settings.for_folder("/w")).model.model == "pushed"
+    settings.changed({"other": 1})
+    assert (await settings.for_folder("/w")).model.model == "pushed"
+
+
+async def test_a_failed_fetch_falls_back_and_asks_again():
+    calls = 0
+
+    async def fetch(_uri: str) -> object:
+        nonlocal calls
+        calls += 1
+        raise RuntimeError("no answer")
+
+    settings = Settings(BASE, lambda _text: None)
+    settings.fetch = fetch
+    assert (await settings.for_folder("/w")).model.model == "env-model"
+    await settings.for_folder("/w")
+    assert calls == 2
+
+
+def test_protocol_md_lists_every_setting():
+    table = load_doc().table("Setting")
+    assert [_plain(row[0]) for row in table.rows] == list(KEYS)
+
+
+# ---------------------------------------------------------------------- roots
+
+
+def test_a_run_is_for_the_folder_of_its_document(tmp_path: Path):
+    a, b, inner = tmp_path / "a", tmp_path / "b", tmp_path / "a" / "inner"
+    roots = Roots(lambda: [str(a), str(b), str(inner)])
+    assert roots.pick((b / "x.py").as_uri()) == str(b)
+    assert roots.pick((inner / "y.py").as_uri()) == str(inner)  # the innermost folder
+    with pytest.raises(InvalidParams) as info:
+        roots.pick((tmp_path / "elsewhere.py").as_uri())
+    assert "'activeDocument' is in none of the 3 workspace folders" in str(info.value)
+    with pytest.raises(InvalidParams) as info:
+        roots.pick(None)
+    assert str(a) in str(info.value) and str(b) in str(info.value)
+    assert Roots(lambda: [str(a)]).pick("untitled:Untitled-1") == str(a)  # the only folder
+    with pytest.raises(InvalidParams, match="has not opened a workspace folder"):
+        Roots(list).pick(None)
+
+
+def test_a_folder_opened_through_a_symlink(tmp_path: Path):
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "alias").symlink_to(real)
+    roots = Roots(lambda: [str(tmp_path / "alias"), str(tmp_path / "other")])
+    assert roots.pick((real / "x.py").as_uri()) == str(tmp_path / "alias")
+
+
+def test_progress_messages():
+    assert activity({"type": "tool_call", "toolName": "run_command"}) == "running run_command"
+    assert activity({"type": "thinking"}) == activity({"type": "tool_result"}) == "thinking"
+    assert activity({"type": "usage"}) is None

@@ -18,7 +18,7 @@ import { chatFrame, CodeServer, codeServerDir, EDITOR_CLIENT, launchBrowser } fr
 declare const document: {
   querySelectorAll(selector: string): { length: number };
   querySelector(selector: string): { textContent: string | null } | null;
-  getElementById(id: string): { textContent: string | null } | null;
+  getElementById(id: string): { textContent: string | null; hidden?: boolean } | null;
 };
 
 const PYTHON = process.env.CODY_PYTHON || 'python3';
@@ -37,6 +37,9 @@ const SCRIPT = [
   { text: "I'll write it.", tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'first line\n' } }] },
   { text: 'Wrote notes.txt.' },
   { text: 'Let me think about this for a while', text_deltas: 6, fault: { kind: 'stall', after: 3, seconds: 60 } },
+  // Steering: a run that stalls, a message queued and withdrawn, another sent now (interrupting).
+  { text: 'Thinking again, slowly', text_deltas: 4, fault: { kind: 'stall', after: 2, seconds: 60 } },
+  { text: 'Done instead.' },
   // Session C: another write, covered by the "always" rule: no card.
   { tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'first line\nsecond line\n' } }] },
   { text: 'Added the second line.' },
@@ -212,14 +215,33 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     await screenshot('stopped');
   });
 
-  step('restores the session after a reload, with the stop shown as a state', async () => {
+  step('queues a message while a run goes (a chip, cancellable) and sends another now', async () => {
+    await send('Think again');
+    await frame.waitForFunction(() => /Thinki/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    assert.equal(await frame.locator('#send').innerText(), 'Queue');
+    await send('Also check the README');
+    await frame.locator('#queue .chip', { hasText: 'Also check the README' }).waitFor({ timeout: 15_000 });
+    await screenshot('queued');
+    await frame.locator('#queue .chip-cancel').click();
+    await frame.waitForSelector('#queue', { state: 'hidden', timeout: 15_000 });
+    await frame.fill('#prompt', 'Do this instead');
+    await frame.click('#send-now');
+    await frame.waitForFunction(() => /Done instead\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await frame.waitForFunction(() => document.getElementById('stop')?.hidden === true, undefined, { timeout: 15_000 });
+    assert.equal(await frame.locator('.run-end.cancelled').count(), 2, 'the interrupted run is Stopped');
+    assert.doesNotMatch(await panelText(), /Also check the README/, 'the withdrawn message was never sent');
+    await screenshot('sent-now');
+  });
+
+  step('restores the session after a reload, with the stops shown as states', async () => {
     await page.reload();
     await openPanel();
-    await frame.waitForFunction(() => document.querySelectorAll('.msg.user').length === 2, undefined, { timeout: 30_000 });
+    await frame.waitForFunction(() => document.querySelectorAll('.msg.user').length === 4, undefined, { timeout: 30_000 });
     assert.equal(await frame.locator('#session-title').innerText(), 'Create notes.txt');
     const text = await panelText();
     assert.match(text, /Wrote notes\.txt\./);
-    assert.equal(await frame.locator('.run-end.cancelled').count(), 1, 'the interrupted marker is a state');
+    assert.deepEqual(await frame.locator('.msg.user').allInnerTexts(), ['Create notes.txt', 'Think it over', 'Think again', 'Do this instead']);
+    assert.equal(await frame.locator('.run-end.cancelled').count(), 2, 'the interrupted markers are states');
     assert.doesNotMatch(text, /\[This turn/, 'never the marker text the model reads');
     await screenshot('reloaded');
   });

@@ -298,6 +298,14 @@ describe('webview (dist/webview/main.js) in Chromium', { timeout: 60_000 }, () =
     await post({ type: 'text', runId: 'vsc-2', text: 'The README is fine.' });
     const order = await page.locator('#transcript > *').evaluateAll((nodes) => nodes.map((n) => (n.textContent ?? '').trim()));
     assert.deepEqual(order.slice(-2), ['also the README', 'The README is fine.']);
+    // "Send now": the new run starts, then its prompt enters it: the prompt stays above the run.
+    await post({ type: 'runStarted', runId: 'vsc-4' });
+    await post({ type: 'user', text: 'stop, do this instead', runId: 'vsc-4' });
+    await post({ type: 'text', runId: 'vsc-4', text: 'Doing it.' });
+    const after = await page.locator('#transcript > *').evaluateAll((nodes) => nodes.map((n) => (n.textContent ?? '').trim()));
+    assert.deepEqual(after.slice(-2), ['stop, do this instead', 'Doing it.']);
+    await post({ type: 'runEnded', runId: 'vsc-4', status: 'done' });
+    await post({ type: 'runStarted', runId: 'vsc-2' });
     await post({ type: 'compacted', runId: 'vsc-2', text: 'Context compacted: 40 → 6 messages, 90,000 → 8,000 tokens' });
     assert.match(await text('.compacted'), /Context compacted: 40 → 6 messages/);
     await page.click('#compact');

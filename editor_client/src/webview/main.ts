@@ -318,15 +318,19 @@ function handle(msg: ToWebview): void {
       sessionList.show(msg.sessions, msg.allFolders, msg.currentId);
       break;
     case 'user': {
-      if (msg.runId !== undefined) {
-        // A message that entered a running run: what the run shows next goes below it.
-        const run = runs.get(msg.runId);
-        if (run) {
-          finishStep(run);
-          runs.delete(msg.runId);
-        }
+      const user = el('div', 'msg user', msg.text);
+      const run = msg.runId !== undefined ? runs.get(msg.runId) : undefined;
+      if (run !== undefined && run.el.childElementCount === 0 && run.el.parentNode !== null) {
+        // The run's own prompt, before it showed anything: above the run.
+        run.el.parentNode.insertBefore(user, run.el);
+        break;
       }
-      target.appendChild(el('div', 'msg user', msg.text));
+      if (run !== undefined && msg.runId !== undefined) {
+        // A message taken into a running run: what the run shows next goes below it.
+        finishStep(run);
+        runs.delete(msg.runId);
+      }
+      target.appendChild(user);
       break;
     }
     case 'context':

@@ -35,6 +35,7 @@ SCRIPTS = [
     ("concurrency", "Concurrency and memory"),
     ("context_growth", "Context growth"),
     ("steering", "Steering"),
+    ("document_sync", "Document sync"),
 ]
 
 

@@ -22,6 +22,7 @@ SCRIPTS = [
     "concurrency",
     "context_growth",
     "steering",
+    "document_sync",
 ]
 TABLE_HEADER = "| measure | figure | goal | verdict |"
 

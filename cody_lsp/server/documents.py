@@ -41,6 +41,10 @@ class OpenFile:
     uri: str
     text: str
     version: int | None  # None: not open (a file the editor created, not yet reported open)
+    data: bytes | None = None  # the text as UTF-8, when already encoded
+
+    def encoded(self) -> bytes:
+        return self.data if self.data is not None else self.text.encode("utf-8", "surrogatepass")
 
 
 def split_lines(text: str) -> list[str]:
@@ -88,6 +92,7 @@ class Document:
     lines: list[str]
     language_id: str = ""
     _text: str | None = None
+    _data: bytes | None = None
 
     @classmethod
     def of(cls, uri: str, text: str, version: int | None = None, language_id: str = "") -> Document:
@@ -100,8 +105,15 @@ class Document:
             self._text = "".join(self.lines)
         return self._text
 
+    @property
+    def data(self) -> bytes:
+        """The whole text as UTF-8 (encoded once per change, when asked)."""
+        if self._data is None:
+            self._data = self.text.encode("utf-8", "surrogatepass")
+        return self._data
+
     def replace(self, text: str) -> None:
-        self.lines, self._text = split_lines(text), text
+        self.lines, self._text, self._data = split_lines(text), text, None
 
     def _locate(self, position: types.Position, encoding: str) -> tuple[int, int]:
         """(line index, index in that line) of a position, clamped into the document."""
@@ -128,7 +140,7 @@ class Document:
         if el < len(lines) - 1:
             new.pop()  # the segment ends with the line ending of line `el`: nothing follows it
         lines[sl : el + 1] = new
-        self._text = None
+        self._text = self._data = None
 
 
 @dataclass
@@ -178,7 +190,10 @@ class DocumentStore:
             path = _path(uri)
             if path is not None:
                 expected = self._expected.get(uri)
-                files.append(OpenFile(path, uri, expected[0] if expected else doc.text, doc.version))
+                if expected is not None:
+                    files.append(OpenFile(path, uri, expected[0], doc.version))
+                else:
+                    files.append(OpenFile(path, uri, doc.text, doc.version, doc.data))
         for uri, (text, _version) in self._expected.items():
             path = _path(uri)
             if uri not in self.documents and path is not None:

@@ -33,6 +33,18 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+_DOCUMENT = {"uri": "file:///warm-up.py", "version": 1}
+_SAMPLES: dict[str, Any] = {
+    types.TEXT_DOCUMENT_DID_OPEN: {"textDocument": {**_DOCUMENT, "languageId": "python", "text": ""}},
+    types.TEXT_DOCUMENT_DID_CHANGE: {
+        "textDocument": _DOCUMENT,
+        "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": ""}
+        ],
+    },
+    types.TEXT_DOCUMENT_DID_CLOSE: {"textDocument": {"uri": _DOCUMENT["uri"]}},
+}
+
 
 class Editor:
     def __init__(self, server: CodyServer, notify: Callable[[str, Any], None]):
@@ -54,6 +66,12 @@ class Editor:
         bridge = EditorBridge(self.server.protocol, self.documents, self.folder_paths)
         bridge.initialize(self.capabilities)
         return bridge
+
+    def warm_up(self) -> None:
+        """Structure one message of each kind the editor sends while the user types: the converter
+        generates its code on first use (milliseconds), better now than at the first keystroke."""
+        for method, params in _SAMPLES.items():
+            self.server.protocol.structure_message({"jsonrpc": "2.0", "method": method, "params": params})
 
     def initialize(self, params: types.InitializeParams) -> None:
         """What the client can do, and its initializationOptions."""

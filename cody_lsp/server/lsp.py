@@ -469,6 +469,7 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
                 threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
 
         asyncio.ensure_future(server.get_manager()).add_done_callback(opened)
+        server.editor.warm_up()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     def on_configuration_changed(params: types.DidChangeConfigurationParams) -> None:

@@ -63,6 +63,7 @@ _CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*([^\r\n]*?)[ \t]*\Z",
 _HEADER = re.compile(rb"[!-9;-~]+[ \t]*:[^\n]*\Z")  # `Name: value`, other headers are ignored
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20}(?=\s*[,}]))')
 _HEADER_TEMPLATE = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+TURN = 0.002  # seconds of handling messages back to back before the event loop gets a turn
 
 
 # --------------------------------------------------------------------------------------
@@ -403,13 +404,20 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
     shutting_down = False
 
     async def serve(self, source: ByteSource, limits: WireLimits) -> None:
-        """Read and handle messages until the client closes the stream."""
+        """Read and handle messages until the client closes the stream. Messages that arrived
+        together are handled one after the other, giving the loop a turn every `TURN` seconds
+        (a burst of a thousand edits must not hold up the runs' streams)."""
+        loop = asyncio.get_running_loop()
+        since = loop.time()
         async for frame in FrameReader(source, limits).frames():
             if isinstance(frame, Refusal):
                 log.warning("%s", frame.message)
                 self.reply_error(frame.msg_id, frame.code, frame.message)
             else:
                 self.receive(frame.data)
+            if loop.time() - since > TURN:
+                await asyncio.sleep(0)
+                since = loop.time()
 
     def receive(self, body: bytes) -> None:
         try:

@@ -170,3 +170,72 @@ def test_a_write_is_seen_until_the_editor_reports_a_newer_version():
     store.written("file:///w/b.py", "again\n", 1)
     store.did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri="file:///w/b.py")))
     assert [f.uri for f in store.open_files()] == ["file:///w/a.py"]
+
+
+async def test_a_burst_of_edits_gives_the_event_loop_turns():
+    """Edits that arrive together are handled in order, and the loop gets a turn while they are
+    (a run's stream is not held up behind a thousand keystrokes)."""
+    import asyncio
+    import json
+
+    from cody_lsp.config import ServerConfig
+    from cody_lsp.server.lsp import create_server
+    from cody_lsp.server.transport import WireLimits
+
+    server = create_server(ServerConfig())
+    protocol = server.protocol
+    protocol.set_writer(type("Sink", (), {"write": lambda self, data: None})())
+
+    def frame(message: dict) -> bytes:
+        body = json.dumps(message).encode()
+        return b"Content-Length: %d\r\n\r\n" % len(body) + body
+
+    uri = "file:///w/a.py"
+    messages = [frame({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}})]
+    messages.append(
+        frame(
+            {
+                "jsonrpc": "2.0",
+                "method": "textDocument/didOpen",
+                "params": {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": ""}},
+            }
+        )
+    )
+    count = 3000
+    for i in range(count):
+        at = {"line": 0, "character": i}
+        change = {"range": {"start": at, "end": at}, "text": "x"}
+        messages.append(
+            frame(
+                {
+                    "jsonrpc": "2.0",
+                    "method": "textDocument/didChange",
+                    "params": {"textDocument": {"uri": uri, "version": 2 + i}, "contentChanges": [change]},
+                }
+            )
+        )
+
+    class Burst:
+        def __init__(self, data: bytes):
+            self.data = data
+
+        async def read(self, n: int) -> bytes:
+            chunk, self.data = self.data[:n], self.data[n:]
+            return chunk
+
+    seen: list[int] = []
+
+    def peek() -> None:
+        doc = server.editor.documents.documents.get(uri)
+        seen.append(len(doc.text) if doc is not None else -1)
+
+    async def watch() -> None:
+        while True:
+            peek()
+            await asyncio.sleep(0)
+
+    watcher = asyncio.ensure_future(watch())
+    await protocol.serve(Burst(b"".join(messages)), WireLimits())
+    watcher.cancel()
+    assert server.editor.documents.documents[uri].text == "x" * count
+    assert any(0 < n < count for n in seen), "the loop got no turn during the burst"

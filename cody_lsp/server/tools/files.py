@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import codecs
 import errno
-import hashlib
 import os
 import posixpath
 import stat
@@ -20,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .editor import Change, OpenFile, Overlay, TextEdit, _Doc, content_hash, text_edit
+from .editor import Change, OpenFile, Overlay, TextEdit, _Doc, content_hash, new_hasher, text_edit
 from .fsaccess import Target, Workspace
 from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
@@ -175,7 +174,7 @@ def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, ov
     parts: tuple[str, ...] = tuple(ws.parts(path))
     real = _real(ws, parts, path) if overlay or config.reads is not None else None
     doc = overlay.get(real) if real is not None else None
-    hasher = hashlib.blake2b(digest_size=16) if config.reads is not None else None
+    hasher = new_hasher() if config.reads is not None else None
     fd = None
     if doc is not None:
         source: int | bytes = doc.data

@@ -178,6 +178,21 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     assert.doesNotMatch(await panelText(), /\*\*|```|##/, 'no raw Markdown');
     assert.match(await frame.locator('#context-text').innerText(), /^[\d.]+k? \/ [\d.]+k$/, 'the context meter: used / window');
     await screenshot('markdown');
+    // Insert puts the code block at the cursor of the editor the user was in.
+    await page.keyboard.press('Control+P');
+    await page.locator('.quick-input-widget input').fill('app.py');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'app.py' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    const editor = page.locator('.editor-instance .monaco-editor .view-lines');
+    await editor.waitFor();
+    await page.keyboard.press('Control+End');
+    await frame.locator('.code-block .code-insert').click();
+    await page.waitForFunction(
+      () => (document.querySelector('.editor-instance .monaco-editor .view-lines')?.textContent ?? '').split("print('hello')").length === 3,
+      undefined,
+      { timeout: 15_000 },
+    );
+    await screenshot('inserted');
   });
 
   step('asks before a write; "always" is remembered; the card opens a diff', async () => {

@@ -158,6 +158,49 @@ describe('extension activation', () => {
     assert.ok(posted.some((m) => m.type === 'runEnded' && m.status === 'done'));
   });
 
+  it('opens links through VS Code, copies, inserts at the cursor and opens the diff of a write', async () => {
+    const provider = fake.record.viewProviders.get('cody.chat')!.provider;
+    const view = fakeWebviewView();
+    provider.resolveWebviewView(view);
+    view.webview.receive({ type: 'ready' });
+    await flush();
+    const inserted: string[] = [];
+    fake.vscode.window.activeTextEditor = {
+      selections: [{}],
+      edit: (build: (edit: { replace(selection: unknown, text: string): void }) => void) => {
+        build({ replace: (_selection, text) => inserted.push(text) });
+        return Promise.resolve(true);
+      },
+    };
+    view.webview.receive({ type: 'openLink', href: 'https://example.com/docs' });
+    view.webview.receive({ type: 'copy', text: 'echo hi\n' });
+    view.webview.receive({ type: 'insert', text: 'print(1)\n' });
+    await flush();
+    assert.deepEqual(fake.record.opened, ['https://example.com/docs']);
+    assert.deepEqual(fake.record.clipboard, ['echo hi\n']);
+    assert.deepEqual(inserted, ['print(1)\n']);
+    fake.vscode.window.activeTextEditor = undefined;
+
+    const client = FakeLanguageClient.latest();
+    FakeLanguageClient.respond('cody/run', (params) => {
+      const runId = params.runId ?? 'r';
+      const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+      client.notify('cody/chunk', { runId, sessionId: 'ses_1', seq: 0, type: 'session_start', workspaceFolder: '/home/ada/shop', model: 'm' });
+      client.notify('cody/chunk', { runId, sessionId: 'ses_1', seq: 1, type: 'tool_call', toolCallId: 'call_1', toolName: 'write_file', args: { path: 'new.txt', content: 'hello\n' } });
+      client.notify('cody/chunk', { runId, sessionId: 'ses_1', seq: 2, type: 'done', output: '', usage });
+      return { runId, sessionId: 'ses_1', status: 'done', output: '', usage };
+    });
+    view.webview.receive({ type: 'send', text: 'write new.txt' });
+    await flush();
+    const call = (view.webview.posted as ToWebview[]).find((m) => m.type === 'toolCall');
+    assert.ok(call?.type === 'toolCall' && call.diff, 'the card offers a diff');
+    view.webview.receive({ type: 'showDiff', runId: call.runId, toolCallId: 'call_1' });
+    // The file is read (for its content before the call) on the thread pool: wait for it.
+    for (let i = 0; i < 200 && !fake.record.executed.some((e) => e.id === 'vscode.diff'); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+    const diff = fake.record.executed.find((e) => e.id === 'vscode.diff');
+    assert.deepEqual(diff?.args.slice(0, 3).map(String), ['cody-diff:///1/before/new.txt', 'cody-diff:///1/after/new.txt', 'new.txt (Cody)']);
+  });
+
   it('restarts the server with the new settings when they change', async () => {
     fake.changeSettings({ 'cody.model': 'gpt-other' });
     await started(2);
@@ -236,6 +279,41 @@ describe('extension activation', () => {
     });
     values.modelBaseUrl = 'http://old/v1';
     assert.deepEqual(serverSection(config, ['baseUrl']), { baseUrl: 'http://old/v1' }, 'the deprecated setting as baseUrl');
+  });
+
+  it('takes the interpreter from cody.pythonPath when set, else the Python extension, else python3', async () => {
+    const { resolveInterpreter } = require('../setup') as typeof import('../setup');
+    type Config = Parameters<typeof resolveInterpreter>[0];
+    const unset = { get: (key: string) => (key === 'pythonPath' ? 'python3' : undefined), inspect: () => ({}) } as unknown as Config;
+    const set = { get: () => '/mine/python', inspect: () => ({ globalValue: '/mine/python' }) } as unknown as Config;
+    const extensions = fake.vscode.extensions as { getExtension: (id: string) => unknown };
+    const saved = extensions.getExtension;
+    const asked: unknown[] = [];
+    extensions.getExtension = (id: string) =>
+      id === 'ms-python.python'
+        ? {
+            isActive: true,
+            exports: {
+              environments: {
+                getActiveEnvironmentPath: (resource: unknown) => {
+                  asked.push(resource);
+                  return { path: '/envs/shop' };
+                },
+                resolveEnvironment: async () => ({ executable: { uri: fake.vscode.Uri.file('/envs/shop/bin/python') } }),
+              },
+            },
+          }
+        : undefined;
+    try {
+      const folder = fake.vscode.Uri.file('/home/ada/shop');
+      assert.deepEqual(await resolveInterpreter(unset, folder as never), { path: '/envs/shop/bin/python', source: 'Python extension' });
+      assert.deepEqual(asked, [folder], "the folder's interpreter");
+      assert.deepEqual(await resolveInterpreter(set, folder as never), { path: '/mine/python', source: 'cody.pythonPath' });
+      extensions.getExtension = () => undefined;
+      assert.deepEqual(await resolveInterpreter(unset, folder as never), { path: 'python3', source: 'default' });
+    } finally {
+      extensions.getExtension = saved;
+    }
   });
 
   it('does not log a stop that was asked for as an error', () => {

@@ -25,8 +25,13 @@ export class Uri {
   static file(path: string): Uri {
     return new Uri('file', path);
   }
-  static from(scheme: string, path: string): Uri {
-    return new Uri(scheme, path);
+  static from(scheme: string | { scheme: string; path: string }, path = ''): Uri {
+    return typeof scheme === 'string' ? new Uri(scheme, path) : new Uri(scheme.scheme, scheme.path);
+  }
+  static parse(value: string): Uri {
+    const match = /^([a-z][\w+.-]*):(?:\/\/)?(.*)$/i.exec(value);
+    if (match === null) throw new Error(`not a URI: ${value}`);
+    return new Uri(match[1] ?? '', match[2] ?? '');
   }
   static joinPath(base: Uri, ...parts: string[]): Uri {
     return new Uri(base.scheme, [base.path, ...parts].join('/'));
@@ -93,6 +98,8 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     secrets: new Map<string, string>(),
     settingUpdates: [] as Array<{ key: string; value: unknown; target: unknown }>,
     inputBoxAnswers: [] as Array<string | undefined>,
+    clipboard: [] as string[],
+    opened: [] as string[],
   };
   const secretChanged = new EventEmitter<{ key: string }>();
   const activeEditorChanged = new EventEmitter<unknown>();
@@ -126,12 +133,23 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
       showInputBox() {
         return Promise.resolve(record.inputBoxAnswers.shift());
       },
-      activeTextEditor: undefined,
+      activeTextEditor: undefined as unknown,
       visibleTextEditors: [],
       onDidChangeActiveTextEditor: activeEditorChanged.event,
     },
     extensions: { getExtension: () => undefined },
-    env: { clipboard: { writeText: () => Promise.resolve() }, openExternal: () => Promise.resolve(true) },
+    env: {
+      clipboard: {
+        writeText: (text: string) => {
+          record.clipboard.push(text);
+          return Promise.resolve();
+        },
+      },
+      openExternal: (uri: Uri) => {
+        record.opened.push(uri.toString());
+        return Promise.resolve(true);
+      },
+    },
     ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
     commands: {
       registerCommand(id: string, callback: (...args: unknown[]) => unknown) {

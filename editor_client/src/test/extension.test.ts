@@ -266,6 +266,34 @@ describe('extension activation', () => {
     }
   });
 
+  it('"Cody: Approval Rules" lists the folder\'s rules and revokes the one picked', async () => {
+    FakeLanguageClient.initializeResult = { capabilities: { experimental: { cody: { protocolVersion: 1, permissionRules: true } } } };
+    try {
+      const count = FakeLanguageClient.instances.length;
+      await fake.record.commands.get('cody.restartServer')!();
+      await started(count + 1);
+      FakeLanguageClient.respond('cody/listPermissionRules', () => ({
+        rules: [
+          { id: 'rule_1', toolName: 'run_command', scope: 'folder', workspaceFolder: '/home/ada/shop', createdAt: '2025-06-02T14:03:11Z', commandPrefix: 'npm test' },
+          { id: 'rule_2', toolName: 'write_file', scope: 'session', workspaceFolder: '/home/ada/shop', createdAt: '2025-06-02T14:04:00Z', sessionId: 'ses_1' },
+        ],
+      }));
+      FakeLanguageClient.respond('cody/revokePermissionRule', () => ({ revoked: true }));
+      fake.record.warningAnswers.push('Revoke');
+      await fake.record.commands.get('cody.permissionRules')!();
+      const client = FakeLanguageClient.latest();
+      assert.deepEqual(client.requests.filter((r) => r.method.includes('PermissionRule')), [
+        { method: 'cody/listPermissionRules', params: { workspaceFolder: '/home/ada/shop' } },
+        { method: 'cody/revokePermissionRule', params: { ruleId: 'rule_1' } },
+      ]);
+      const items = fake.record.quickPicks.at(-1) as Array<{ label: string }>;
+      assert.deepEqual(items.map((i) => i.label), ['run_command `npm test` — always allowed in this folder', 'write_file — always allowed in session ses_1']);
+      assert.match(fake.record.infos.at(-1) ?? '', /the rule is revoked/);
+    } finally {
+      FakeLanguageClient.initializeResult = { capabilities: { experimental: { cody: { protocolVersion: 1 } } } };
+    }
+  });
+
   it('gives the server only the cody settings the user set, none of the client\'s own', () => {
     const { serverSection } = require('../server') as typeof import('../server');
     const values: Record<string, unknown> = { model: 'gpt-x', baseUrl: '', pythonPath: '/p', modelApiKey: 'sk', toolPolicy: { run_command: 'ask' } };

@@ -99,6 +99,8 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     settingUpdates: [] as Array<{ key: string; value: unknown; target: unknown }>,
     inputBoxAnswers: [] as Array<string | undefined>,
     clipboard: [] as string[],
+    warningAnswers: [] as Array<string | undefined>,
+    quickPicks: [] as unknown[][],
     opened: [] as string[],
   };
   const secretChanged = new EventEmitter<{ key: string }>();
@@ -128,7 +130,11 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
       },
       showWarningMessage(message: string) {
         record.infos.push(message);
-        return Promise.resolve(undefined);
+        return Promise.resolve(record.warningAnswers.shift());
+      },
+      showQuickPick<T>(items: T[]) {
+        record.quickPicks.push(items);
+        return Promise.resolve(items[0]);
       },
       showInputBox() {
         return Promise.resolve(record.inputBoxAnswers.shift());

@@ -623,6 +623,34 @@ describe('Session: pages, sessions, folders, steering', () => {
   });
 });
 
+describe('Session: compacting on request', () => {
+  it('compacts with cody/compact and shows the result, or why not', async () => {
+    const { connection, posted, session } = setup();
+    connection.respond('cody/latestSession', () => SESSION);
+    await session.resume();
+    const usage = { inputTokens: 500, outputTokens: 80, totalTokens: 580 };
+    connection.respond('cody/compact', () => ({
+      session: { ...SESSION, contextTokens: 700 },
+      compacted: true,
+      messagesBefore: 30,
+      messagesAfter: 4,
+      tokensBefore: 9000,
+      tokensAfter: 700,
+      usage,
+    }));
+    await session.handle({ type: 'compact' });
+    assert.deepEqual(connection.sentOf('cody/compact'), [{ sessionId: 'ses_1' }]);
+    assert.deepEqual(posted.slice(-3), [
+      { type: 'compacted', text: 'Context compacted: 30 → 4 messages, 9,000 → 700 tokens' },
+      { type: 'session', session: { ...SESSION, contextTokens: 700 } },
+      { type: 'context', contextTokens: 700 },
+    ]);
+    connection.respond('cody/compact', () => ({ session: SESSION, compacted: false, messagesBefore: 2, messagesAfter: 2, tokensBefore: 90, tokensAfter: 90, usage }));
+    await session.compact();
+    assert.ok(posted.some((m) => m.type === 'notice' && m.text === 'Nothing to compact yet.'));
+  });
+});
+
 describe('permission choices', () => {
   const base = { runId: 'r', sessionId: 's', toolCallId: 'c', workspaceFolder: '/w' };
   it('offers the scopes and the command prefix the server offers', () => {

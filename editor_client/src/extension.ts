@@ -84,6 +84,9 @@ export function activate(context: vscode.ExtensionContext): void {
       case 'restart':
         await connect();
         break;
+      case 'approvalRules':
+        await vscode.commands.executeCommand('cody.permissionRules');
+        break;
     }
   };
 

@@ -53,6 +53,7 @@ export function renderHtml({ cspSource, nonce, scriptUri, styleUri }: HtmlOption
     <input id="sessions-search" type="search" placeholder="Search by title" aria-label="Search sessions by title">
     <label id="sessions-all-label"><input id="sessions-all" type="checkbox"> All folders</label>
   </div>
+  <div id="sessions-footer"><button id="approval-rules" class="icon" type="button" title="The folder's &quot;always allow&quot; rules; revoke one">Approval rules…</button></div>
   <ul id="sessions-list"></ul>
 </section>
 <main id="messages" aria-live="polite">

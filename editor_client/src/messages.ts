@@ -4,14 +4,21 @@
 import type { QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
 
 /** Something the extension does for the user when a button is clicked (configure, set a key…). */
-export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'showOutput' | 'restart';
+export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'showOutput' | 'restart' | 'approvalRules';
 
 export interface Action {
   label: string;
   command: ActionCommand;
 }
 
-const ACTION_COMMANDS: Record<ActionCommand, true> = { configure: true, setApiKey: true, setPythonPath: true, showOutput: true, restart: true };
+const ACTION_COMMANDS: Record<ActionCommand, true> = {
+  configure: true,
+  setApiKey: true,
+  setPythonPath: true,
+  showOutput: true,
+  restart: true,
+  approvalRules: true,
+};
 
 export function isActionCommand(value: unknown): value is ActionCommand {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ACTION_COMMANDS, value);

@@ -293,6 +293,16 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), 'first line\nsecond line\n');
     assert.equal(await frame.locator('.permission:not(.settled)').count(), 0, 'no card was shown');
     await screenshot('approval-remembered');
+    if (folderRule) {
+      // The folder's rules, from the sessions list: the one just made, revocable.
+      await frame.click('#sessions-toggle');
+      await frame.click('#approval-rules');
+      const rule = page.locator('.quick-input-list .monaco-list-row', { hasText: 'write_file — always allowed in this folder' });
+      await rule.waitFor({ timeout: 15_000 });
+      await screenshot('approval-rules');
+      await page.keyboard.press('Escape');
+      await frame.click('#sessions-toggle');
+    }
   });
 
   step('keeps the Output channel readable: no error for a restart, no stray lines', async () => {

@@ -360,6 +360,8 @@ describe('webview (dist/webview/main.js) in Chromium', { timeout: 60_000 }, () =
     assert.deepEqual((await postedBack()).at(-1), { type: 'deleteSession', sessionId: 'ses_1' });
     await page.locator('#sessions-all').check();
     assert.deepEqual((await postedBack()).at(-1), { type: 'listSessions', allFolders: true });
+    await page.click('#approval-rules');
+    assert.deepEqual((await postedBack()).at(-1), { type: 'action', command: 'approvalRules' });
     await page.locator('#sessions-list .session-open').first().click();
     assert.deepEqual((await postedBack()).at(-1), { type: 'openSession', sessionId: 'ses_2' });
     assert.equal(await page.locator('#sessions').isVisible(), false, 'the list closes on a switch');

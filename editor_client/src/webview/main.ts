@@ -3,7 +3,7 @@
 // Messages are queued and applied once per animation frame, within a time budget, so a fast
 // stream or a page of history never blocks the view. Type-checked with tsconfig.webview.json
 // (DOM, strict) and bundled by esbuild into dist/webview/main.js, loaded with the CSP nonce.
-import type { Action, FolderInfo, SetupState, ToWebview, ToWebviewOf } from '../messages';
+import { isActionCommand, type Action, type FolderInfo, type SetupState, type ToWebview, type ToWebviewOf } from '../messages';
 import type { QueuedMessage, RunStatus, SessionInfo } from '../protocol';
 import { MarkdownStream } from './markdown';
 import { SessionList } from './sessions';
@@ -503,6 +503,7 @@ promptEl.addEventListener('keydown', (event) => {
 stopButton.addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
 sendNowButton.addEventListener('click', () => send('now'));
 compactButton.addEventListener('click', () => vscode.postMessage({ type: 'compact' }));
+byId('approval-rules', HTMLButtonElement).addEventListener('click', () => postAction('approvalRules'));
 newSessionButton.addEventListener('click', () => {
   sessionList.close();
   vscode.postMessage({ type: 'newSession' });
@@ -511,6 +512,10 @@ earlierButton.addEventListener('click', () => {
   earlierButton.disabled = true;
   vscode.postMessage({ type: 'loadEarlier' });
 });
+
+function postAction(command: string): void {
+  if (isActionCommand(command)) vscode.postMessage({ type: 'action', command });
+}
 
 /** Clicks inside the messages: links, code block buttons, diffs, action buttons. */
 messagesEl.addEventListener('click', (event) => {
@@ -539,10 +544,7 @@ messagesEl.addEventListener('click', (event) => {
       vscode.postMessage({ type: 'showDiff', runId: card.dataset.runId, toolCallId: card.dataset.toolCallId });
     }
   } else if (button.dataset.command) {
-    const command = button.dataset.command;
-    if (command === 'configure' || command === 'setApiKey' || command === 'setPythonPath' || command === 'showOutput' || command === 'restart') {
-      vscode.postMessage({ type: 'action', command });
-    }
+    postAction(button.dataset.command);
   }
 });
 

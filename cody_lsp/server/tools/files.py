@@ -682,7 +682,7 @@ def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]
 
         planned = await run_blocking(planning, config, name)
         editor, where = config.editor, ""
-        if editor is not None:
+        if editor is not None and (editor.can_edit or planned.doc is not None):  # say where, when it could differ
             where = " — written to disk"
         if planned.change is not None:
             assert editor is not None

@@ -34,6 +34,7 @@ from ..documents import OpenFile
 
 __all__ = [
     "OpenFile",
+    "FolderFile",
     "Overlay",
     "Change",
     "TextEdit",
@@ -47,7 +48,9 @@ __all__ = [
 
 
 @dataclass(eq=False)
-class _Doc:
+class FolderFile:
+    """An open document that is a file of the folder."""
+
     file: OpenFile
     parts: tuple[str, ...]  # from the folder
     on_disk: bool
@@ -63,7 +66,7 @@ class _Doc:
 class Overlay:
     """The open documents that are files of one folder, by their names from the folder."""
 
-    def __init__(self, docs: Sequence[_Doc] = ()) -> None:
+    def __init__(self, docs: Sequence[FolderFile] = ()) -> None:
         self._docs = {doc.parts: doc for doc in docs}
 
     @classmethod
@@ -85,17 +88,17 @@ class Overlay:
                 on_disk = _exists(real)
             except (OSError, ValueError):
                 continue
-            docs.append(_Doc(file, parts, on_disk))
+            docs.append(FolderFile(file, parts, on_disk))
         return cls(docs)
 
     def __bool__(self) -> bool:
         return bool(self._docs)
 
-    def get(self, parts: Sequence[str]) -> _Doc | None:
+    def get(self, parts: Sequence[str]) -> FolderFile | None:
         """The document at these names from the folder (symlinks resolved), if it is open."""
         return self._docs.get(tuple(parts)) if self._docs else None
 
-    def unsaved_below(self, parts: Sequence[str]) -> Iterator[_Doc]:
+    def unsaved_below(self, parts: Sequence[str]) -> Iterator[FolderFile]:
         """The documents below the directory ``parts`` that do not exist on disk, sorted by name."""
         top = tuple(parts)
         for key in sorted(self._docs):

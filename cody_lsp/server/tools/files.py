@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .editor import Change, OpenFile, Overlay, TextEdit, _Doc, content_hash, new_hasher, text_edit
+from .editor import Change, FolderFile, OpenFile, Overlay, TextEdit, content_hash, new_hasher, text_edit
 from .fsaccess import Target, Workspace
 from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
@@ -545,7 +545,7 @@ def _through_editor(config: ToolConfig, doc: object) -> bool:
     return doc is not None and config.editor is not None and config.editor.can_edit
 
 
-def _change(doc: _Doc, edit: TextEdit, text: str, shown: str, config: ToolConfig) -> Change:
+def _change(doc: FolderFile, edit: TextEdit, text: str, shown: str, config: ToolConfig) -> Change:
     assert config.editor is not None
     create = not doc.on_disk and config.editor.can_create
     return Change(doc.file.uri, doc.file.version, create, (edit,), text, f"Cody: edit {shown}")

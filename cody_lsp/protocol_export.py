@@ -40,7 +40,9 @@ fields keep their declaration order (the order `to_wire` writes them).
 from __future__ import annotations
 
 import argparse
+import ast
 import difflib
+import functools
 import inspect
 import json
 import re
@@ -208,11 +210,27 @@ def _class_doc(cls: type) -> str:
     return " ".join(inspect.cleandoc(doc).split()) if isinstance(doc, str) else ""
 
 
+@functools.cache
+def _class_sources(module_name: str) -> dict[str, list[str]]:
+    """Each top-level class of a module with its source lines (the module is parsed once:
+    `inspect.getsourcelines` would parse it again for every class)."""
+    module = sys.modules[module_name]
+    try:
+        source = inspect.getsource(module)
+    except (OSError, TypeError):
+        return {}
+    lines = source.splitlines(keepends=True)
+    return {
+        node.name: lines[node.lineno - 1 : node.end_lineno]
+        for node in ast.parse(source).body
+        if isinstance(node, ast.ClassDef) and node.end_lineno is not None
+    }
+
+
 def _field_docs(cls: type) -> dict[str, str]:
     """The `#` comment lines right above each field of a class, joined into one line."""
-    try:
-        lines, _ = inspect.getsourcelines(cls)
-    except (OSError, TypeError):
+    lines = _class_sources(cls.__module__).get(cls.__qualname__)
+    if lines is None:
         return {}
     start = next((i + 1 for i, line in enumerate(lines) if line.lstrip().startswith("class ")), len(lines))
     body = [line for line in lines[start:] if line.strip()]

@@ -50,7 +50,8 @@ async def test_chat_output_in_a_pipe_keeps_every_line_whole(provider, db_path: P
 
 async def test_a_terminal_gets_lines_fitted_to_its_width(provider, db_path: Path, workspace: Path):
     provider.add(Reply(tool_calls=[ToolCall("run_command", {"command": LONG_COMMAND})]), Reply(text="Done."))
-    env = {**cli_env(provider, db_path), "TERM": "xterm"}  # rich takes a "dumb" terminal to be 80 columns wide
+    # rich takes a "dumb" terminal to be 80 columns wide, and COLUMNS (which another test may have set) wins
+    env = {**cli_env(provider, db_path), "TERM": "xterm", "COLUMNS": "60", "LINES": "40"}
     term = Terminal(["run", "--yes", "go"], env, workspace, dimensions=(40, 60))
     try:
         before = await term.expect("Done.")

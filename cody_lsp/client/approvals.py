@@ -12,6 +12,7 @@ before its question.
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,16 @@ ASK_CHOICES = {
     "no": "deny",
 }
 QUESTION = "Allow {tool}? [Y]es · [a]lways · [n]o "
+
+
+def add_yes_flag(parser: argparse.ArgumentParser) -> None:
+    """The `--yes` flag of the commands that run the agent."""
+    parser.add_argument(
+        "--yes",
+        "-y",
+        action="store_true",
+        help="allow every tool call without asking (file writes and commands included)",
+    )
 
 
 def preview(tool: str, args: dict[str, Any]) -> list[str]:

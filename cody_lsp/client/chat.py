@@ -26,7 +26,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..wire import INVALID_PARAMS, UNKNOWN_SESSION, Message, SessionInfo
-from .approvals import TerminalApprover
+from .approvals import TerminalApprover, add_yes_flag
 from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream
 from .interrupts import CancelOnInterrupt, stop_on_termination
 from .reader import LineReader
@@ -78,12 +78,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         "--continue", "-c", dest="cont", action="store_true", help="continue the folder's latest session"
     )
     which.add_argument("--session", metavar="ID", help="continue this session (its id, or a unique start of it)")
-    parser.add_argument(
-        "--yes",
-        "-y",
-        action="store_true",
-        help="allow every tool call without asking (file writes and commands included)",
-    )
+    add_yes_flag(parser)
     return parser.parse_args(argv)
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..wire import INVALID_PARAMS
-from .approvals import RefuseWithoutYes, TerminalApprover
+from .approvals import RefuseWithoutYes, TerminalApprover, add_yes_flag
 from .connection import CodyClient, CodyError, PermissionHandler
 from .interrupts import CancelOnInterrupt, stop_on_termination
 from .reader import LineReader
@@ -56,12 +56,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         help="workspace folder (default: the current folder; with --session: the session's, which -w must match)",
     )
     parser.add_argument("--json", action="store_true", help="print every chunk as one JSON object a line")
-    parser.add_argument(
-        "--yes",
-        "-y",
-        action="store_true",
-        help="allow every tool call without asking (file writes and commands included)",
-    )
+    add_yes_flag(parser)
     return parser.parse_args(argv)
 
 

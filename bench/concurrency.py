@@ -21,6 +21,7 @@ peak while the runs went on.
 from __future__ import annotations
 
 import asyncio
+import bisect
 import sys
 import tempfile
 import time
@@ -86,6 +87,8 @@ async def main_async(args) -> None:
         async with ProviderProcess() as provider:
             await provider.agent_mode(command="echo bench && ls", path="notes.txt", answer_tokens=answer, delay=delay)
             env = with_loop_monitor(server_env(provider.base_url, root / "sessions.db"), lag_path)
+            if args.callbacks is not None:
+                env["CODY_LOOP_CALLBACK_MS"] = str(args.callbacks)
             client = await spawn_client(env, [folders[0]], MONITORED_SERVER)
             pid = server_pid(client)
             assert pid is not None
@@ -214,16 +217,26 @@ async def main_async(args) -> None:
         ),
         Row(f"RSS peak during the {n_runs} runs (VmHWM)", mb(peak)),
     ]
+    details = []
+    held = held_the_loop(report_data, lag_samples, LAG_INTERVAL) if args.callbacks is not None else []
+    if held:
+        details.append(
+            f"What held the loop during the worst 5% of lag samples (callbacks of ≥ {args.callbacks:g} ms, "
+            "a task's step by where the task stopped; ms per round): "
+            + "; ".join(f"`{label}` {seconds / rounds * 1000:.0f}" for label, seconds in held[:8])
+        )
     report(
         "concurrency",
         "Concurrency and memory",
         rows,
         args,
+        details=details,
         extra={
             "lag": lag,
             "lag_cpu": [cpu for _, cpu in lag_cpu],
             "loop_cpu_per_round": loop_cpu,
             "lag_samples": lag_samples,  # [loop time (perf_counter clock), lag, loop-thread CPU]
+            "held_the_loop": held,
             "worst_busy": busy,
             "probe": probe_rtts,
             "rss": rss_samples,
@@ -237,8 +250,41 @@ async def main_async(args) -> None:
     )
 
 
+def short_label(label: str) -> str:
+    """A callback's label without the run's outer frames and the awaited future."""
+    parts = [p for p in label.removeprefix("task ").split(" > ") if p not in ("FutureIter", "Future")]
+    keep = [p for p in parts if not p.startswith(("RunManager.", "Turn.run", "Turn._loop"))] or parts
+    return ("task " if label.startswith("task ") else "") + " > ".join(keep[:4])
+
+
+def held_the_loop(report_data: dict | None, samples: list, interval: float) -> list[tuple[str, float]]:
+    """(label, seconds) of the callbacks that ran during the worst 5% of the lag samples, most first."""
+    callbacks = sorted((report_data or {}).get("callbacks", []))
+    worst = sorted(samples, key=lambda s: -s[1])[: max(1, len(samples) // 20)]
+    starts = [c[0] for c in callbacks]
+    held: dict[str, float] = {}
+    for t, lag, _cpu in worst:
+        begin = t - interval - lag
+        i = max(bisect.bisect_left(starts, begin) - 1, 0)
+        for start, duration, label in callbacks[i:]:
+            if start >= t:
+                break
+            overlap = min(start + duration, t) - max(start, begin)
+            if overlap > 0:
+                key = short_label(label)
+                held[key] = held.get(key, 0.0) + overlap
+    return sorted(held.items(), key=lambda item: -item[1])
+
+
 def main() -> None:
-    args = arg_parser(__doc__.splitlines()[0]).parse_args()
+    parser = arg_parser(__doc__.splitlines()[0])
+    parser.add_argument(
+        "--callbacks",
+        type=float,
+        metavar="MS",
+        help="also say what held the loop in the worst lag samples (the server records callbacks of ≥ MS ms)",
+    )
+    args = parser.parse_args()
     asyncio.run(main_async(args))
 
 

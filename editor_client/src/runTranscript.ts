@@ -136,10 +136,23 @@ export function actionsForError(code: string): Action[] {
   }
 }
 
-/** The text of a failed run: the config error talks about the cody.* settings, not variables. */
+const MISSING_SETTING: Record<string, string> = {
+  CODY_MODEL: 'model',
+  CODY_MODEL_BASE_URL: 'endpoint',
+  CODY_MODEL_API_KEY: 'API key',
+};
+
+/**
+ * The text of a failed run. A missing model, endpoint or key is said in terms of the cody.*
+ * settings and the key command (the server's message names its environment variables).
+ */
 export function errorText(code: string, message: string): string {
   if (code === 'config') {
-    return `${message} — set the model and endpoint in the cody.* settings (Cody: Model, Cody: Base URL) and the key with "Cody: Set API Key".`;
+    const missing = /^(CODY_MODEL(?:_BASE_URL|_API_KEY)?) is not set/.exec(message)?.[1];
+    const what = missing !== undefined ? MISSING_SETTING[missing] : undefined;
+    if (what !== undefined) {
+      return `No ${what} is configured: set the model and endpoint in the cody.* settings (Cody: Model, Cody: Base URL) and the key with "Cody: Set API Key".`;
+    }
   }
   return `${message} (${code})`;
 }

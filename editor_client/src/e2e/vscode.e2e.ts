@@ -101,6 +101,21 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
       }
     });
 
+  /** Sets a text setting through the Settings editor, as a user would (User scope). */
+  const setSetting = async (id: string, value: string): Promise<void> => {
+    await command('Preferences: Open User Settings');
+    const search = page.locator('.settings-editor .suggest-input-container');
+    await search.waitFor();
+    await search.click();
+    await page.keyboard.press('Control+A');
+    await page.keyboard.type(`@id:${id}`);
+    await page.locator('.settings-editor .settings-count-widget', { hasText: '1 Setting Found' }).waitFor({ timeout: 15_000 });
+    const input = page.locator('.settings-editor .setting-item-text input').first();
+    await input.waitFor({ timeout: 15_000 });
+    await input.fill(value);
+    await page.keyboard.press('Tab');
+  };
+
   before(async () => {
     assert.ok(existsSync(VSIX), `the packaged extension is missing at ${VSIX}: run npm run package`);
     rmSync(ARTIFACTS, { recursive: true, force: true });
@@ -318,16 +333,26 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     await page.keyboard.press('Control+J'); // hide the panel again
   });
 
+  step('with no model configured, a run fails with a Configure button that opens the cody.* settings', async () => {
+    await setSetting('cody.model', '');
+    // The server restarts without a model (the setup the panel shows when empty says so); a new
+    // session has none either (a session keeps the model it was created with).
+    await frame.waitForFunction(() => /Choose a model/.test(document.getElementById('welcome')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0 && document.getElementById('session-title')?.textContent === 'New session');
+    await send('Hello?');
+    const failed = frame.locator('.run-end.error');
+    await failed.waitFor({ timeout: 30_000 });
+    assert.match(await failed.innerText(), /^Failed: No model is configured: set the model and endpoint in the cody\.\* settings/);
+    await failed.locator('button', { hasText: 'Configure' }).click();
+    await page.locator('.settings-editor').waitFor({ timeout: 15_000 });
+    await page.locator('.settings-editor .settings-count-widget', { hasText: /\d+ Settings Found/ }).waitFor({ timeout: 15_000 });
+    assert.match(await page.locator('.settings-editor .suggest-input-container').innerText(), /@ext:cody-lsp\.cody-lsp/);
+    await screenshot('configure');
+  });
+
   step('says once what is wrong with a cody.pythonPath that has no cody-lsp, with a button', async () => {
-    // Through the Settings editor, as a user would (User scope).
-    await command('Preferences: Open User Settings');
-    await page.locator('.settings-editor').waitFor();
-    await page.keyboard.type('cody.pythonPath');
-    await page.locator('.settings-editor .settings-count-widget', { hasText: '1 Setting Found' }).waitFor({ timeout: 15_000 });
-    const input = page.locator('.settings-editor .setting-item-text input').first();
-    await input.waitFor({ timeout: 15_000 });
-    await input.fill('/usr/bin/python3');
-    await page.keyboard.press('Tab');
+    await setSetting('cody.pythonPath', '/usr/bin/python3');
     await frame.waitForFunction(() => /cody-lsp is not installed/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, {
       timeout: 30_000,
     });

@@ -5,7 +5,7 @@ import { isFromWebview, type ToWebview } from '../messages';
 import type { Chunk, RunResult, SessionInfo, Usage } from '../protocol';
 import { computeChange } from '../changes';
 import { permissionChoices } from '../permissions';
-import { RunTranscript } from '../runTranscript';
+import { errorText, RunTranscript } from '../runTranscript';
 import { Session } from '../session';
 import { chunkMaker, Deferred, FakeConnection, FakeToken, flush } from './fakeConnection';
 
@@ -89,6 +89,12 @@ describe('RunTranscript', () => {
     assert.ok(t.ended);
     assert.deepEqual(t.apply({ runId: 'r', sessionId: 's', seq: 2, type: 'text_delta', content: 'late' }), []);
     assert.equal(t.text, '');
+  });
+
+  it('says a missing model, endpoint or key in terms of the settings; other config errors as they are', () => {
+    assert.match(errorText('config', 'CODY_MODEL_API_KEY is not set: set CODY_MODEL, …'), /^No API key is configured: .*Cody: Set API Key/);
+    assert.match(errorText('config', 'CODY_MODEL_BASE_URL is not set: set …'), /^No endpoint is configured: set the model and endpoint in the cody\.\* settings/);
+    assert.equal(errorText('config', "CODY_MAX_STEPS='x' is not a number"), "CODY_MAX_STEPS='x' is not a number (config)");
   });
 
   it('reports error and circuit_breaker ends with their message and what to do', () => {
@@ -211,7 +217,10 @@ describe('Session', () => {
     connection.notify('cody/chunk', c('text_delta', { content: 'after the end' }));
     const end = posted.at(-1);
     assert.equal(end?.type, 'runEnded');
-    assert.match(end?.type === 'runEnded' ? (end.message ?? '') : '', /^CODY_MODEL is not set — set the model and endpoint in the cody\.\* settings/);
+    assert.equal(
+      end?.type === 'runEnded' && end.message,
+      'No model is configured: set the model and endpoint in the cody.* settings (Cody: Model, Cody: Base URL) and the key with "Cody: Set API Key".',
+    );
     assert.deepEqual(end?.type === 'runEnded' && end.actions?.map((a) => a.command), ['configure', 'setApiKey'], 'a Configure action');
     runAnswers(0).resolve({ ...result('vsc-1', 'error'), error: { code: 'config', message: 'CODY_MODEL is not set' } });
     await running;
@@ -376,7 +385,7 @@ describe('Session', () => {
       [
         ['cancelled', ''],
         ['circuit_breaker', 'list_dir was called 3 times'],
-        ['error', 'CODY_MODEL is not set — set the model and endpoint in the cody.* settings (Cody: Model, Cody: Base URL) and the key with "Cody: Set API Key".'],
+        ['error', 'No model is configured: set the model and endpoint in the cody.* settings (Cody: Model, Cody: Base URL) and the key with "Cody: Set API Key".'],
       ],
     );
     assert.ok(!JSON.stringify(posted).includes('[This turn'), 'no marker text');

@@ -244,6 +244,7 @@ function showFolder(info: FolderInfo | null): void {
   folderEl.textContent = info ? `in ${info.name}` : '';
   folderEl.title = info?.path ?? '';
   folderEl.hidden = info === null;
+  welcomeDirty = true;
   updateWelcome();
 }
 
@@ -257,11 +258,15 @@ function setupStep(done: boolean, text: string, actions?: Action[]): HTMLElement
   return item;
 }
 
+/** The welcome's content is rebuilt when the setup or the folder changed. */
+let welcomeDirty = true;
+
 /** The empty panel says what to do first. */
 function updateWelcome(): void {
   const empty = transcript.childElementCount === 0 && activeRunId === null;
   welcome.hidden = !empty;
-  if (!empty) return;
+  if (!welcomeDirty) return;
+  welcomeDirty = false;
   const list = el('ol', 'setup-steps');
   if (setup) {
     const python = setup.python ? `Python: ${setup.python} (${setup.pythonSource})` : 'Python: looking for it…';
@@ -305,6 +310,7 @@ function handle(msg: ToWebview): void {
       break;
     case 'setup':
       setup = msg.setup;
+      welcomeDirty = true;
       updateWelcome();
       break;
     case 'earlier':

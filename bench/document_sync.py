@@ -336,6 +336,11 @@ async def main_async(args: Any) -> None:
             note="where it is low, the lag was waiting for a core or the GIL (other load), not the server's work",
         ),
         Row(
+            "CPU time of the server's event-loop thread per edit, paced / in the burst (the work behind the "
+            "lag; other load on the machine barely moves it)",
+            f"{ms(sum(paced['cpu']) / count)} / {ms(sum(burst_w['cpu']) / count)}",
+        ),
+        Row(
             "the same number of edits written at once (a burst): lag p99 / max",
             f"{ms(burst_p99)} / {ms(max(burst_w['lag'], default=float('nan')))}",
             note=f"all handled in {ms(burst_w['seconds'])}, {len(burst_w['lag'])} samples",

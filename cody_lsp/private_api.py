@@ -44,6 +44,10 @@ OPENAI_NAMES: dict[str, tuple[str, ...] | None] = {
 }
 
 
+# How many withdrawn requests' ids are remembered, so their late answers are dropped quietly.
+WITHDRAWN_REMEMBERED = 1024
+
+
 class FencedProtocol(JsonRPCProtocol):
     """pygls' JSON-RPC protocol with its private hooks behind public methods.
 
@@ -104,7 +108,11 @@ class FencedProtocol(JsonRPCProtocol):
 
     def _handle_response(self, msg_id: MsgId, result: Any = None, error: ResponseError | None = None) -> None:
         # A reply to a request this side gave up on (e.g. a permission request of a run
-        # that was cancelled) is dropped, instead of pygls raising on the done future (#621).
+        # that was cancelled) is dropped, instead of pygls raising on the done future (#621)
+        # or warning about an unknown id: the client answers a withdrawn request, as LSP says.
+        withdrawn = self.__dict__.setdefault("_cody_withdrawn", {})
+        if withdrawn.pop(msg_id, None) is not None:
+            return
         future = self._request_futures.get(msg_id)
         if future is not None and future.done():
             self.forget_request(msg_id)
@@ -116,8 +124,12 @@ class FencedProtocol(JsonRPCProtocol):
         return dict(self._request_futures)
 
     def forget_request(self, msg_id: MsgId) -> None:
-        """Stop waiting for the answer to a request we sent (its reply will be dropped)."""
-        self._request_futures.pop(msg_id, None)
+        """Stop waiting for the answer to a request we sent (its reply will be dropped quietly)."""
+        if self._request_futures.pop(msg_id, None) is not None:
+            withdrawn = self.__dict__.setdefault("_cody_withdrawn", {})
+            withdrawn[msg_id] = True
+            while len(withdrawn) > WITHDRAWN_REMEMBERED:  # a client that never answers
+                del withdrawn[next(iter(withdrawn))]
         self._result_types.pop(msg_id, None)
 
 

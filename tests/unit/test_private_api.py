@@ -98,3 +98,16 @@ def test_the_pins_match_the_versions_tested():
         assert pin is not None and pin.group(1).split(".")[:2] == [str(major), str(minor)], (
             f"pyproject.toml should pin {package} to {major}.{minor}.x (installed: {version})"
         )
+
+
+async def test_a_late_answer_to_a_withdrawn_request_is_dropped_quietly(caplog: pytest.LogCaptureFixture):
+    """LSP clients answer a request the server withdrew ($/cancelRequest): no warning for it."""
+    protocol = private_api.FencedProtocol(None, get_converter())
+    protocol.write_message = lambda _data: None  # type: ignore[method-assign]
+    protocol.send_request_async("cody/requestPermission", {}, msg_id="perm_1")
+    protocol.forget_request("perm_1")
+    with caplog.at_level("WARNING"):
+        protocol._handle_response("perm_1", {"outcome": "allow"})
+        protocol._handle_response("perm_unknown", {"outcome": "allow"})
+    assert [r.getMessage() for r in caplog.records if "perm_1" in r.getMessage()] == []
+    assert any("perm_unknown" in r.getMessage() for r in caplog.records)  # a truly unknown id still warns

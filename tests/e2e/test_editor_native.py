@@ -47,10 +47,18 @@ class Editor:
         self.accept_edits = True
         self.edits: list[types.ApplyWorkspaceEditParams] = []
         self.edit_reply: Any = None  # answer this to workspace/applyEdit instead
+        self.hold_edits = False  # keep workspace/applyEdit unanswered (the user has not decided)
+        self.withdrawn: list[types.ApplyWorkspaceEditParams] = []  # edits the server withdrew
 
         @self.client.feature(types.WORKSPACE_APPLY_EDIT)
-        def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
+        async def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
             self.edits.append(params)
+            if self.hold_edits:
+                try:
+                    await asyncio.sleep(60)
+                except asyncio.CancelledError:  # the server sent $/cancelRequest
+                    self.withdrawn.append(params)
+                    raise
             if self.edit_reply is not None:
                 return self.edit_reply
             if not self.accept_edits:
@@ -408,3 +416,30 @@ async def test_a_malformed_answer_to_an_edit_counts_as_declined(editor_factory, 
     (edited,) = results_of(chunks)
     assert edited["ok"] and "written to disk (the editor declined" in edited["content"]
     assert (workspace / "app.py").read_text() == "def main():\n    return 7\n"
+
+
+async def test_a_cancelled_run_withdraws_its_pending_edit(editor_factory, provider, workspace: Path):
+    (workspace / "app.py").write_text(APP)
+    editor = await editor_factory()
+    editor.open(workspace / "app.py", APP)
+    editor.hold_edits = True
+    provider.add(
+        Reply(
+            tool_calls=[ToolCall("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 9"})]
+        ),
+    )
+    running = editor.wire.send("cody/run", {"prompt": "edit", "runId": "held"})
+    for _ in range(200):
+        if editor.edits:
+            break
+        await asyncio.sleep(0.05)
+    assert editor.edits, "the edit was asked"
+    assert await editor.wire.request("cody/cancel", {"runId": "held"}) == {"cancelled": True}
+    result = await asyncio.wait_for(running, 15)
+    assert result["status"] == "cancelled"
+    for _ in range(100):
+        if editor.withdrawn:
+            break
+        await asyncio.sleep(0.05)
+    assert editor.withdrawn == editor.edits  # $/cancelRequest for it
+    assert (workspace / "app.py").read_text() == APP  # neither applied nor written

@@ -48,7 +48,11 @@ log = logging.getLogger(__name__)
 # wire object, or just its outcome; "allow" at once when approvals are off.
 Asker = Callable[[Any, PermissionParams], Awaitable[PermissionResult | dict[str, Any] | str]]
 
-USER_DENIED = "The user denied permission to run {name}. Do not retry it; ask the user what they want instead."
+# Said to the model when the client answered "deny": a person, or a client acting for one
+# (`cody-lsp run` without --yes refuses without asking), so it names no one.
+USER_DENIED = (
+    "Permission to run {name} was refused by the user's client. Do not retry it; ask the user what they want instead."
+)
 POLICY_DENIED = (
     "{name} is not allowed on this server (its tool policy says deny); it did not run. "
     "Do not retry it: do the task another way, or tell the user what you would need."

@@ -173,7 +173,7 @@ async def test_permission_answers_are_followed(wire_factory, provider, workspace
     result, chunks = await wire.run("write files")
     assert result["output"] == "Wrote b and c."
     denied = next(c for c in chunks if c["type"] == "tool_result")
-    assert not denied["ok"] and "denied" in denied["content"]
+    assert not denied["ok"] and "was refused by the user's client" in denied["content"]
     assert not (workspace / "a.txt").exists() and (workspace / "c.txt").read_text() == "c"
     # read_file is not mutating, and allow_always covered the second write_file.
     assert [p["toolName"] for p in wire.permission_requests] == ["write_file", "write_file"]

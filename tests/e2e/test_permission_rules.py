@@ -133,7 +133,7 @@ async def test_a_command_prefix_covers_its_commands_never_a_compound_one(
     assert (workspace / "npm.log").read_text().splitlines() == ["npm test", "npm test -- -k x"]
     assert (workspace / "x").is_dir()
     results = [c for c in chunks if c["type"] == "tool_result"]
-    assert [r["ok"] for r in results] == [True, False] and "denied" in results[1]["content"]
+    assert [r["ok"] for r in results] == [True, False] and "was refused by the user's client" in results[1]["content"]
     (rule,) = (await wire.request("cody/listPermissionRules", {"sessionId": session}))["rules"]
     assert (rule["toolName"], rule["commandPrefix"], rule["scope"]) == ("run_command", "npm test", "session")
 

@@ -23,6 +23,7 @@ SCRIPTS = [
     "context_growth",
     "steering",
     "document_sync",
+    "soak",
 ]
 TABLE_HEADER = "| measure | figure | goal | verdict |"
 

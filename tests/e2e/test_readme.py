@@ -9,7 +9,7 @@ or belongs to one of the few kinds below, each said where it runs:
 - the real model's settings: replaced by a scripted provider's, the commands after them
   run as written against it;
 - building the extension needs the npm registry: `editor_client/ci.sh`, run by .ci/run,
-  does `npm ci` and `npm run compile`.
+  does `npm ci` and builds the `.vsix` with `npm run package`.
 
 The commands run in a scratch folder whose `.venv` is the environment running this test,
 with HOME, the state folder and TMPDIR inside it: nothing outside is touched.
@@ -36,7 +36,7 @@ ELSEWHERE = [
     (r"\.venv/bin/python -m pytest -q\b.*", "ci"),
     (r"bash \.ci/run\b.*", "ci itself"),
     (r"export CODY_MODEL=.*", "model settings"),
-    (r"cd editor_client && npm ci && npm run compile\b.*", "npm (editor_client/ci.sh)"),
+    (r"cd editor_client && npm ci && npm run package\b.*", "npm (editor_client/ci.sh builds the .vsix)"),
     (r"npx @vscode/vsce package\b.*", "npm"),
 ]
 SCRIPTED_SETTINGS = "export CODY_MODEL=scripted-model CODY_MODEL_BASE_URL={url} CODY_MODEL_API_KEY=test-key"

@@ -176,10 +176,12 @@ class Soak:
             return session_id
         except Exception as exc:
             self.statuses[f"client error: {type(exc).__name__}"] += 1
-            return session_id
+            return None
         self.statuses[result.status] += 1
         if result.error is not None:
             self.errors[f"{result.status}: {result.error.code}"] += 1
+        if session_id is None and result.status == "error":
+            return None  # a new session whose first run failed before anything happened is not kept
         self.sessions.add(result.session_id)
         self.session_statuses[result.session_id].append(result.status)
         if result.status == "done":

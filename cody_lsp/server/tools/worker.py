@@ -68,13 +68,20 @@ class Budget:
             return True
         return False
 
-    def read(self, fd: int, size: int, offset: int | None = None) -> bytes | None:
-        """Up to ``size`` bytes of ``fd`` (at ``offset``, if given); None once a limit is reached."""
+    def _allowance(self, size: int) -> int:
+        """How many of ``size`` bytes this call may still read; 0 once a limit is reached."""
         if not self.take():
-            return None
+            return 0
         size = min(size, self.max_bytes - self.bytes_read)
         if size <= 0:
             self.stopped = f"the limit of {self.max_bytes:,} bytes read per call (CODY_TOOL_MAX_SCAN_BYTES)"
+            return 0
+        return size
+
+    def read(self, fd: int, size: int, offset: int | None = None) -> bytes | None:
+        """Up to ``size`` bytes of ``fd`` (at ``offset``, if given); None once a limit is reached."""
+        size = self._allowance(size)
+        if not size:
             return None
         data = os.read(fd, size) if offset is None else os.pread(fd, size, offset)
         self.bytes_read += len(data)
@@ -82,11 +89,8 @@ class Budget:
 
     def read_bytes(self, data: bytes, offset: int, size: int) -> bytes | None:
         """Like :meth:`read`, from ``data`` held in memory (an open document's text)."""
-        if not self.take():
-            return None
-        size = min(size, self.max_bytes - self.bytes_read)
-        if size <= 0:
-            self.stopped = f"the limit of {self.max_bytes:,} bytes read per call (CODY_TOOL_MAX_SCAN_BYTES)"
+        size = self._allowance(size)
+        if not size:
             return None
         chunk = data[offset : offset + size]
         self.bytes_read += len(chunk)

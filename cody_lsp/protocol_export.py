@@ -699,7 +699,7 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         return 0
     for rel in write_all(args.root):
-        print(f"wrote {rel}")
+        print(f"wrote {rel}", file=sys.stderr)
     return 0
 
 

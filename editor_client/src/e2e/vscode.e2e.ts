@@ -2,9 +2,11 @@
 // Debian's Chromium, against the real server ($CODY_PYTHON -m cody_lsp) and the scripted model
 // provider. A user's story, one step per test, each step's screenshot saved to
 // test-artifacts/vscode/ (NN-step.png): the panel opens and says what to do first, the API key
-// is set through the command, a prompt streams and its Markdown renders, a write is approved
-// "always" and the approval holds, Stop, a reload restores the session, the sessions list
-// switches sessions, and a wrong cody.pythonPath is one message with a button.
+// is set through the command, a prompt streams and its Markdown renders, an edit of a file open in
+// the editor lands in its buffer (workspace/applyEdit, the disk untouched) and the editor's Undo
+// restores it, a write is approved "always" and the approval holds, Stop, a reload restores the
+// session, the sessions list switches sessions, and a wrong cody.pythonPath is one message with a
+// button.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -29,10 +31,16 @@ const ANSWER =
   'Here is **the plan** for `app.py`:\n\n## Steps\n\n1. Read the code\n2. Write the tests\n\n' +
   "```python\nprint('hello')\n```\n\nSee [the docs](https://example.com/docs).";
 
+const GREET = "def greet():\n    return 'hi'\n";
+
 // One reply per model request, in the order the story makes them.
 const SCRIPT = [
   // Session A: a Markdown answer, streamed.
   { text: ANSWER, text_deltas: 16, delay: 0.04 },
+  // Session A again: an edit of the open greet.py (asks once), applied in the editor's buffer.
+  { tool_calls: [{ name: 'read_file', arguments: { path: 'greet.py' } }] },
+  { tool_calls: [{ name: 'edit_file', arguments: { path: 'greet.py', old_string: "'hi'", new_string: "'hello'" } }] },
+  { text: 'The greeting now says hello.' },
   // Session B: a write that asks; then a run that is stopped.
   { text: "I'll write it.", tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'first line\n' } }] },
   { text: 'Wrote notes.txt.' },
@@ -124,6 +132,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     workspace = join(home, 'shop');
     mkdirSync(workspace);
     writeFileSync(join(workspace, 'app.py'), "print('hello')\n");
+    writeFileSync(join(workspace, 'greet.py'), GREET);
     writeFileSync(join(home, 'script.json'), JSON.stringify(SCRIPT));
     provider = await startProvider(join(home, 'script.json'));
     const settings = {
@@ -131,6 +140,9 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
       'workbench.startupEditor': 'none',
       'workbench.tips.enabled': false,
       'extensions.ignoreRecommendations': true,
+      // Desktop VS Code's default; in the browser it is 'afterDelay', which would save the agent's
+      // edit of an open file 1 s after it lands in the buffer (the undo step checks the disk).
+      'files.autoSave': 'off',
       'cody.pythonPath': PYTHON,
       'cody.model': 'scripted-model',
       'cody.baseUrl': provider.baseUrl,
@@ -208,6 +220,43 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
       { timeout: 15_000 },
     );
     await screenshot('inserted');
+  });
+
+  step("edits a file open in the editor in its buffer (not on disk), and the editor's Undo restores it", async () => {
+    await page.keyboard.press('Control+P');
+    await page.locator('.quick-input-widget input').fill('greet.py');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'greet.py' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    const tab = page.locator('.tabs-container .tab', { hasText: 'greet.py' });
+    await tab.and(page.locator('.tab.active')).waitFor({ timeout: 15_000 });
+    const lines = '.editor-group-container.active .editor-instance .monaco-editor .view-lines';
+    const bufferShows = (text: string) =>
+      page.waitForFunction(
+        ([selector, wanted]) => (document.querySelector(selector)?.textContent ?? '').replace(/\u00a0/g, ' ').includes(wanted),
+        [lines, text] as const,
+        { timeout: 15_000 },
+      );
+    await bufferShows("return 'hi'");
+    await send('Make greet.py say hello');
+    const card = frame.locator('.permission:not(.settled)');
+    await card.waitFor({ timeout: 30_000 });
+    assert.match(await card.locator('.permission-title').innerText(), /edit_file/);
+    assert.equal(readFileSync(join(workspace, 'greet.py'), 'utf8'), GREET, 'nothing is written before the answer');
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    await runEnded(2);
+    assert.match(await panelText(), /The greeting now says hello\./);
+    await bufferShows("return 'hello'");
+    assert.equal(readFileSync(join(workspace, 'greet.py'), 'utf8'), GREET, 'the edit is in the buffer, not on disk');
+    await tab.and(page.locator('.tab.dirty')).waitFor({ timeout: 15_000 });
+    await screenshot('edited-in-buffer');
+    // The user undoes the agent's edit in the editor.
+    await page.locator(lines).click();
+    await page.keyboard.press('Control+Z');
+    await bufferShows("return 'hi'");
+    assert.doesNotMatch((await page.locator(lines).textContent()) ?? '', /hello/);
+    await tab.and(page.locator('.tab:not(.dirty)')).waitFor({ timeout: 15_000 });
+    assert.equal(readFileSync(join(workspace, 'greet.py'), 'utf8'), GREET, 'the disk is still untouched');
+    await screenshot('edit-undone');
   });
 
   step('asks before a write; "always" is remembered; the card opens a diff', async () => {

@@ -6,7 +6,7 @@
 
 RESULTS.md keeps whatever is written outside its generated blocks (the analysis
 of unmet goals); the block between the two `results:` markers is replaced. With
-CODY_BENCH_SERVER set (another server command, e.g. `python bench/candidates.py`)
+CODY_BENCH_SERVER set (another server command: a proposed change, an older commit)
 the run goes to the `candidates:` block instead.
 Each script runs in its own process, one after the other; the table says how
 busy the machine's CPUs were (other processes) just before each one started,
@@ -128,7 +128,7 @@ def write_results(path: Path, block: str, name: str = "results") -> None:
     title = (
         "## Latest run"
         if name == "results"
-        else "## The same benchmarks with `initialize` answered before the imports (bench/candidates.py)"
+        else "## The same benchmarks against another server command (CODY_BENCH_SERVER)"
     )
     path.write_text(text.rstrip("\n") + f"\n\n{title}\n\n{generated}\n")
 
@@ -161,8 +161,8 @@ def main() -> None:
     if args.json:
         Path(args.json).write_text(json.dumps([r[2] for r in results], indent=2))
     if not args.smoke and not args.only:
-        # A run of another server command (CODY_BENCH_SERVER, e.g. bench/candidates.py)
-        # goes to its own block, next to the run of the server as it is.
+        # A run of another server command (CODY_BENCH_SERVER: a proposed change applied as
+        # a patch, an older commit) goes to its own block, next to the run of the server as it is.
         write_results(Path(args.results), block, "candidates" if os.environ.get("CODY_BENCH_SERVER") else "results")
         print(f"wrote {args.results}")
     if any(r[2] is None for r in results):

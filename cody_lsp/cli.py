@@ -12,8 +12,12 @@ import logging
 import os
 import stat
 import sys
+from typing import TYPE_CHECKING
 
 from . import __version__
+
+if TYPE_CHECKING:
+    from .server.early_initialize import EarlyStart
 
 # name: (module whose main(argv) runs it, or None for the server; one line for --help)
 COMMANDS: dict[str, tuple[str | None, str]] = {
@@ -96,6 +100,12 @@ def serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     _setup_logging()
+    early = None
+    if address is None and not sys.stdin.isatty():
+        try:
+            early = _answer_initialize_early()
+        except KeyboardInterrupt:  # SIGINT or SIGTERM before the client said anything
+            return 0
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
     _use_pidfd_child_watcher()
     from .server import diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
@@ -117,7 +127,7 @@ def serve(args: argparse.Namespace) -> int:
         except KeyboardInterrupt:
             pass
     else:
-        server.start_io()
+        server.start_io(early=early)
     # The stdin reader thread may still be blocked in read(): leave without joining it.
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -176,6 +186,32 @@ def _setup_logging() -> None:
     from .server.secrets import cap_wire_loggers
 
     cap_wire_loggers()  # no request bodies or SQL parameters in the log, unless CODY_LOG_WIRE=1
+
+
+def _answer_initialize_early() -> EarlyStart | None:
+    """Answer `initialize` before pygls is imported (server/early_initialize.py says how);
+    None when the wire limits in the environment are wrong (the server then says so)."""
+    import signal
+
+    from .server.early_initialize import answer_initialize_early
+    from .server.transport_basics import WireLimits
+
+    try:
+        limits = WireLimits.from_env()
+    except ValueError:
+        return None
+    previous = signal.signal(signal.SIGTERM, _stop_waiting)
+    try:
+        return answer_initialize_early(0, sys.stdout.buffer, limits)
+    except OSError as exc:  # the client is gone already: the server finds out and ends as usual
+        logging.getLogger(__name__).warning("could not answer initialize early: %s", exc)
+        return None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def _stop_waiting(_signum: int, _frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _use_pidfd_child_watcher() -> None:

@@ -17,22 +17,10 @@ from typing import Any, ClassVar, Literal, Union
 
 import attrs
 
-PROTOCOL_VERSION = 1
-# initialize's result.capabilities.experimental.cody: the version, and the optional features served.
-SERVER_CAPABILITIES: dict[str, Any] = {
-    "protocolVersion": PROTOCOL_VERSION,
-    "steering": True,
-    "permissionRules": True,
-    "usage": True,
-    "compaction": True,
-    # The editor's live state (protocol.md, "The editor's state"): open documents the tools see,
-    # edits through workspace/applyEdit, work-done progress, configuration, cody/run activeDocument.
-    "openDocuments": True,
-    "workspaceEdits": True,
-    "progress": True,
-    "configuration": True,
-    "activeDocument": True,
-}
+# What the server advertises (initialize's capabilities.experimental.cody) is capabilities.py's,
+# which the server can import before anything heavy; named here too, with the rest of the protocol.
+from .capabilities import PROTOCOL_VERSION as PROTOCOL_VERSION
+from .capabilities import SERVER_CAPABILITIES as SERVER_CAPABILITIES
 
 # JSON-RPC error codes.
 PARSE_ERROR = -32700

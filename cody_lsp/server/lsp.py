@@ -28,6 +28,7 @@ from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
 
 from .. import __version__
+from ..capabilities import SERVER_NAME
 from ..config import ServerConfig
 from ..wire import (
     INTERNAL_ERROR,
@@ -57,6 +58,7 @@ from .client_requests import ask_client
 from .transport import HardenedProtocol, WireLimits, open_stdin
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
+    from .early_initialize import EarlyStart
     from .editor import Editor
     from .runs import LiveRun, RunManager
 
@@ -106,7 +108,7 @@ class CodyServer(LanguageServer):
     protocol: CodyProtocol
 
     def __init__(self, config: ServerConfig):
-        super().__init__("cody-lsp", __version__, protocol_cls=CodyProtocol, converter_factory=get_converter)
+        super().__init__(SERVER_NAME, __version__, protocol_cls=CodyProtocol, converter_factory=get_converter)
         self.config = config
         self.manager: RunManager | None = None
         self._manager_ready: asyncio.Future[RunManager] | None = None
@@ -132,12 +134,17 @@ class CodyServer(LanguageServer):
 
     # ---------------------------------------------------------------- serving
 
-    def start_io(self, stdin: Any = None, stdout: Any = None) -> None:
-        """Serve on stdin/stdout until stdin ends, `exit`, SIGTERM or SIGINT."""
+    def start_io(self, stdin: Any = None, stdout: Any = None, early: EarlyStart | None = None) -> None:
+        """Serve on stdin/stdout until stdin ends, `exit`, SIGTERM or SIGINT. `early`: what was
+        read from stdin, and the `initialize` answered, before the server was made
+        (early_initialize.py)."""
+        if early is not None and early.answered_id is not None and early.result is not None:
+            self.protocol.early_answer = (early.answered_id, early.result)
 
         async def connect() -> None:
             self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
-            await self.protocol.serve(await open_stdin(stdin or sys.stdin.buffer), self._limits)
+            prefix = early.consumed if early is not None else b""
+            await self.protocol.serve(await open_stdin(stdin or sys.stdin.buffer, prefix), self._limits)
 
         self._serve(connect)
 

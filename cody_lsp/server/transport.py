@@ -37,7 +37,18 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO, Protocol
 
 import attrs
-from lsprotocol.types import EXIT, ResponseError, ResponseErrorMessage
+import cattrs
+from lsprotocol.types import (
+    EXIT,
+    INITIALIZE,
+    WINDOW_LOG_MESSAGE,
+    WINDOW_SHOW_MESSAGE,
+    LogMessageParams,
+    MessageType,
+    ResponseError,
+    ResponseErrorMessage,
+    ShowMessageParams,
+)
 from pygls.exceptions import JsonRpcException
 from pygls.protocol import LanguageServerProtocol
 
@@ -50,54 +61,18 @@ from ..wire import (
     REQUEST_CANCELLED,
     UNKNOWN_SESSION,
 )
+from .transport_basics import CONTENT_LENGTH, HEADER_LINE, DecodeError, WireLimits, decode, framed, valid_id
 
 log = logging.getLogger(__name__)
 
 # Refusals answered without a log line: they are the client's mistake, and say so.
 EXPECTED_ERRORS = frozenset({INVALID_PARAMS, UNKNOWN_SESSION, REQUEST_CANCELLED})
-MAX_INT_DIGITS = 4300  # Python's own limit for int(str); said here so the error is ours
 READ_SIZE = 1 << 16
 ID_HEAD = 4096  # how much of a body is searched for its id when it cannot be parsed
 _TAIL = 64  # bytes kept of an overlong header line: enough to find a `Content-Length: N` ending it
-_CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*([^\r\n]*?)[ \t]*\Z", re.IGNORECASE)
-_HEADER = re.compile(rb"[!-9;-~]+[ \t]*:[^\n]*\Z")  # `Name: value`, other headers are ignored
 _ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20}(?=\s*[,}]))')
-_HEADER_TEMPLATE = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+_CAMEL = re.compile(r"_([a-z])")  # process_id → processId, in the paths of pygls' errors
 TURN = 0.002  # seconds of handling messages back to back before the event loop gets a turn
-
-
-# --------------------------------------------------------------------------------------
-# Limits
-
-
-@dataclass(frozen=True)
-class WireLimits:
-    """Sizes the server accepts from a client (see protocol.md, Transport)."""
-
-    max_message_bytes: int = 32 * 1024 * 1024
-    max_header_bytes: int = 8 * 1024
-
-    @classmethod
-    def from_env(cls) -> WireLimits:
-        """`CODY_MAX_MESSAGE_BYTES`, `CODY_MAX_HEADER_BYTES`; ValueError naming a variable that does not fit."""
-        defaults = cls()
-        return cls(
-            max_message_bytes=_byte_count("CODY_MAX_MESSAGE_BYTES", defaults.max_message_bytes, 1024),
-            max_header_bytes=_byte_count("CODY_MAX_HEADER_BYTES", defaults.max_header_bytes, 64),
-        )
-
-
-def _byte_count(name: str, default: int, minimum: int) -> int:
-    raw = os.environ.get(name, "").strip()
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = -1
-    if value < minimum:
-        raise ValueError(f"{name}={raw!r} must be a whole number of bytes, at least {minimum} (default {default})")
-    return value
 
 
 # --------------------------------------------------------------------------------------
@@ -120,9 +95,29 @@ class _ThreadedFile:
         return await asyncio.to_thread(self._read, n)
 
 
-async def open_stdin(stdin: BinaryIO) -> ByteSource:
-    """stdin as a ByteSource: watched by the event loop when it is a pipe, socket or
-    terminal; otherwise read in a thread (epoll refuses regular files and /dev/null)."""
+class _Prefixed:
+    """A ByteSource that gives `prefix` first: bytes read from the stream before the server started."""
+
+    def __init__(self, prefix: bytes, source: ByteSource):
+        self._prefix = prefix
+        self._source = source
+
+    async def read(self, n: int) -> bytes:
+        if self._prefix:
+            data, self._prefix = self._prefix[:n], self._prefix[n:]
+            return data
+        return await self._source.read(n)
+
+
+async def open_stdin(stdin: BinaryIO, prefix: bytes = b"") -> ByteSource:
+    """stdin as a ByteSource, `prefix` (bytes already read from it) first: watched by the event
+    loop when it is a pipe, socket or terminal; otherwise read in a thread (epoll refuses regular
+    files and /dev/null)."""
+    source = await _open(stdin)
+    return _Prefixed(prefix, source) if prefix else source
+
+
+async def _open(stdin: BinaryIO) -> ByteSource:
     try:
         mode = os.fstat(stdin.fileno()).st_mode
         watchable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stdin.isatty()
@@ -178,7 +173,7 @@ class FrameReader:
             problem = None
             if too_long:
                 problem = f"a header line longer than {self._limits.max_header_bytes} bytes (CODY_MAX_HEADER_BYTES)"
-            match = _CONTENT_LENGTH.search(text)
+            match = CONTENT_LENGTH.search(text)
             if match:
                 if match.start() > 0:
                     problem = problem or f"{match.start()} bytes that were not part of a message"
@@ -186,7 +181,7 @@ class FrameReader:
                 length = int(digits) if digits.isdigit() and len(digits) <= 15 else None
                 if length is None:
                     problem = problem or "a Content-Length that is not a byte count"
-            elif too_long or not _HEADER.match(text):
+            elif too_long or not HEADER_LINE.match(text):
                 length = None
                 problem = problem or f"{len(line)} bytes that were not part of a message"
             if problem is not None and not reported:
@@ -274,36 +269,8 @@ class FrameReader:
 # JSON in and out
 
 
-class DecodeError(ValueError):
-    """A body that is not strict JSON; the message says why."""
-
-
 class EncodeError(ValueError):
     """A message that cannot be written as JSON (a bug of the server, logged)."""
-
-
-def _parse_int(text: str) -> int:
-    if len(text) - text.startswith("-") > MAX_INT_DIGITS:
-        raise DecodeError(f"an integer has more than {MAX_INT_DIGITS} digits")
-    return int(text)
-
-
-def _no_constant(name: str) -> Any:
-    raise DecodeError(f"{name} is not a JSON value")
-
-
-def decode(body: bytes) -> Any:
-    """Parse a message body as strict JSON; raise DecodeError saying what is wrong."""
-    try:
-        return json.loads(body, parse_int=_parse_int, parse_constant=_no_constant)
-    except DecodeError:
-        raise
-    except RecursionError:
-        raise DecodeError("the message is nested too deeply") from None
-    except UnicodeDecodeError:
-        raise DecodeError("the message is not valid UTF-8") from None
-    except ValueError as exc:
-        raise DecodeError(f"the message is not valid JSON ({exc})") from None
 
 
 def recover_id(raw: bytes) -> MsgId | None:
@@ -341,7 +308,7 @@ def encode(data: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     except (ValueError, TypeError, RecursionError) as exc:
         raise EncodeError(f"{type(exc).__name__}: {exc}") from None
     raw = body.encode("utf-8")
-    return _HEADER_TEMPLATE % len(raw) + raw
+    return framed(raw)
 
 
 def internal_error(exc: BaseException, what: str) -> ResponseError:
@@ -356,12 +323,8 @@ def internal_error(exc: BaseException, what: str) -> ResponseError:
     )
 
 
-def _valid_id(value: Any) -> bool:
-    return isinstance(value, (str, int)) and not isinstance(value, bool)
-
-
 def _envelope_problem(message: dict[str, Any]) -> str | None:
-    if "id" in message and not _valid_id(message["id"]):
+    if "id" in message and not valid_id(message["id"]):
         return "'id' must be a string or an integer"
     if message.get("jsonrpc") != "2.0":
         return "not a JSON-RPC 2.0 message ('jsonrpc' must be \"2.0\")"
@@ -370,6 +333,17 @@ def _envelope_problem(message: dict[str, Any]) -> str | None:
     if "id" in message and ("result" in message or "error" in message):
         return None
     return "neither a request, a notification nor a response"
+
+
+def _structure_problem(exc: JsonRpcException) -> str:
+    """What is wrong with params pygls could not read, each problem at its path in the message
+    (`invalid value for type, expected str @ $.params.workspaceFolders[0].uri`)."""
+    cause = exc.__cause__
+    if not isinstance(cause, cattrs.BaseValidationError):
+        return str(cause or exc)
+    problems = [_CAMEL.sub(lambda m: m.group(1).upper(), text) for text in cattrs.transform_error(cause)]
+    more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
+    return "; ".join(problems[:3]) + more
 
 
 def _without_internal_data(data: Any) -> Any:
@@ -402,6 +376,10 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
 
     # Set once `shutdown` was answered (or the server is closing): requests get -32600.
     shutting_down = False
+    # The `initialize` answered before pygls was imported (early_initialize.py): its id and the
+    # result sent. pygls' own answer to that id is compared with it and not sent.
+    early_answer: tuple[MsgId, dict[str, Any]] | None = None
+    _early_fallback = False
 
     async def serve(self, source: ByteSource, limits: WireLimits) -> None:
         """Read and handle messages until the client closes the stream. Messages that arrived
@@ -431,7 +409,7 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
             method = message.get("method") if isinstance(message, dict) else None
             error = internal_error(exc, f"handling a message ({method!r})")
             msg_id = message.get("id") if isinstance(message, dict) and method is not None else None
-            if _valid_id(msg_id):
+            if valid_id(msg_id):
                 self.reply_error(msg_id, error.code, error.message)
 
     def reply_error(self, msg_id: MsgId | None, code: int, message: str) -> None:
@@ -456,10 +434,30 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
         try:
             structured = self.structure_message(message)
         except JsonRpcException as exc:
-            return self._refuse(
-                message, INVALID_PARAMS, f"Invalid params for {message.get('method')!r}: {exc.__cause__ or exc}"
-            )
+            problem = f"Invalid params for {message.get('method')!r}: {_structure_problem(exc)}"
+            if self._answered_early(message) and not self._early_fallback:
+                return self._initialize_anyway(message, problem)
+            return self._refuse(message, INVALID_PARAMS, problem)
         return super().handle_message(structured)
+
+    def _answered_early(self, message: dict[str, Any]) -> bool:
+        early = self.early_answer
+        return early is not None and message.get("method") == INITIALIZE and message.get("id") == early[0]
+
+    def _initialize_anyway(self, message: dict[str, Any], problem: str) -> Any:
+        """pygls refused an `initialize` that was already answered (its params are checked
+        only at the top level before the answer): initialize without the client's capability
+        groups, and tell the user why."""
+        from .early_initialize import fallback_params
+
+        self._early_fallback = True
+        text = (
+            f"cody-lsp could not read the editor's initialize params ({problem}); "
+            "it goes on without the editor's capabilities"
+        )
+        log.error("%s", text)
+        self.notify(WINDOW_SHOW_MESSAGE, ShowMessageParams(type=MessageType.Error, message=text))
+        return self.handle_message({**message, "params": fallback_params(message["params"])})
 
     def _refuse(self, raw: dict[str, Any], code: int, text: str) -> None:
         """Answer a bad request; a bad notification or response cannot be answered, so it is dropped
@@ -470,10 +468,10 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
                 self._fail_request(raw.get("id"), text)
             return
         msg_id = raw.get("id")
-        self.reply_error(msg_id if _valid_id(msg_id) else None, code, text)
+        self.reply_error(msg_id if valid_id(msg_id) else None, code, text)
 
     def _fail_request(self, msg_id: Any, text: str) -> None:
-        future = self.pending_requests().get(msg_id) if _valid_id(msg_id) else None
+        future = self.pending_requests().get(msg_id) if valid_id(msg_id) else None
         if isinstance(future, concurrent.futures.Future) and not future.done():  # ours, not a handler task
             self.forget_request(msg_id)
             future.set_exception(
@@ -521,6 +519,8 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
             log.error("no connection to write to; a message was dropped")
             return
         data = _without_internal_data(data)
+        if self.early_answer is not None and _response_id(data) == self.early_answer[0]:
+            return self._compare_early_answer(data)
         try:
             payload = encode(data, self.json_default)
         except EncodeError as exc:
@@ -533,3 +533,23 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
         result = writer.write(payload)
         if inspect.isawaitable(result):
             asyncio.ensure_future(result)
+
+    def _compare_early_answer(self, data: Any) -> None:
+        """pygls' answer to the `initialize` answered early: not sent; a difference from the
+        answer that was sent is a bug (capabilities.py has drifted from pygls), said in the log."""
+        assert self.early_answer is not None
+        sent = self.early_answer[1]
+        self.early_answer = None
+        try:
+            own = json.loads(encode(data, self.json_default).partition(b"\r\n\r\n")[2])
+        except (EncodeError, ValueError) as exc:
+            own = {"error": {"message": f"it could not be serialized ({exc})"}}
+        if own.get("result") == sent:
+            return
+        if "error" in own:
+            difference = f"pygls answered with an error: {own['error'].get('message')}"
+        else:
+            difference = f"sent {json.dumps(sent)}, pygls' own {json.dumps(own.get('result'))}"
+        text = f"the initialize answer sent before pygls was imported differs from pygls' own ({difference})"
+        log.error("%s", text)
+        self.notify(WINDOW_LOG_MESSAGE, LogMessageParams(type=MessageType.Error, message=text))

@@ -1,0 +1,127 @@
+"""`initialize` is answered before the server imports pygls (server/early_initialize.py), and
+nothing a client can see changes for it: one answer, pygls' own, with every message sent
+meanwhile answered in order; params pygls refuses are refused or reported as before.
+
+Every other e2e test starts its server this way too; `stop_wire` checks that the server never
+found its early answer different from pygls'.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import platform
+import signal
+from pathlib import Path
+from typing import Any
+
+from cody_lsp.capabilities import initialize_result
+
+from ..conftest import server_env
+from .rawwire import RawServer, encode, frame
+
+READ_SYSCALL = {"x86_64": 0, "aarch64": 63}.get(platform.machine())
+
+
+def initialize(msg_id: Any, params: Any) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": msg_id, "method": "initialize", "params": params}
+
+
+async def start(db_path: Path) -> RawServer:
+    return await RawServer.start(server_env(None, db_path), initialize=False)
+
+
+async def test_an_editor_that_sends_everything_at_once_gets_each_answer_once_in_order(db_path: Path, workspace: Path):
+    server = await start(db_path)
+    capabilities = {
+        "general": {"positionEncodings": ["utf-8", "utf-16"]},
+        "textDocument": {"synchronization": {"willSave": True, "didSave": True}},
+        "window": {"workDoneProgress": True},
+        "experimental": {"cody": {"permissions": True}},
+    }
+    params = {
+        "processId": os.getpid(),
+        "capabilities": capabilities,
+        "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
+    }
+    await server.write(
+        frame(encode(initialize("init", params)))
+        + frame(encode({"jsonrpc": "2.0", "method": "initialized", "params": {}}))
+        + frame(encode({"jsonrpc": "2.0", "id": "list", "method": "cody/listSessions", "params": {}}))
+    )
+    listed = await server.response("list")
+    assert listed["result"]["sessions"] == []
+    answers = [m for m in server.seen if "method" not in m]
+    assert [m["id"] for m in answers] == ["init", "list"]
+    assert answers[0]["result"] == initialize_result(capabilities)
+    assert answers[0]["result"]["capabilities"]["positionEncoding"] == "utf-8"
+    assert answers[0]["result"]["capabilities"]["textDocumentSync"]["willSave"] is False
+    assert await server.close() == 0
+    log = await server.stderr()
+    assert "differs" not in log and "Traceback" not in log
+
+
+async def test_params_pygls_refuses_inside_a_capability_group_are_reported_and_the_server_goes_on(
+    db_path: Path, workspace: Path
+):
+    server = await start(db_path)
+    params = {
+        "processId": None,
+        "capabilities": {"textDocument": {"hover": 5}, "general": {"positionEncodings": ["utf-32"]}},
+        "workspaceFolders": [{"uri": workspace.as_uri(), "name": workspace.name}],
+    }
+    answer = await server.call("initialize", params)
+    assert answer["result"]["capabilities"]["positionEncoding"] == "utf-32"
+    await server.send({"jsonrpc": "2.0", "method": "initialized", "params": {}})
+    await server.still_serving()
+    shown = [m for m in server.seen if m.get("method") == "window/showMessage"]
+    assert len(shown) == 1 and shown[0]["params"]["type"] == 1
+    assert "initialize params" in shown[0]["params"]["message"]
+    assert "textDocument" in shown[0]["params"]["message"] or "hover" in shown[0]["params"]["message"]
+    assert await server.close() == 0
+    assert "differs" not in await server.stderr()  # the fallback initialized as the answer said
+
+
+async def test_params_refused_at_the_top_are_refused_as_before(db_path: Path):
+    server = await start(db_path)
+    error = await server.error((await _send(server, initialize(1, {"processId": "abc", "capabilities": {}})))["id"])
+    assert error["code"] == -32602 and "processId" in error["message"]
+    answer = await server.call("initialize", {"processId": None, "capabilities": {}})
+    assert answer["result"]["capabilities"]["experimental"]["cody"]["protocolVersion"] == 1
+    await server.still_serving()
+    assert await server.close() == 0
+
+
+async def test_a_first_message_that_is_not_initialize_is_answered_as_usual(db_path: Path):
+    server = await start(db_path)
+    await server.still_serving()
+    answer = await server.call("initialize", {"processId": None, "capabilities": {}})
+    assert "result" in answer
+    assert [m["id"] for m in server.seen if "method" not in m] == ["raw-1", "raw-2"]
+    assert await server.close() == 0
+
+
+async def test_sigterm_while_waiting_for_the_first_message_ends_the_server_cleanly(db_path: Path):
+    server = await start(db_path)
+    await _blocked_reading_stdin(server.process.pid)
+    server.process.send_signal(signal.SIGTERM)
+    assert await asyncio.wait_for(server.process.wait(), 10) == 0
+    assert "Traceback" not in await server.stderr()
+
+
+async def _send(server: RawServer, message: dict[str, Any]) -> dict[str, Any]:
+    await server.send(message)
+    return message
+
+
+async def _blocked_reading_stdin(pid: int) -> None:
+    """Wait until the process is blocked in read(0, …) (it reached the early read)."""
+    if READ_SYSCALL is None:
+        await asyncio.sleep(2)
+        return
+    for _ in range(1000):
+        fields = Path(f"/proc/{pid}/syscall").read_text().split()
+        if fields[:2] == [str(READ_SYSCALL), "0x0"]:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError("the server never waited for its first message")

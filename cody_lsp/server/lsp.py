@@ -20,7 +20,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
@@ -55,7 +54,7 @@ from ..wire import (
     to_wire,
 )
 from .client_requests import ask_client
-from .transport import HardenedProtocol, WireLimits, open_stdin
+from .transport import HardenedProtocol, WireLimits, open_stdin, strict_converter
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
     from .early_initialize import EarlyStart
@@ -108,7 +107,7 @@ class CodyServer(LanguageServer):
     protocol: CodyProtocol
 
     def __init__(self, config: ServerConfig):
-        super().__init__(SERVER_NAME, __version__, protocol_cls=CodyProtocol, converter_factory=get_converter)
+        super().__init__(SERVER_NAME, __version__, protocol_cls=CodyProtocol, converter_factory=strict_converter)
         self.config = config
         self.manager: RunManager | None = None
         self._manager_ready: asyncio.Future[RunManager] | None = None

@@ -38,6 +38,8 @@ from typing import Any, BinaryIO, Protocol
 
 import attrs
 import cattrs
+from cattrs.v import format_exception
+from lsprotocol.converters import get_converter
 from lsprotocol.types import (
     EXIT,
     INITIALIZE,
@@ -341,9 +343,16 @@ def _structure_problem(exc: JsonRpcException) -> str:
     cause = exc.__cause__
     if not isinstance(cause, cattrs.BaseValidationError):
         return str(cause or exc)
-    problems = [_CAMEL.sub(lambda m: m.group(1).upper(), text) for text in cattrs.transform_error(cause)]
+    problems = [
+        _CAMEL.sub(lambda m: m.group(1).upper(), text)
+        for text in cattrs.transform_error(cause, format_exception=_describe)
+    ]
     more = f" (and {len(problems) - 3} more)" if len(problems) > 3 else ""
     return "; ".join(problems[:3]) + more
+
+
+def _describe(exc: BaseException, type_: type | None) -> str:
+    return str(exc) if isinstance(exc, _NotABoolean) else format_exception(exc, type_)
 
 
 def _without_internal_data(data: Any) -> Any:
@@ -365,6 +374,39 @@ def _response_id(data: Any) -> MsgId | None:
     if hasattr(data, "result") or hasattr(data, "error"):
         return getattr(data, "id", None)
     return None
+
+
+# --------------------------------------------------------------------------------------
+# Reading LSP messages
+
+
+def strict_converter() -> cattrs.Converter:
+    """lsprotocol's converter, except that a boolean must be a JSON boolean: by default cattrs
+    takes any value for one (`bool("no")`), so `{"applied": "no"}` would read as an applied edit."""
+    converter = get_converter()
+    converter.register_structure_hook(bool, _strict_bool)
+    return converter
+
+
+class _NotABoolean(TypeError):
+    pass
+
+
+def _strict_bool(value: Any, _type: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    raise _NotABoolean(f"expected a boolean, not {type(value).__name__}")
+
+
+class _NoDeserializeTracebacks(logging.Filter):
+    """pygls logs a traceback for every message it cannot read; the server answers (or, for a
+    notification or a reply, logs) that problem itself in one line, with where it is."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Unable to deserialize message")
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoDeserializeTracebacks())
 
 
 # --------------------------------------------------------------------------------------
@@ -434,7 +476,9 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
         try:
             structured = self.structure_message(message)
         except JsonRpcException as exc:
-            problem = f"Invalid params for {message.get('method')!r}: {_structure_problem(exc)}"
+            log.debug("could not read a message", exc_info=exc.__cause__ or exc)
+            what = f"params for {message['method']!r}" if "method" in message else "result"
+            problem = f"Invalid {what}: {_structure_problem(exc)}"
             if self._answered_early(message) and not self._early_fallback:
                 return self._initialize_anyway(message, problem)
             return self._refuse(message, INVALID_PARAMS, problem)

@@ -90,6 +90,19 @@ async def test_params_refused_at_the_top_are_refused_as_before(db_path: Path):
     assert answer["result"]["capabilities"]["experimental"]["cody"]["protocolVersion"] == 1
     await server.still_serving()
     assert await server.close() == 0
+    log = await server.stderr()
+    assert "Traceback" not in log and "Unable to deserialize" not in log  # the answer said it all
+
+
+async def test_a_boolean_must_be_a_boolean(db_path: Path):
+    server = await start(db_path)
+    params = {"processId": None, "capabilities": {"workspace": {"applyEdit": "no"}}}
+    answer = await server.call("initialize", params)  # answered early: pygls refuses it after
+    assert "result" in answer
+    await server.still_serving()
+    (shown,) = [m["params"]["message"] for m in server.seen if m.get("method") == "window/showMessage"]
+    assert "expected a boolean, not str @ $.params.capabilities.workspace.applyEdit" in shown
+    assert await server.close() == 0
 
 
 async def test_a_first_message_that_is_not_initialize_is_answered_as_usual(db_path: Path):

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig
@@ -399,12 +400,18 @@ async def test_retries_are_logged_in_the_editor_without_the_key(editor_factory, 
     assert not any("sk-test-secret-key-123" in m for m in logged)
 
 
-async def test_a_malformed_answer_to_an_edit_counts_as_declined(editor_factory, provider, workspace: Path):
-    """A reply that does not fit the request fails it (the run does not wait forever): written to disk."""
+@pytest.mark.parametrize(
+    "reply",
+    [{"applied": True, "failedChange": "not a number"}, {"applied": "no"}, {"applied": 1}, {}],
+    ids=["failedChange a string", "applied a string", "applied a number", "applied missing"],
+)
+async def test_a_malformed_answer_to_an_edit_counts_as_declined(editor_factory, provider, workspace: Path, reply):
+    """A reply that does not fit the request fails it (the run does not wait forever): written to
+    disk. `"applied": "no"` is not read as applied (a boolean must be a JSON boolean)."""
     (workspace / "app.py").write_text(APP)
     editor = await editor_factory()
     editor.open(workspace / "app.py", APP)
-    editor.edit_reply = {"applied": True, "failedChange": "not a number"}
+    editor.edit_reply = reply
     provider.add(
         Reply(
             tool_calls=[ToolCall("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 7"})]

@@ -18,12 +18,14 @@ pyproject.toml pins pygls and openai to the minor versions this was tested with.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from lsprotocol.types import CANCEL_REQUEST, ResponseError
 from pygls.protocol import JsonRPCProtocol
 
 MsgId = str | int
+log = logging.getLogger(__name__)
 
 # JsonRPCProtocol method → its parameter names (without self), as this module calls or overrides it.
 PYGLS_PROTOCOL_METHODS: dict[str, tuple[str, ...]] = {
@@ -101,7 +103,12 @@ class FencedProtocol(JsonRPCProtocol):
         self.cancel_request(msg_id)
 
     def cancel_request(self, msg_id: MsgId) -> None:
-        """`$/cancelRequest` arrived for `msg_id`: cancel its handler (pygls' behaviour)."""
+        """`$/cancelRequest` arrived for `msg_id`: cancel its handler (pygls' behaviour). A cancel
+        for a request already answered is normal (it crossed the answer): nothing to do, and no
+        warning (pygls would log one)."""
+        if msg_id not in self._request_futures:
+            log.debug("$/cancelRequest for %r, which is not running (answered already)", msg_id)
+            return
         JsonRPCProtocol._handle_cancel_notification(self, msg_id)
 
     # ------------------------------------------------------------------ replies to our requests

@@ -111,3 +111,11 @@ async def test_a_late_answer_to_a_withdrawn_request_is_dropped_quietly(caplog: p
         protocol._handle_response("perm_unknown", {"outcome": "allow"})
     assert [r.getMessage() for r in caplog.records if "perm_1" in r.getMessage()] == []
     assert any("perm_unknown" in r.getMessage() for r in caplog.records)  # a truly unknown id still warns
+
+
+async def test_a_cancel_for_a_request_already_answered_is_quiet(caplog: pytest.LogCaptureFixture):
+    """A `$/cancelRequest` that crossed the answer (normal in LSP): no warning, nothing cancelled."""
+    protocol = private_api.FencedProtocol(None, get_converter())
+    with caplog.at_level("WARNING"):
+        protocol.cancel_request("perm_answered")
+    assert caplog.records == []

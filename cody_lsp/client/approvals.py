@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
@@ -22,16 +23,65 @@ from rich.markup import escape
 from .reader import LineReader
 from .render import RESULT_MARK, ChunkRenderer, print_line, summarize_args
 
-ASK_CHOICES = {
-    "": "allow",
-    "y": "allow",
-    "yes": "allow",
-    "a": "allow_always",
-    "always": "allow_always",
-    "n": "deny",
-    "no": "deny",
-}
-QUESTION = "Allow {tool}? [Y]es · [a]lways · [n]o "
+SCOPE_WORDS = {"session": "in this session", "folder": "in this folder"}
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One answer to a permission question: the keys that give it, its words in the question,
+    the answer sent, and what is said once it is given (None: nothing)."""
+
+    keys: tuple[str, ...]
+    label: str
+    answer: dict[str, Any]
+    said: str | None = None
+
+
+ALLOW = Choice(("", "y", "yes"), "[Y]es", {"outcome": "allow"})
+DENY = Choice(("n", "no"), "[n]o", {"outcome": "deny"}, "[yellow]denied[/]")
+
+
+def choices_for(tool: str, options: Any) -> list[Choice]:
+    """What the person may answer, as the server offers it (`params.options`): "always" in this
+    session or in this folder, and for run_command always for a command prefix (`npm test`)."""
+    if not isinstance(options, dict):  # a server without lasting rules: "always" is its own
+        return [ALLOW, Choice(("a", "always"), "[a]lways", {"outcome": "allow_always"}, "always allowed"), DENY]
+    scopes = [scope for scope in options.get("scopes") or [] if scope in SCOPE_WORDS] or ["session"]
+    choices = [ALLOW]
+    if "session" in scopes:
+        choices.append(
+            Choice(
+                ("a", "always"),
+                "[a]lways in this session",
+                {"outcome": "allow_always", "scope": "session"},
+                "always allowed in this session",
+            )
+        )
+    if "folder" in scopes:
+        choices.append(
+            Choice(
+                ("f", "folder"),
+                "always in this [f]older",
+                {"outcome": "allow_always", "scope": "folder"},
+                "always allowed in this folder",
+            )
+        )
+    prefix = options.get("commandPrefix")
+    if tool == "run_command" and isinstance(prefix, str) and prefix:
+        scope = "folder" if "folder" in scopes else scopes[0]
+        choices.append(
+            Choice(
+                ("p", "prefix"),
+                f"always for `{prefix}` ([p])",
+                {"outcome": "allow_always", "scope": scope, "commandPrefix": prefix},
+                f"always allowed for `{escape(prefix)}` {SCOPE_WORDS[scope]}",
+            )
+        )
+    return [*choices, DENY]
+
+
+def question(tool: str, choices: list[Choice]) -> str:
+    return f"Allow {tool}? " + " · ".join(choice.label for choice in choices) + " "
 
 
 def add_yes_flag(parser: argparse.ArgumentParser) -> None:
@@ -87,26 +137,29 @@ class TerminalApprover:
         self.renderer = renderer
         self.on_interrupt = on_interrupt
 
-    async def __call__(self, params: dict[str, Any]) -> str:
+    async def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
         self.renderer.line_break()
         tool = str(params.get("toolName", "?"))
         args = params.get("args")
         for line in preview(tool, args if isinstance(args, dict) else {}):
             print_line(self.console, line)
+        choices = choices_for(tool, params.get("options"))
+        by_key = {key: choice for choice in choices for key in choice.keys}
         try:
             while True:
-                answer = await self.reader.read(QUESTION.format(tool=tool), ask=True)
-                choice = ASK_CHOICES.get(answer.strip().lower())
+                answer = await self.reader.read(question(tool, choices), ask=True)
+                choice = by_key.get(answer.strip().lower())
                 if choice is not None:
                     break
-                self.console.print("[dim]answer y (yes), a (always, for this session) or n (no)[/]")
+                keys = ", ".join(f"{c.keys[1] if c is ALLOW else c.keys[0]} ({c.keys[-1]})" for c in choices)
+                self.console.print(f"[dim]answer {escape(keys)}[/]")
         except (EOFError, KeyboardInterrupt):
             if self.on_interrupt is not None:
                 self.on_interrupt()
-            return "deny"
-        if choice == "deny":
-            self.console.print(f"  [dim]{RESULT_MARK}[/] [yellow]denied[/]")
-        return choice
+            return DENY.answer
+        if choice.said is not None:
+            self.console.print(f"  [dim]{RESULT_MARK}[/] {choice.said}")
+        return choice.answer
 
 
 class RefuseWithoutYes:

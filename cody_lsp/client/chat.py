@@ -124,7 +124,7 @@ class Chat:
             return lambda _params: "allow"
         approver = TerminalApprover(self.console, self.reader, self.renderer, on_interrupt=self.cancel_run)
 
-        async def ask(params: dict[str, Any]) -> str:
+        async def ask(params: dict[str, Any]) -> dict[str, Any]:
             self.typeahead.pause()  # the question's prompt reads the terminal now
             try:
                 return await approver(params)

@@ -76,3 +76,58 @@ async def test_in_a_terminal_run_asks_like_the_chat(provider, db_path: Path, wor
         term.kill()
     assert (workspace / "notes.txt").read_text() == "one\n"
     assert not (workspace / "other.txt").exists()
+
+
+async def test_in_a_terminal_always_can_be_for_the_session_the_folder_or_a_command_prefix(
+    provider, db_path: Path, workspace: Path
+):
+    """The terminal offers what the editor's panel offers: always in this session, in this
+    folder, or (run_command) for the command's prefix; a rule answers the calls it covers."""
+    provider.add(
+        Reply(tool_calls=[ToolCall("run_command", {"command": "ls -a"})]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "ls -l"})]),  # covered by `ls`
+        Reply(tool_calls=[ToolCall("run_command", {"command": "pwd"})]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo x"})]),  # covered by the folder rule
+        Reply(tool_calls=[WRITE]),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "two\n"})]),  # session rule
+        Reply(text="All done."),
+        # A second `run`: a new session of the same folder.
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo again"})]),  # folder rule
+        Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "three\n"})]),  # asks
+        Reply(text="Second done."),
+    )
+    env = cli_env(provider, db_path)
+    term = Terminal(["run", "look around"], env, workspace, dimensions=(50, 240))
+    try:
+        before = await term.expect("Allow run_command?")
+        assert "$ ls -a" in before
+        await term.expect("[Y]es · [a]lways in this session · always in this [f]older · always for `ls` ([p]) · [n]o")
+        term.send_line("p")
+        await term.expect("always allowed for `ls` in this folder")
+        before = await term.expect("Allow run_command?")
+        assert "ls -l" in before and "$ pwd" in before and "Allow" not in before
+        term.send_line("f")
+        await term.expect("always allowed in this folder")
+        before = await term.expect("Allow write_file?")
+        assert "echo x" in before and "Allow" not in before
+        await term.expect("· always in this [f]older · [n]o")  # no prefix for write_file
+        term.send_line("a")
+        await term.expect("always allowed in this session")
+        before = await term.expect("All done.")
+        assert "Allow" not in before
+        assert await term.exit_status() == 0
+    finally:
+        term.kill()
+    assert (workspace / "notes.txt").read_text() == "two\n"
+
+    term = Terminal(["run", "again"], env, workspace, dimensions=(50, 240))
+    try:
+        before = await term.expect("Allow write_file?")
+        assert "echo again" in before and "Allow" not in before
+        term.send_line("n")
+        await term.expect("denied")
+        await term.expect("Second done.")
+        assert await term.exit_status() == 0
+    finally:
+        term.kill()
+    assert (workspace / "notes.txt").read_text() == "two\n"

@@ -20,8 +20,15 @@ class SettingError(ValueError):
     """A setting whose value cannot be used; the message names the variable."""
 
 
-def _env_number(name: str, default: Any) -> Any:
-    """`name` as a number of the type of `default` (int or float), or `default` when unset."""
+def setting_key(variable: str) -> str:
+    """The editor's setting of an environment variable: CODY_MAX_STEPS → maxSteps."""
+    first, *rest = variable.removeprefix("CODY_").lower().split("_")
+    return first + "".join(word.capitalize() for word in rest)
+
+
+def _env_number(name: str, default: Any, *, positive: bool = False) -> Any:
+    """`name` as a number of the type of `default` (int or float), or `default` when unset;
+    ≥ 0, or > 0 when `positive`."""
     raw = os.environ.get(name, "").strip()
     if not raw:
         return default
@@ -33,9 +40,20 @@ def _env_number(name: str, default: Any) -> Any:
         raise SettingError(
             f"{name}={raw!r} is not {what}; fix it or unset it to use the default ({default:g})"
         ) from None
-    if not math.isfinite(value) or value < 0:
-        raise SettingError(f"{name}={raw!r} must be a finite number ≥ 0; fix it or unset it (default {default:g})")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        bound = "> 0" if positive else "≥ 0"
+        raise SettingError(f"{name}={raw!r} must be a finite number {bound}; fix it or unset it (default {default:g})")
     return value
+
+
+def _env_flag(name: str) -> bool:
+    """`name` as on (1, true, yes, on) or off (unset, 0, false, no, off)."""
+    raw = os.environ.get(name, "").strip().lower()
+    if raw in ("", "0", "false", "no", "off"):
+        return False
+    if raw in ("1", "true", "yes", "on"):
+        return True
+    raise SettingError(f"{name}={raw!r} is not 1 or 0; fix it or unset it")
 
 
 def db_path() -> Path:
@@ -129,6 +147,42 @@ LIMIT_VARIABLES = (
     ("CODY_CONNECT_TIMEOUT", "connect_timeout"),
 )
 
+MIB = 1 << 20
+
+
+@dataclass(frozen=True)
+class ToolLimits:
+    """Bounds of each tool call (SECURITY.md): set by the environment or the editor's settings
+    (server/settings.py), each > 0."""
+
+    command_timeout: float = 120.0  # seconds a run_command may take (the model may ask for less)
+    deadline: float = 30.0  # seconds of work per file-tool call, then it stops and says so
+    max_scan_bytes: int = 256 * MIB  # bytes read per call (read_file counting lines, grep)
+    max_scan_entries: int = 100_000  # directory entries visited per call (list_dir, glob, grep)
+    max_file_bytes: int = 10 * MIB  # larger files are skipped by grep and refused by edit_file
+    max_write_bytes: int = 1 * MIB  # write_file content, edit_file old_string/new_string
+
+    @classmethod
+    def from_env(cls) -> ToolLimits:
+        """The limits the environment sets; raises SettingError naming a variable that does not parse."""
+        defaults = cls()
+        return cls(
+            **{name: _env_number(var, getattr(defaults, name), positive=True) for var, name in TOOL_LIMIT_VARIABLES}
+        )
+
+
+# Environment variable → ToolLimits field.
+TOOL_LIMIT_VARIABLES = (
+    ("CODY_COMMAND_TIMEOUT", "command_timeout"),
+    ("CODY_TOOL_DEADLINE", "deadline"),
+    ("CODY_TOOL_MAX_SCAN_BYTES", "max_scan_bytes"),
+    ("CODY_TOOL_MAX_SCAN_ENTRIES", "max_scan_entries"),
+    ("CODY_TOOL_MAX_FILE_BYTES", "max_file_bytes"),
+    ("CODY_MAX_WRITE_BYTES", "max_write_bytes"),
+)
+# Where the model is told a tool limit comes from: variable → "CODY_X (the editor's cody.x)".
+TOOL_LIMIT_SOURCES = {var: f"{var}, or the editor's cody.{setting_key(var)}" for var, _name in TOOL_LIMIT_VARIABLES}
+
 APPROVAL_MODES = ("auto", "ask", "never")
 
 
@@ -196,6 +250,20 @@ def _context_from_env() -> ContextSettings:
         return ContextSettings()  # the problem is reported by ServerConfig.problem() on every run
 
 
+def _tool_limits_from_env() -> ToolLimits:
+    try:
+        return ToolLimits.from_env()
+    except SettingError:
+        return ToolLimits()  # the problem is reported by ServerConfig.problem() on every run
+
+
+def _allow_vcs_writes() -> bool:
+    try:
+        return _env_flag("CODY_ALLOW_VCS_WRITES")
+    except SettingError:
+        return False  # the problem is reported by ServerConfig.problem() on every run
+
+
 def _limits_from_env() -> Limits:
     try:
         return Limits.from_env()
@@ -206,6 +274,8 @@ def _limits_from_env() -> Limits:
 def _settings_problem() -> str | None:
     try:
         Limits.from_env()
+        ToolLimits.from_env()
+        _env_flag("CODY_ALLOW_VCS_WRITES")
         ContextSettings.from_env()
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
         parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
@@ -225,6 +295,10 @@ def _flush_interval() -> float:
 class ServerConfig:
     model: ModelConfig = field(default_factory=ModelConfig.from_env)
     limits: Limits = field(default_factory=_limits_from_env)
+    tool_limits: ToolLimits = field(default_factory=_tool_limits_from_env)
+    # Let write_file/edit_file write under .git/, .hg/, .svn/, .jj/ (CODY_ALLOW_VCS_WRITES=1; the
+    # environment only: a folder's settings cannot turn it on).
+    allow_vcs_writes: bool = field(default_factory=_allow_vcs_writes)
     # The model's context window and output reserve, when the environment sets them.
     context: ContextSettings = field(default_factory=_context_from_env)
     db: Path = field(default_factory=db_path)

@@ -501,7 +501,9 @@ class RunManager:
             step=self._step,
             run_tool=self._tool_runner,
             inbox=lambda: self._take_inbox(run),
-            tools=self._tool_config(session.id) if self._tool_config is not None else ToolConfig(),
+            tools=(self._tool_config(session.id) if self._tool_config is not None else ToolConfig()).with_limits(
+                config.tool_limits, allow_vcs_writes=config.allow_vcs_writes
+            ),
         )
         try:
             history = await self._load_history(session.id)

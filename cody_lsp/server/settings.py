@@ -1,9 +1,10 @@
 """The settings of a run: the editor's configuration over the environment's.
 
 Keys (protocol.md, "Configuration from the editor"): `model`, `baseUrl`, `toolPolicy`
-(`{tool: "allow" | "ask" | "deny"}`), `contextWindow`, `outputReserve`, and each run limit of the
-environment in camelCase (`maxSteps` for `CODY_MAX_STEPS`, `retryAttempts`, `stallTimeout`, …).
-The API key is never one of them: it comes from the environment only.
+(`{tool: "allow" | "ask" | "deny"}`), `contextWindow`, `outputReserve`, and each run and tool
+limit of the environment in camelCase (`maxSteps` for `CODY_MAX_STEPS`, `retryAttempts`,
+`stallTimeout`, `commandTimeout`, `maxWriteBytes`, `toolDeadline`, …). The API key is never one
+of them, nor `CODY_ALLOW_VCS_WRITES`: they come from the environment only.
 
 Where a value comes from, first found wins: the workspace folder's configuration (section `cody`
 of `workspace/configuration`, asked per folder when the client supports it, kept until
@@ -25,16 +26,26 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
-from ..config import LIMIT_VARIABLES, TOOL_POLICY_VALUES, ContextSettings, Limits, ModelConfig, ServerConfig
-from ..wire import camel
+from ..config import (
+    LIMIT_VARIABLES,
+    TOOL_LIMIT_VARIABLES,
+    TOOL_POLICY_VALUES,
+    ContextSettings,
+    Limits,
+    ModelConfig,
+    ServerConfig,
+    ToolLimits,
+    setting_key,
+)
 
 log = logging.getLogger(__name__)
 
 SECTION = "cody"
 FETCH_TIMEOUT = 10.0  # seconds the client gets to answer workspace/configuration
-LIMIT_KEYS = {camel(field): field for _var, field in LIMIT_VARIABLES}  # maxSteps → max_steps
+LIMIT_KEYS = {setting_key(var): field for var, field in LIMIT_VARIABLES}  # maxSteps → max_steps
+TOOL_LIMIT_KEYS = {setting_key(var): field for var, field in TOOL_LIMIT_VARIABLES}  # toolDeadline → deadline
 CONTEXT_KEYS = {"contextWindow": "window", "outputReserve": "output_reserve"}
-KEYS = ("model", "baseUrl", "toolPolicy", *CONTEXT_KEYS, *LIMIT_KEYS)
+KEYS = ("model", "baseUrl", "toolPolicy", *CONTEXT_KEYS, *LIMIT_KEYS, *TOOL_LIMIT_KEYS)
 
 Fetch = Callable[[str], Awaitable[Any]]  # folder path → the client's `cody` section for it
 
@@ -43,12 +54,12 @@ class _Invalid(ValueError):
     pass
 
 
-def _number(key: str, value: Any, default: Any) -> Any:
+def _number(key: str, value: Any, default: Any, *, positive: bool = False) -> Any:
     whole = isinstance(default, int)
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise _Invalid(f"must be {'a whole number' if whole else 'a number'}")
-    if not math.isfinite(value) or value < 0:
-        raise _Invalid("must be a finite number ≥ 0")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise _Invalid(f"must be a finite number {'> 0' if positive else '≥ 0'}")
     if whole:
         if value != int(value):
             raise _Invalid("must be a whole number")
@@ -82,6 +93,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
     found: dict[str, Any] = {}
     policy = dict(base.tool_policy)
     limit_defaults = Limits()
+    tool_defaults = ToolLimits()
 
     def warn(key: str, where: str, value: Any, why: str) -> None:
         warnings.append(f"Cody: the setting {SECTION}.{key} = {_show(value)} ({where}) {why}; it is ignored.")
@@ -105,6 +117,8 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
                     policy.update(_tool_policy(value, where, warnings))
                 elif key in CONTEXT_KEYS:
                     found[key] = _number(key, value, 0)
+                elif key in TOOL_LIMIT_KEYS:
+                    found[key] = _number(key, value, getattr(tool_defaults, TOOL_LIMIT_KEYS[key]), positive=True)
                 else:
                     found[key] = _number(key, value, getattr(limit_defaults, LIMIT_KEYS[key]))
             except _Invalid as exc:
@@ -116,6 +130,9 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         api_key=base.model.api_key,  # from the environment only
     )
     limits = dataclasses.replace(base.limits, **{LIMIT_KEYS[k]: v for k, v in found.items() if k in LIMIT_KEYS})
+    tool_limits = dataclasses.replace(
+        base.tool_limits, **{TOOL_LIMIT_KEYS[k]: v for k, v in found.items() if k in TOOL_LIMIT_KEYS}
+    )
     window = found.get("contextWindow", base.context.window)
     reserve = found.get("outputReserve", base.context.output_reserve)
     if window and reserve >= window:
@@ -125,7 +142,10 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         )
         reserve = 0
     context = ContextSettings(window, reserve)
-    return dataclasses.replace(base, model=model, limits=limits, context=context, tool_policy=policy), warnings
+    config = dataclasses.replace(
+        base, model=model, limits=limits, tool_limits=tool_limits, context=context, tool_policy=policy
+    )
+    return config, warnings
 
 
 def _tool_policy(value: Any, where: str, warnings: list[str]) -> dict[str, str]:

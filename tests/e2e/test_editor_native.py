@@ -341,6 +341,45 @@ async def test_each_folder_has_its_own_settings(editor_factory, provider, tmp_pa
     assert err.code == -32602 and str(a) in err.message and str(b) in err.message and "activeDocument" in err.message
 
 
+async def test_tool_limits_are_settings_too(editor_factory, provider, tmp_path: Path):
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir(), b.mkdir()
+    editor = await editor_factory(
+        [a, b],
+        configuration={
+            a.as_uri(): {"commandTimeout": 0.5, "maxWriteBytes": 8},
+            b.as_uri(): {"toolDeadline": 0, "commandTimeout": "soon"},
+        },
+    )
+    write = ToolCall("write_file", {"path": "notes.txt", "content": "twenty bytes of text"})
+    provider.add(
+        Reply(tool_calls=[ToolCall("run_command", {"command": "sleep 5"}), write]),
+        Reply(text="in a"),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo quick"}), write]),
+        Reply(text="in b"),
+    )
+    in_a, chunks_a = await editor.wire.run("hi", workspaceFolder=str(a))
+    slept, wrote = results_of(chunks_a)
+    assert (
+        "command timed out after 0.5 s (CODY_COMMAND_TIMEOUT, or the editor's cody.commandTimeout)"
+        in (slept["content"])
+    )
+    assert (
+        not wrote["ok"]
+        and "the limit is 8 bytes per call (CODY_MAX_WRITE_BYTES, or the editor's cody.maxWriteBytes)"
+        in (wrote["content"])
+    )
+    assert not (a / "notes.txt").exists()
+    in_b, chunks_b = await editor.wire.run("hi", workspaceFolder=str(b))
+    echoed, wrote = results_of(chunks_b)
+    assert echoed["ok"] and "quick" in echoed["content"] and wrote["ok"]  # b: the defaults
+    assert (b / "notes.txt").read_text() == "twenty bytes of text"
+    assert in_a["status"] == in_b["status"] == "done"
+    warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+    assert any("cody.toolDeadline = 0" in w and "> 0" in w for w in warnings), warnings
+    assert any("cody.commandTimeout = 'soon'" in w for w in warnings), warnings
+
+
 async def test_a_settings_change_applies_to_the_next_run(editor_factory, provider, workspace: Path):
     editor = await editor_factory(configuration={workspace.as_uri(): {"model": "first"}})
     provider.add(Reply(text="one"), Reply(text="two"), Reply(text="three"))

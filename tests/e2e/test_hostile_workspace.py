@@ -258,6 +258,7 @@ async def test_oversized_writes_are_refused_with_a_clear_error(wire: CodyWire, p
     (refused,) = results(chunks)
     assert not refused["ok"]
     assert (
-        "content is 1,500,000 bytes; the limit is 1,048,576 bytes per call (CODY_MAX_WRITE_BYTES)" in refused["content"]
+        "content is 1,500,000 bytes; the limit is 1,048,576 bytes per call "
+        "(CODY_MAX_WRITE_BYTES, or the editor's cody.maxWriteBytes)" in refused["content"]
     )
     assert not (workspace / "big.txt").exists()

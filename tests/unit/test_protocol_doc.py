@@ -613,6 +613,13 @@ def test_configuration_table_matches_the_code(doc: Doc):
     for name in documented:
         assert f'"{name}"' in everywhere, f"{name} is documented but no module reads it"
 
+    for variables, limits in (
+        (config_module.LIMIT_VARIABLES, config_module.Limits()),
+        (config_module.TOOL_LIMIT_VARIABLES, config_module.ToolLimits()),
+    ):
+        for name, attribute in variables:
+            expected = getattr(limits, attribute)
+            assert float(documented[name]) == float(expected), f"{name}: documented default {documented[name]}"
     defaults = config_module.Limits()
     for name, value in re.findall(r'_env_(?:int|float)\(\s*"(\w+)",\s*([\w.]+)', config_src):
         expected = getattr(defaults, value[2:]) if value.startswith("d.") else float(value)

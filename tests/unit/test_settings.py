@@ -165,3 +165,24 @@ def test_progress_messages():
     assert activity({"type": "tool_call", "toolName": "run_command"}) == "running run_command"
     assert activity({"type": "thinking"}) == activity({"type": "tool_result"}) == "thinking"
     assert activity({"type": "usage"}) is None
+
+
+def test_tool_limits_are_settings_and_must_be_greater_than_zero():
+    config, warnings = resolve(
+        BASE,
+        [
+            ("initializationOptions", {"commandTimeout": 10, "maxWriteBytes": 4096}),
+            ("the configuration of /w", {"toolDeadline": 2.5, "toolMaxScanEntries": 0, "maxWriteBytes": 1.5}),
+        ],
+    )
+    limits = config.tool_limits
+    assert (limits.command_timeout, limits.deadline, limits.max_write_bytes) == (10, 2.5, 4096)
+    assert limits.max_scan_entries == BASE.tool_limits.max_scan_entries
+    assert len(warnings) == 2
+    assert any("cody.toolMaxScanEntries = 0" in w and "> 0" in w for w in warnings)
+    assert any("cody.maxWriteBytes = 1.5" in w and "whole number" in w for w in warnings)
+
+
+def test_vcs_writes_are_not_a_setting():
+    config, warnings = resolve(BASE, [("the configuration of /w", {"allowVcsWrites": True})])
+    assert config.allow_vcs_writes is False and warnings == []  # unknown keys are ignored

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from cody_lsp.config import ServerConfig
 from cody_lsp.server.tools import (
     TOOLS,
     OutsideWorkspace,
@@ -416,20 +417,37 @@ async def test_a_symlink_into_git_is_no_way_around(ws):
     assert os.listdir(ws / ".git") == []
 
 
-async def test_vcs_writes_allowed_by_the_setting(ws, monkeypatch):
+async def test_vcs_writes_allowed_by_the_setting(ws):
     (ws / ".git").mkdir()
-    monkeypatch.setenv("CODY_ALLOW_VCS_WRITES", "1")
-    r = await run_tool("write_file", {"path": ".git/info", "content": "ok"}, ws)
+    allowed = ToolConfig().with_limits(ServerConfig().tool_limits, allow_vcs_writes=True)
+    r = await run_tool("write_file", {"path": ".git/info", "content": "ok"}, ws, allowed)
     assert r.ok and (ws / ".git" / "info").read_text() == "ok"
-    monkeypatch.setenv("CODY_ALLOW_VCS_WRITES", "maybe")
-    r = await run_tool("write_file", {"path": "f", "content": "ok"}, ws)
-    assert not r.ok and "CODY_ALLOW_VCS_WRITES='maybe'" in r.content
 
 
-async def test_a_bad_number_setting_names_its_variable(ws, monkeypatch):
-    monkeypatch.setenv("CODY_TOOL_DEADLINE", "soon")
-    r = await run_tool("list_dir", {}, ws)
-    assert not r.ok and "CODY_TOOL_DEADLINE='soon'" in r.content
+@pytest.mark.parametrize(
+    ("variable", "value", "says"),
+    [
+        ("CODY_TOOL_DEADLINE", "soon", "CODY_TOOL_DEADLINE='soon' is not a number"),
+        ("CODY_COMMAND_TIMEOUT", "0", "CODY_COMMAND_TIMEOUT='0' must be a finite number > 0"),
+        ("CODY_MAX_WRITE_BYTES", "-1", "CODY_MAX_WRITE_BYTES='-1' must be a finite number > 0"),
+        ("CODY_TOOL_MAX_SCAN_ENTRIES", "1.5", "CODY_TOOL_MAX_SCAN_ENTRIES='1.5' is not a whole number"),
+        ("CODY_ALLOW_VCS_WRITES", "maybe", "CODY_ALLOW_VCS_WRITES='maybe' is not 1 or 0"),
+    ],
+)
+def test_a_bad_tool_setting_fails_every_run_naming_its_variable(monkeypatch, variable, value, says):
+    monkeypatch.setenv(variable, value)
+    problem = ServerConfig().problem(model="m")
+    assert problem is not None and says in problem
+
+
+def test_the_tool_settings_of_the_environment(monkeypatch):
+    monkeypatch.setenv("CODY_COMMAND_TIMEOUT", "7.5")
+    monkeypatch.setenv("CODY_MAX_WRITE_BYTES", "2048")
+    monkeypatch.setenv("CODY_ALLOW_VCS_WRITES", "yes")
+    config = ServerConfig()
+    tools = ToolConfig().with_limits(config.tool_limits, allow_vcs_writes=config.allow_vcs_writes)
+    assert (tools.command_timeout, tools.max_write_bytes, tools.allow_vcs_writes) == (7.5, 2048, True)
+    assert tools.deadline == ToolConfig().deadline  # the others keep their defaults
 
 
 async def test_undecodable_names_are_shown_escaped_and_readable(ws):

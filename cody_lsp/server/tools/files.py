@@ -25,7 +25,7 @@ from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
 from .names import show, show_parts, vcs_component
 from .worker import Budget, run_blocking
-from .workspace import ToolConfig, ToolError, ToolResult
+from .workspace import ToolConfig, ToolError, ToolResult, limit_source
 
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})  # glob and grep do not enter these
 MAX_ENTRIES = 1000  # list_dir / glob lines shown
@@ -57,7 +57,6 @@ def _file_tool(work: Work) -> Handler:
     name = work.__name__.lstrip("_")
 
     async def handler(root: Path, args: dict, config: ToolConfig) -> ToolResult:
-        config = config.with_env()
         files, folders = _open_files(config)
 
         def blocking(budget: Budget) -> ToolResult:
@@ -468,7 +467,7 @@ def _encoded(text: str, what: str, config: ToolConfig, errors: str = "strict") -
     size = len(text) if len(text) > limit else len(text.encode("utf-8", "surrogatepass"))
     if size > limit:
         raise ToolError(
-            f"{what} is {size:,} bytes; the limit is {limit:,} bytes per call (CODY_MAX_WRITE_BYTES). "
+            f"{what} is {size:,} bytes; the limit is {limit:,} bytes per call ({limit_source('CODY_MAX_WRITE_BYTES')}). "
             "Write a smaller file, or produce a large one with run_command"
         )
     try:
@@ -590,7 +589,7 @@ def _read_for_edit(target: Target, path: str, config: ToolConfig) -> bytes:
         if st.st_size > limit:
             raise ToolError(
                 f"'{show(path)}' is {st.st_size:,} bytes; edit_file edits files up to {limit:,} bytes "
-                "(CODY_TOOL_MAX_FILE_BYTES). Use run_command (e.g. sed) for larger files"
+                f"({limit_source('CODY_TOOL_MAX_FILE_BYTES')}). Use run_command (e.g. sed) for larger files"
             )
         chunks, size = [], 0
         while size <= limit and (chunk := os.read(fd, 1 << 20)):
@@ -620,7 +619,7 @@ def _edit_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay) 
             if len(data) > config.max_file_bytes:
                 raise ToolError(
                     f"'{show(path)}' is {len(data):,} bytes; edit_file edits files up to {config.max_file_bytes:,} "
-                    "bytes (CODY_TOOL_MAX_FILE_BYTES)"
+                    f"bytes ({limit_source('CODY_TOOL_MAX_FILE_BYTES')})"
                 )
         else:
             data = _read_for_edit(target, path, config)
@@ -673,7 +672,6 @@ def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]
     name = plan.__name__.lstrip("_")
 
     async def handler(root: Path, args: dict, config: ToolConfig) -> ToolResult:
-        config = config.with_env()
         files, folders = _open_files(config)
 
         def planning(_budget: Budget) -> _Planned:

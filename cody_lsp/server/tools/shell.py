@@ -41,7 +41,7 @@ from typing import Any
 from ..secrets import protect_process, scrub_env
 from . import procs
 from .schema import describe
-from .workspace import ToolConfig, ToolError, ToolResult
+from .workspace import ToolConfig, ToolError, ToolResult, limit_source
 
 log = logging.getLogger(__name__)
 
@@ -393,7 +393,8 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
     try:
         if not await _wait_exit(proc, timeout):
             await _terminate_group(proc)
-            notes.append(f"command timed out after {timeout:g} s; its process group was killed")
+            limit = f" ({limit_source('CODY_COMMAND_TIMEOUT')})" if timeout == config.command_timeout else ""
+            notes.append(f"command timed out after {timeout:g} s{limit}; its process group was killed")
         # Background children may still hold the pipe open: give them a moment, then stop them.
         done, _ = await asyncio.wait({reader}, timeout=EOF_GRACE)
         if not done:

@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeVar
 
-from .workspace import ToolConfig, ToolError
+from .workspace import ToolConfig, ToolError, limit_source
 
 __all__ = ["Abandoned", "Budget", "run_blocking", "GRACE"]
 
@@ -60,9 +60,11 @@ class Budget:
         if self.stopped is not None:
             return False
         if time.monotonic() > self.deadline:
-            self.stopped = f"the {self.seconds:g} s time limit (CODY_TOOL_DEADLINE)"
+            self.stopped = f"the {self.seconds:g} s time limit ({limit_source('CODY_TOOL_DEADLINE')})"
         elif self.entries + entries > self.max_entries:
-            self.stopped = f"the limit of {self.max_entries:,} entries per call (CODY_TOOL_MAX_SCAN_ENTRIES)"
+            self.stopped = (
+                f"the limit of {self.max_entries:,} entries per call ({limit_source('CODY_TOOL_MAX_SCAN_ENTRIES')})"
+            )
         else:
             self.entries += entries
             return True
@@ -74,7 +76,9 @@ class Budget:
             return 0
         size = min(size, self.max_bytes - self.bytes_read)
         if size <= 0:
-            self.stopped = f"the limit of {self.max_bytes:,} bytes read per call (CODY_TOOL_MAX_SCAN_BYTES)"
+            self.stopped = (
+                f"the limit of {self.max_bytes:,} bytes read per call ({limit_source('CODY_TOOL_MAX_SCAN_BYTES')})"
+            )
             return 0
         return size
 

@@ -29,21 +29,35 @@ export interface ServerSettings {
 const CLIENT_ONLY_SETTINGS = new Set(['pythonPath', 'serverArgs', 'modelApiKey', 'modelBaseUrl']);
 
 /**
+ * Settings taken from the user's settings only, never a workspace's or a folder's: those come
+ * with the code (.vscode/settings.json of a cloned repository), and must not choose where the API
+ * key is sent or let tools run without asking. package.json gives them the `machine` scope too.
+ */
+export const USER_ONLY_SETTINGS = new Set(['baseUrl', 'modelBaseUrl', 'toolPolicy']);
+
+/** A setting's value as the user set it: in any scope, or the user's own for USER_ONLY_SETTINGS. */
+export function setValue<T>(config: vscode.WorkspaceConfiguration, key: string): T | undefined {
+  const inspected = config.inspect<T>(key);
+  if (USER_ONLY_SETTINGS.has(key)) return inspected?.globalValue;
+  return inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
+}
+
+/**
  * The `cody` section the server gets for a folder (`workspace/configuration`): only the settings
- * the user set (in any scope), so an unset one leaves the server's environment in charge; none
- * of the client's own; the deprecated `modelBaseUrl` as `baseUrl`.
+ * the user set (in any scope, or in the user's settings for USER_ONLY_SETTINGS), so an unset one
+ * leaves the server's environment in charge; none of the client's own; the deprecated
+ * `modelBaseUrl` as `baseUrl`.
  */
 export function serverSection(config: vscode.WorkspaceConfiguration, keys: string[]): Record<string, unknown> {
   const section: Record<string, unknown> = {};
   for (const key of keys) {
     if (CLIENT_ONLY_SETTINGS.has(key)) continue;
-    const inspected = config.inspect(key);
-    const value = inspected?.workspaceFolderValue ?? inspected?.workspaceValue ?? inspected?.globalValue;
+    const value = setValue(config, key);
     if (value === undefined || value === '') continue;
     section[key] = value;
   }
   if (section.baseUrl === undefined) {
-    const legacy = config.get<string>('modelBaseUrl');
+    const legacy = setValue<string>(config, 'modelBaseUrl');
     if (legacy) section.baseUrl = legacy;
   }
   return section;
@@ -55,7 +69,7 @@ export function readSettings(config: vscode.WorkspaceConfiguration): Pick<Server
   return {
     serverArgs: Array.isArray(serverArgs) ? serverArgs.map(String) : [],
     model: config.get<string>('model') ?? '',
-    baseUrl: config.get<string>('baseUrl') || config.get<string>('modelBaseUrl') || '',
+    baseUrl: setValue<string>(config, 'baseUrl') || setValue<string>(config, 'modelBaseUrl') || '',
   };
 }
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import json
 from pathlib import Path
 
 import pytest
@@ -186,3 +187,11 @@ def test_tool_limits_are_settings_and_must_be_greater_than_zero():
 def test_vcs_writes_are_not_a_setting():
     config, warnings = resolve(BASE, [("the configuration of /w", {"allowVcsWrites": True})])
     assert config.allow_vcs_writes is False and warnings == []  # unknown keys are ignored
+
+
+def test_the_extension_offers_every_setting_and_no_other():
+    """editor_client/package.json contributes each server setting (its own settings besides)."""
+    package = json.loads((Path(__file__).parents[2] / "editor_client" / "package.json").read_text())
+    contributed = {key.removeprefix("cody.") for key in package["contributes"]["configuration"]["properties"]}
+    client_only = {"pythonPath", "serverArgs", "modelApiKey", "modelBaseUrl"}  # editor_client/src/server.ts
+    assert contributed - client_only == set(KEYS)

@@ -1,6 +1,6 @@
 // The extension activated against a mocked `vscode` module and a recording LanguageClient.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -307,6 +307,38 @@ describe('extension activation', () => {
     });
     values.modelBaseUrl = 'http://old/v1';
     assert.deepEqual(serverSection(config, ['baseUrl']), { baseUrl: 'http://old/v1' }, 'the deprecated setting as baseUrl');
+  });
+
+  it("takes where the key goes and the tool policy from the user's settings only, never a workspace's", () => {
+    const { serverSection, readSettings } = require('../server') as typeof import('../server');
+    const scopes: Record<string, Record<string, unknown>> = {
+      baseUrl: { globalValue: 'https://mine.example/v1', workspaceValue: 'https://evil.example/v1' },
+      toolPolicy: { workspaceFolderValue: { run_command: 'allow' } },
+      model: { globalValue: 'gpt-x', workspaceFolderValue: 'folder-model' },
+      maxWriteBytes: { workspaceValue: 4096 },
+    };
+    const config = {
+      get: (key: string) => scopes[key]?.workspaceFolderValue ?? scopes[key]?.workspaceValue ?? scopes[key]?.globalValue,
+      inspect: (key: string) => ({ key, ...scopes[key] }),
+    } as unknown as Parameters<typeof serverSection>[0];
+    assert.deepEqual(serverSection(config, ['baseUrl', 'toolPolicy', 'model', 'maxWriteBytes']), {
+      baseUrl: 'https://mine.example/v1',
+      model: 'folder-model',
+      maxWriteBytes: 4096,
+    });
+    assert.equal(readSettings(config).baseUrl, 'https://mine.example/v1', 'the server is started with the user\'s endpoint');
+    scopes.baseUrl = { workspaceValue: 'https://evil.example/v1' };
+    scopes.modelBaseUrl = { workspaceFolderValue: 'https://evil.example/v1' };
+    assert.deepEqual(serverSection(config, ['baseUrl', 'toolPolicy']), {});
+    assert.equal(readSettings(config).baseUrl, '');
+  });
+
+  it('declares those settings with the machine scope, which VS Code keeps out of workspace settings', () => {
+    const { USER_ONLY_SETTINGS } = require('../server') as typeof import('../server');
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+    };
+    for (const key of USER_ONLY_SETTINGS) assert.equal(pkg.contributes.configuration.properties[`cody.${key}`]?.scope, 'machine', key);
   });
 
   it('takes the interpreter from cody.pythonPath when set, else the Python extension, else python3', async () => {

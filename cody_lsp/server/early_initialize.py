@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -92,9 +93,15 @@ def read_first_message(fd: int, limits: WireLimits) -> tuple[bytes, bytes | None
 
 
 def _read(fd: int, data: bytearray) -> bool:
-    chunk = os.read(fd, READ_SIZE)
-    data += chunk
-    return bool(chunk)
+    """Append what `fd` has to `data` (waiting for it, even on a non-blocking pipe); False at its end."""
+    while True:
+        try:
+            chunk = os.read(fd, READ_SIZE)
+        except BlockingIOError:
+            select.select([fd], [], [])
+            continue
+        data += chunk
+        return bool(chunk)
 
 
 def _content_length(head: bytes, limits: WireLimits) -> int | None:

@@ -9,6 +9,8 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -351,3 +353,25 @@ def test_the_result_shape():
     result = initialize_result({"general": {"positionEncodings": ["utf-8"]}})
     assert result["capabilities"]["positionEncoding"] == "utf-8"
     assert result["serverInfo"]["name"] == "cody-lsp"
+
+
+def test_a_non_blocking_pipe_is_waited_on():
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    data = framed(BODY)
+
+    def write_later() -> None:
+        time.sleep(0.2)  # the reader finds the pipe empty first (EAGAIN)
+        os.write(write_fd, data[:10])
+        time.sleep(0.05)
+        os.write(write_fd, data[10:])
+
+    writer = threading.Thread(target=write_later)
+    writer.start()
+    try:
+        consumed, body = read_first_message(read_fd, LIMITS)
+    finally:
+        writer.join()
+        os.close(read_fd)
+        os.close(write_fd)
+    assert (consumed, body) == (data, BODY)

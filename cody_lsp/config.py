@@ -48,10 +48,10 @@ def _env_number(name: str, default: Any, *, positive: bool = False) -> Any:
 
 def _env_flag(name: str) -> bool:
     """`name` as on (1, true, yes, on) or off (unset, 0, false, no, off)."""
-    raw = os.environ.get(name, "").strip().lower()
-    if raw in ("", "0", "false", "no", "off"):
+    raw = os.environ.get(name, "").strip()
+    if raw.lower() in ("", "0", "false", "no", "off"):
         return False
-    if raw in ("1", "true", "yes", "on"):
+    if raw.lower() in ("1", "true", "yes", "on"):
         return True
     raise SettingError(f"{name}={raw!r} is not 1 or 0; fix it or unset it")
 
@@ -180,7 +180,7 @@ TOOL_LIMIT_VARIABLES = (
     ("CODY_TOOL_MAX_FILE_BYTES", "max_file_bytes"),
     ("CODY_MAX_WRITE_BYTES", "max_write_bytes"),
 )
-# Where the model is told a tool limit comes from: variable → "CODY_X (the editor's cody.x)".
+# Where the model is told a tool limit comes from: variable → "CODY_X, or the editor's cody.x".
 TOOL_LIMIT_SOURCES = {var: f"{var}, or the editor's cody.{setting_key(var)}" for var, _name in TOOL_LIMIT_VARIABLES}
 
 APPROVAL_MODES = ("auto", "ask", "never")

@@ -31,7 +31,9 @@ const CLIENT_ONLY_SETTINGS = new Set(['pythonPath', 'serverArgs', 'modelApiKey',
 /**
  * Settings taken from the user's settings only, never a workspace's or a folder's: those come
  * with the code (.vscode/settings.json of a cloned repository), and must not choose where the API
- * key is sent or let tools run without asking. package.json gives them the `machine` scope too.
+ * key is sent or let tools run without asking. package.json gives them the `application` scope
+ * too: VS Code keeps them out of workspace settings, and still applies the user's in a remote
+ * window (code-server, SSH), which the `machine` scope would not.
  */
 export const USER_ONLY_SETTINGS = new Set(['baseUrl', 'modelBaseUrl', 'toolPolicy']);
 

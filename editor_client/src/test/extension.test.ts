@@ -333,12 +333,12 @@ describe('extension activation', () => {
     assert.equal(readSettings(config).baseUrl, '');
   });
 
-  it('declares those settings with the machine scope, which VS Code keeps out of workspace settings', () => {
+  it('declares those settings with the application scope, which VS Code keeps out of workspace settings', () => {
     const { USER_ONLY_SETTINGS } = require('../server') as typeof import('../server');
     const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
       contributes: { configuration: { properties: Record<string, { scope?: string }> } };
     };
-    for (const key of USER_ONLY_SETTINGS) assert.equal(pkg.contributes.configuration.properties[`cody.${key}`]?.scope, 'machine', key);
+    for (const key of USER_ONLY_SETTINGS) assert.equal(pkg.contributes.configuration.properties[`cody.${key}`]?.scope, 'application', key);
   });
 
   it('takes the interpreter from cody.pythonPath when set, else the Python extension, else python3', async () => {

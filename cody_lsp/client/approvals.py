@@ -24,6 +24,11 @@ from .reader import LineReader
 from .render import RESULT_MARK, ChunkRenderer, print_line, summarize_args
 
 SCOPE_WORDS = {"session": "in this session", "folder": "in this folder"}
+# The answer "always" in each scope: its keys and its words in the question.
+SCOPE_CHOICES = {
+    "session": (("a", "always"), "[a]lways in this session"),
+    "folder": (("f", "folder"), "always in this [f]older"),
+}
 
 
 @dataclass(frozen=True)
@@ -48,24 +53,10 @@ def choices_for(tool: str, options: Any) -> list[Choice]:
         return [ALLOW, Choice(("a", "always"), "[a]lways", {"outcome": "allow_always"}, "always allowed"), DENY]
     scopes = [scope for scope in options.get("scopes") or [] if scope in SCOPE_WORDS] or ["session"]
     choices = [ALLOW]
-    if "session" in scopes:
-        choices.append(
-            Choice(
-                ("a", "always"),
-                "[a]lways in this session",
-                {"outcome": "allow_always", "scope": "session"},
-                "always allowed in this session",
-            )
-        )
-    if "folder" in scopes:
-        choices.append(
-            Choice(
-                ("f", "folder"),
-                "always in this [f]older",
-                {"outcome": "allow_always", "scope": "folder"},
-                "always allowed in this folder",
-            )
-        )
+    for scope in scopes:
+        keys, label = SCOPE_CHOICES[scope]
+        said = f"always allowed {SCOPE_WORDS[scope]}"
+        choices.append(Choice(keys, label, {"outcome": "allow_always", "scope": scope}, said))
     prefix = options.get("commandPrefix")
     if tool == "run_command" and isinstance(prefix, str) and prefix:
         scope = "folder" if "folder" in scopes else scopes[0]

@@ -115,19 +115,24 @@ def pygls_answer(params: Any) -> dict[str, Any]:
     return asyncio.run(answer())
 
 
+def answer_from(data: bytes) -> tuple[EarlyStart, _Capture]:
+    """answer_initialize_early on a pipe holding `data`, then closed: what it did and wrote."""
+    read_fd, write_fd = os.pipe()
+    os.write(write_fd, data)
+    os.close(write_fd)
+    out = _Capture()
+    try:
+        return answer_initialize_early(read_fd, out, LIMITS), out  # type: ignore[arg-type]
+    finally:
+        os.close(read_fd)
+
+
 def early_answer(params: Any) -> dict[str, Any] | None:
     """The early result for these params (None: not answered early)."""
     if plain_capabilities({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}) is None:
         return None
-    read_fd, write_fd = os.pipe()
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode()
-    os.write(write_fd, framed(body))
-    os.close(write_fd)
-    out = _Capture()
-    try:
-        start = answer_initialize_early(read_fd, out, LIMITS)  # type: ignore[arg-type]
-    finally:
-        os.close(read_fd)
+    start, out = answer_from(framed(body))
     assert start.answered_id == 1 and len(out.messages) == 1
     assert out.messages[0]["result"] == start.result
     return start.result
@@ -337,15 +342,8 @@ def test_a_header_that_never_ends_is_not_read_past_the_limit():
 
 
 def test_an_unanswered_start_hands_on_what_it_read():
-    read_fd, write_fd = os.pipe()
     data = framed(b'{"jsonrpc":"2.0","id":1,"method":"cody/listSessions","params":{}}')
-    os.write(write_fd, data)
-    os.close(write_fd)
-    out = _Capture()
-    try:
-        start = answer_initialize_early(read_fd, out, LIMITS)  # type: ignore[arg-type]
-    finally:
-        os.close(read_fd)
+    start, out = answer_from(data)
     assert start == EarlyStart(data) and out.messages == []
 
 

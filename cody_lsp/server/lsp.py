@@ -21,7 +21,6 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.io_ import StdoutWriter
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import lsp_method
 from pygls.uris import to_fs_path
@@ -54,7 +53,7 @@ from ..wire import (
     to_wire,
 )
 from .client_requests import ask_client
-from .transport import HardenedProtocol, WireLimits, open_stdin, strict_converter
+from .transport import ClientWriter, HardenedProtocol, WireLimits, open_stdin, open_stdout, strict_converter
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
     from .early_initialize import EarlyStart
@@ -117,7 +116,8 @@ class CodyServer(LanguageServer):
         self.exit_code = 0
         self._client_gone = False
         self._closing = False
-        self._stopped_by: signal.Signals | None = None
+        self._stopped_by: str | None = None  # what stopped the server: a signal's name, a stuck client
+        self._main_task: asyncio.Task[None] | None = None
         self._limits = WireLimits()
         self.initialize_params: types.InitializeParams | None = None
         self.position_encoding = "utf-16"  # agreed at initialize
@@ -141,7 +141,8 @@ class CodyServer(LanguageServer):
             self.protocol.early_answer = (early.answered_id, early.result)
 
         async def connect() -> None:
-            self.protocol.set_writer(StdoutWriter(stdout or sys.stdout.buffer))
+            writer = await open_stdout(stdout or sys.stdout.buffer, self._limits.max_unread_bytes, self._client_stuck)
+            self.protocol.set_writer(writer)
             prefix = early.consumed if early is not None else b""
             await self.protocol.serve(await open_stdin(stdin or sys.stdin.buffer, prefix), self._limits)
 
@@ -158,7 +159,9 @@ class CodyServer(LanguageServer):
                 if ended.done() or self.protocol.writer is not None:
                     writer.close()  # one client per server
                     return
-                self.protocol.set_writer(writer)
+                self.protocol.set_writer(
+                    ClientWriter(writer.transport, self._limits.max_unread_bytes, self._client_stuck)
+                )
                 try:
                     await self.protocol.serve(reader, self._limits)
                 except SystemExit as exc:  # the `exit` notification
@@ -192,6 +195,7 @@ class CodyServer(LanguageServer):
             loop = asyncio.get_running_loop()
             task = asyncio.current_task()
             assert task is not None
+            self._main_task = task
             for signum in SHUTDOWN_SIGNALS:
                 loop.add_signal_handler(signum, self._on_signal, signum, task)
             try:
@@ -206,6 +210,9 @@ class CodyServer(LanguageServer):
                 log.error("the connection to the client failed (%s); shutting down", exc)
             finally:
                 await self.close()
+                writer = self.protocol.writer
+                if isinstance(writer, ClientWriter):  # the last answers and chunks, before the process ends
+                    await writer.drain(timeout=5)
                 for signum in SHUTDOWN_SIGNALS:
                     loop.remove_signal_handler(signum)
 
@@ -220,9 +227,20 @@ class CodyServer(LanguageServer):
             log.warning("%s: already shutting down", name)
             return
         log.warning("%s: cancelling the runs and shutting down", name)
-        self._stopped_by = signal.Signals(signum)
+        self._stopped_by = name
         self.exit_code = 0
         task.cancel()
+
+    def _client_stuck(self, reason: str) -> None:
+        """The client stopped reading (ClientWriter): it is gone for the server, which shuts down
+        (every run cancelled and committed, unheard), exit code 1."""
+        self._client_gone = True
+        if self._stopped_by is not None or self._closing or self._main_task is None:
+            return
+        log.error("%s: it is treated as gone; cancelling the runs and shutting down", reason)
+        self._stopped_by = "a stuck client"
+        self.exit_code = 1
+        self._main_task.cancel()
 
     async def close(self) -> None:
         """Stop every run (each commits what it completed and sends its terminal chunk),

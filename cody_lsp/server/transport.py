@@ -52,6 +52,7 @@ from lsprotocol.types import (
     ShowMessageParams,
 )
 from pygls.exceptions import JsonRpcException
+from pygls.io_ import StdoutWriter
 from pygls.protocol import LanguageServerProtocol
 
 from ..private_api import FencedProtocol, MsgId
@@ -265,6 +266,60 @@ class FrameReader:
                 head += data[: ID_HEAD - len(head)]
             taken += len(data)
         return head
+
+
+# --------------------------------------------------------------------------------------
+# Bytes out
+
+
+class ClientWriter:
+    """The server's writing end of the connection: an asyncio write transport, so a write never
+    blocks the event loop (runs, cancels and signals go on while the client is slow to read).
+    What the client has not read waits in the transport's buffer; past `limit` bytes of it the
+    client counts as stuck: the connection is dropped and `stuck(reason)` is called. Once the
+    connection is closed, a write raises BrokenPipeError, as a blocking write to a closed pipe does."""
+
+    def __init__(self, transport: asyncio.WriteTransport, limit: int, stuck: Callable[[str], None]):
+        self._transport = transport
+        self._limit = limit
+        self._stuck = stuck
+
+    def write(self, data: bytes) -> None:
+        if self._transport.is_closing():
+            raise BrokenPipeError("the connection to the client is closed")
+        self._transport.write(data)
+        unread = self._transport.get_write_buffer_size()
+        if unread > self._limit:
+            self._transport.abort()
+            self._stuck(
+                f"the client has not read {unread:,} bytes of messages, more than {self._limit:,} "
+                "(CODY_MAX_UNREAD_BYTES)"
+            )
+
+    async def drain(self, timeout: float) -> None:
+        """Wait, at most `timeout` seconds, until the client has taken everything written."""
+        loop = asyncio.get_running_loop()
+        end = loop.time() + timeout
+        while not self._transport.is_closing() and self._transport.get_write_buffer_size() and loop.time() < end:
+            await asyncio.sleep(0.01)
+
+    def close(self) -> None:
+        self._transport.close()
+
+
+async def open_stdout(stdout: BinaryIO, limit: int, stuck: Callable[[str], None]) -> Any:
+    """stdout as the server's writer: a ClientWriter on a pipe or a socket; on anything else (a
+    file, a terminal, where O_NONBLOCK would outlive the server in its shell) pygls' own
+    StdoutWriter, whose writes block."""
+    try:
+        mode = os.fstat(stdout.fileno()).st_mode
+        pipe = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+    except (AttributeError, OSError, ValueError):
+        pipe = False
+    if not pipe:
+        return StdoutWriter(stdout)
+    transport, _protocol = await asyncio.get_running_loop().connect_write_pipe(asyncio.Protocol, stdout)
+    return ClientWriter(transport, limit, stuck)
 
 
 # --------------------------------------------------------------------------------------

@@ -31,14 +31,18 @@ class WireLimits:
 
     max_message_bytes: int = 32 * 1024 * 1024
     max_header_bytes: int = 8 * 1024
+    # Bytes written that the client has not read yet, at the most: past them it counts as stuck.
+    max_unread_bytes: int = 64 * 1024 * 1024
 
     @classmethod
     def from_env(cls) -> WireLimits:
-        """`CODY_MAX_MESSAGE_BYTES`, `CODY_MAX_HEADER_BYTES`; ValueError naming a variable that does not fit."""
+        """`CODY_MAX_MESSAGE_BYTES`, `CODY_MAX_HEADER_BYTES`, `CODY_MAX_UNREAD_BYTES`; ValueError
+        naming a variable that does not fit."""
         defaults = cls()
         return cls(
             max_message_bytes=_byte_count("CODY_MAX_MESSAGE_BYTES", defaults.max_message_bytes, 1024),
             max_header_bytes=_byte_count("CODY_MAX_HEADER_BYTES", defaults.max_header_bytes, 64),
+            max_unread_bytes=_byte_count("CODY_MAX_UNREAD_BYTES", defaults.max_unread_bytes, 65536),
         )
 
 

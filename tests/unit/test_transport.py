@@ -14,6 +14,7 @@ from lsprotocol.types import ResponseError, ResponseErrorMessage
 
 from cody_lsp.server.transport import (
     Body,
+    ClientWriter,
     DecodeError,
     FrameReader,
     Refusal,
@@ -187,3 +188,53 @@ def test_an_internal_error_never_carries_data():
     assert as_dict == {"id": 1, "error": {"code": -32603, "message": "m"}}
     other = {"id": 1, "error": {"code": -32602, "message": "m", "data": {"field": "x"}}}
     assert without_internal_data(other) is other
+
+
+class _Transport:
+    """A write transport whose client reads nothing: what is written stays buffered."""
+
+    def __init__(self) -> None:
+        self.buffered = 0
+        self.closing = False
+        self.aborted = False
+
+    def write(self, data: bytes) -> None:
+        self.buffered += len(data)
+
+    def get_write_buffer_size(self) -> int:
+        return self.buffered
+
+    def is_closing(self) -> bool:
+        return self.closing
+
+    def abort(self) -> None:
+        self.aborted = self.closing = True
+
+    def close(self) -> None:
+        self.closing = True
+
+
+def test_a_client_that_does_not_read_is_dropped_past_the_limit():
+    transport, stuck = _Transport(), []
+    writer = ClientWriter(transport, limit=100, stuck=stuck.append)  # type: ignore[arg-type]
+    writer.write(b"x" * 60)
+    writer.write(b"x" * 40)  # 100 unread: at the limit, not past it
+    assert not transport.aborted and stuck == []
+    writer.write(b"x")
+    assert transport.aborted
+    assert stuck == ["the client has not read 101 bytes of messages, more than 100 (CODY_MAX_UNREAD_BYTES)"]
+    with pytest.raises(BrokenPipeError):  # as a blocking write to a closed pipe would
+        writer.write(b"more")
+
+
+async def test_drain_waits_for_the_client_at_most_the_timeout():
+    transport = _Transport()
+    writer = ClientWriter(transport, limit=1000, stuck=lambda _reason: None)  # type: ignore[arg-type]
+    writer.write(b"x" * 10)
+    loop = asyncio.get_running_loop()
+    loop.call_later(0.05, lambda: setattr(transport, "buffered", 0))  # the client reads it
+    await writer.drain(timeout=10)
+    assert transport.buffered == 0
+    writer.write(b"x" * 10)  # never read: drain gives up
+    await writer.drain(timeout=0.05)
+    assert transport.buffered == 10

@@ -31,6 +31,7 @@ import math
 import os
 import re
 import stat
+import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -309,17 +310,26 @@ class ClientWriter:
 
 async def open_stdout(stdout: BinaryIO, limit: int, stuck: Callable[[str], None]) -> Any:
     """stdout as the server's writer: a ClientWriter on a pipe or a socket; on anything else (a
-    file, a terminal, where O_NONBLOCK would outlive the server in its shell) pygls' own
-    StdoutWriter, whose writes block."""
+    file, a terminal, where O_NONBLOCK would outlive the server in its shell), or when stderr is
+    the same pipe (`2>&1`: the log's writes would find it non-blocking), pygls' own StdoutWriter,
+    whose writes block."""
     try:
-        mode = os.fstat(stdout.fileno()).st_mode
-        pipe = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+        info = os.fstat(stdout.fileno())
+        pipe = stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode)
     except (AttributeError, OSError, ValueError):
         pipe = False
-    if not pipe:
+    if not pipe or _same_file(info, sys.stderr):
         return StdoutWriter(stdout)
     transport, _protocol = await asyncio.get_running_loop().connect_write_pipe(asyncio.Protocol, stdout)
     return ClientWriter(transport, limit, stuck)
+
+
+def _same_file(info: os.stat_result, stream: Any) -> bool:
+    try:
+        other = os.fstat(stream.fileno())
+    except (AttributeError, OSError, ValueError):
+        return False
+    return (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino)
 
 
 # --------------------------------------------------------------------------------------

@@ -6,11 +6,14 @@ from __future__ import annotations
 import asyncio
 import json
 import math
+import os
+import sys
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol.types import ResponseError, ResponseErrorMessage
+from pygls.io_ import StdoutWriter
 
 from cody_lsp.server.transport import (
     Body,
@@ -22,6 +25,7 @@ from cody_lsp.server.transport import (
     decode,
     encode,
     finite,
+    open_stdout,
     recover_id,
 )
 from cody_lsp.server.transport import _without_internal_data as without_internal_data
@@ -238,3 +242,22 @@ async def test_drain_waits_for_the_client_at_most_the_timeout():
     writer.write(b"x" * 10)  # never read: drain gives up
     await writer.drain(timeout=0.05)
     assert transport.buffered == 10
+
+
+async def test_stdout_is_written_without_blocking_only_when_it_is_a_pipe_of_its_own(monkeypatch, tmp_path):
+    read_fd, write_fd = os.pipe()
+    other_read, other_write = os.pipe()
+    with open(write_fd, "wb", buffering=0) as pipe, open(other_write, "wb", buffering=0) as other:
+        monkeypatch.setattr(sys, "stderr", other)
+        writer = await open_stdout(pipe, 1 << 20, lambda _reason: None)
+        assert isinstance(writer, ClientWriter)
+        writer.write(b"hello")
+        await writer.drain(timeout=5)
+        assert os.read(read_fd, 100) == b"hello"
+        monkeypatch.setattr(sys, "stderr", pipe)  # 2>&1: the log shares the pipe
+        assert isinstance(await open_stdout(pipe, 1 << 20, lambda _reason: None), StdoutWriter)
+        with open(tmp_path / "out", "wb") as file:  # a file: blocking writes
+            assert isinstance(await open_stdout(file, 1 << 20, lambda _reason: None), StdoutWriter)
+        writer.close()
+    os.close(read_fd)
+    os.close(other_read)

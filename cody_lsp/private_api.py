@@ -41,7 +41,7 @@ PYGLS_PROTOCOL_METHODS: dict[str, tuple[str, ...]] = {
 PYGLS_PROTOCOL_ATTRIBUTES = ("_request_futures", "_result_types")
 # openai attribute path → parameter names it must accept (None: only that it exists).
 OPENAI_NAMES: dict[str, tuple[str, ...] | None] = {
-    "AsyncOpenAI.post": ("path", "cast_to", "body", "stream", "stream_cls"),
+    "AsyncOpenAI.post": ("path", "cast_to", "content", "stream", "stream_cls"),
     "AsyncStream": None,
 }
 
@@ -140,8 +140,8 @@ class FencedProtocol(JsonRPCProtocol):
         self._result_types.pop(msg_id, None)
 
 
-async def post_chat_stream(openai_module: Any, client: Any, body: dict[str, Any]) -> Any:
-    """Start a streamed chat completion with `body` sent as given; events come as plain dicts.
+async def post_chat_stream(openai_module: Any, client: Any, body: bytes) -> Any:
+    """Start a streamed chat completion with `body` (JSON bytes) sent as given; events come as plain dicts.
 
     The SDK's low-level `post`: `chat.completions.create` would walk the whole history
     through its request transform on every step (~1 s for 5k messages) and build a
@@ -149,5 +149,5 @@ async def post_chat_stream(openai_module: Any, client: Any, body: dict[str, Any]
     returned (`await stream.close()`) in a `finally`.
     """
     return await client.post(
-        "/chat/completions", body=body, cast_to=object, stream=True, stream_cls=openai_module.AsyncStream[object]
+        "/chat/completions", content=body, cast_to=object, stream=True, stream_cls=openai_module.AsyncStream[object]
     )

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -38,7 +39,7 @@ from .context import (
     raw_tokens,
     usage_of,
 )
-from .model import ModelError
+from .model import EncodedMessages, ModelError
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +255,11 @@ def _transcript_item(message: dict[str, Any], names: dict[str, str], cap: int) -
     return f"User: {content}"
 
 
+def _raw_tokens(encoded_messages: str, tools: list[dict[str, Any]]) -> int:
+    """context.raw_tokens(messages, tools), from the messages' JSON already made."""
+    return math.ceil((len(encoded_messages) + len(json.dumps(tools))) / CHARS_PER_TOKEN)
+
+
 def summary_request(
     previous: str | None, rows: list[dict[str, Any]], budget: Budget, calibration: Calibration | None
 ) -> list[dict[str, Any]]:
@@ -342,9 +348,11 @@ class SessionContext:
     async def fit(
         self, turn: TurnLike, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, overflow: bool = False
     ) -> list[dict[str, Any]]:
-        """The request to send: `messages` itself, or, when it would not fit (or the provider
-        said it did not: `overflow`), a new list with the history compacted."""
-        raw = raw_tokens(messages, tools)
+        """The request to send: `messages` (with the JSON its size was measured on, sent as is:
+        model.EncodedMessages), or, when it would not fit (or the provider said it did not:
+        `overflow`), a new list with the history compacted."""
+        encoded = json.dumps(messages)  # measured here, sent as is (model.EncodedMessages)
+        raw = _raw_tokens(encoded, tools)
         self._last_raw = raw
         if overflow:  # the provider counted more than the window: estimates must say so too
             learned = Calibration(self.budget.window + 1, raw)
@@ -352,7 +360,9 @@ class SessionContext:
                 self.calibration = learned
         tokens = calibrated(raw, self.calibration)
         if not overflow and tokens <= self.budget.limit:
-            return messages
+            if isinstance(messages, EncodedMessages) and messages.encoded() == encoded:
+                return messages  # measured already (a step retried for overflow: the same request)
+            return EncodedMessages(messages, encoded)
         outcome = await self.compact(turn, messages, tools, "overflow" if overflow else "auto", tokens)
         if outcome is None:
             return messages
@@ -409,8 +419,9 @@ class SessionContext:
             new_state = CompactionState(summary, new_state.summarized_before, new_state.trimmed_before, head)
         after = history.compacted(new_state, history.count + 1)
         view = after.messages
-        new_messages = [system, *view, *current]
-        raw_after = raw_tokens(new_messages, tools)
+        encoded = json.dumps([system, *view, *current])
+        new_messages = EncodedMessages([system, *view, *current], encoded)
+        raw_after = _raw_tokens(encoded, tools)
         tokens_after = calibrated(raw_after, self.calibration)
         record = CompactionRecord(new_state, len(messages) - 1, len(new_messages) - 1, tokens, tokens_after)
         count = await self.save(record, usage)

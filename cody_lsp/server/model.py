@@ -207,6 +207,34 @@ def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelEr
     return ModelError("internal", redact(f"{type(exc).__name__}: {exc}", key), retryable=False)
 
 
+class EncodedMessages(list[dict[str, Any]]):
+    """A request's messages with their JSON (`json.dumps` of the list), made once when the
+    context budget measured the request (compaction.py, `fit`) and sent as is by `stream_step`:
+    the 5k messages of a long session take ~10 ms to serialize. The agent appends to the list
+    after a step; the JSON is then out of date, and not used."""
+
+    def __init__(self, messages: list[dict[str, Any]], encoded: str):
+        super().__init__(messages)
+        self._encoded = encoded
+        self._count = len(messages)
+
+    def encoded(self) -> str | None:
+        """The messages' JSON, unless messages were added since it was made."""
+        return self._encoded if len(self) == self._count else None
+
+
+def request_body(model: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> bytes:
+    """The chat request as sent: the messages serialized as the context budget measured them,
+    in the same place of every request (a provider's prompt cache sees the same prefix)."""
+    encoded = messages.encoded() if isinstance(messages, EncodedMessages) else None
+    if encoded is None:
+        encoded = json.dumps(messages)
+    rest: dict[str, Any] = {"stream": True, "stream_options": {"include_usage": True}}
+    if tools:
+        rest["tools"] = tools
+    return ('{"model": ' + json.dumps(model) + ', "messages": ' + encoded + ", " + json.dumps(rest)[1:]).encode()
+
+
 async def stream_step(
     config: ModelConfig,
     limits: Limits,
@@ -218,7 +246,8 @@ async def stream_step(
 ) -> StepResult:
     """Stream one model response. Raises ModelError; CancelledError closes the stream.
 
-    The request goes through the SDK's low-level `post` with the body as given and
+    The request goes through the SDK's low-level `post` with the body serialized here
+    (`request_body`, reusing the messages' JSON when the context budget made it) and
     each event read as a plain dict: `chat.completions.create` would walk the whole
     history through its request transform on every step (~1 s for 5k messages) and
     build a pydantic object per streamed chunk. Errors are the SDK's own, as before.
@@ -226,14 +255,7 @@ async def stream_step(
     openai = await _openai_module()
     client = get_client(config, limits)
     assembler = StepAssembler(on_text, on_thinking)
-    body: dict[str, Any] = {
-        "model": model,
-        "messages": messages,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if tools:
-        body["tools"] = tools
+    body = request_body(model, messages, tools)
     stream = None
     try:
         stream = await post_chat_stream(openai, client, body)

@@ -341,3 +341,34 @@ async def test_compact_on_demand_waits_for_nothing_and_refuses_a_busy_session(tm
     assert not busy.compacted and busy.error is not None and busy.error.code == "session_busy"
     h.manager.cancel(CancelParams(run_id=live.run_id))
     assert (await run).status == "cancelled"
+
+
+async def test_each_request_carries_the_json_its_size_was_measured_on(tmp_path: Path):
+    """The budget serializes the request to measure it; the model step sends that JSON as is
+    (model.EncodedMessages) instead of serializing the history a second time."""
+    from cody_lsp.server.model import EncodedMessages
+
+    h = await make_harness(tmp_path, context=WINDOW, context_chunks=CHUNKS)
+    seen: list[bool] = []
+    model = Model()
+
+    def responder(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> StepResult:
+        if not is_summary_request(messages):
+            seen.append(isinstance(messages, EncodedMessages) and messages.encoded() == json.dumps(list(messages)))
+        return model(messages, tools)
+
+    h.responder = responder
+    session_id = (await h.store.create_session("ses_json", None, "test-model", str(h.folder))).id
+    for i in range(40):  # with reads (two steps in a turn) and compactions
+        assert (await h.run(f"turn {i}: " + "please go on " * 6, session_id=session_id)).status == "done"
+    assert model.summaries > 0 and len(seen) > 40, (model.summaries, len(seen))
+    assert [i for i, ok in enumerate(seen) if not ok] == []
+
+
+def test_the_estimate_from_the_json_made_once_is_the_estimate():
+    from cody_lsp.server.compaction import _raw_tokens
+    from cody_lsp.server.context import raw_tokens
+
+    messages = [{"role": "user", "content": "héllo " * 50}, {"role": "assistant", "content": None, "tool_calls": []}]
+    tools = [{"type": "function", "function": {"name": "grep", "parameters": {"type": "object"}}}]
+    assert _raw_tokens(json.dumps(messages), tools) == raw_tokens(messages, tools)

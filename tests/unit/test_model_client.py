@@ -5,6 +5,7 @@ reports a refused or dropped connection as a connect timeout; it must not read a
 from __future__ import annotations
 
 import asyncio
+import json
 import socket
 from collections.abc import AsyncIterator
 
@@ -147,3 +148,25 @@ def test_clients_are_not_kept_for_closed_loops_after_close_clients() -> None:
 
     asyncio.run(make_and_close())
     assert not any(key[0] == "http://127.0.0.1:9/v1" for key in model._clients)
+
+
+def test_the_request_body_reuses_the_messages_json_while_it_is_current():
+    from cody_lsp.server.model import EncodedMessages, request_body
+
+    messages = [{"role": "system", "content": "sé"}, {"role": "user", "content": "hi"}]
+    tools = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]
+    encoded = EncodedMessages(messages, json.dumps(messages))
+    body = request_body("m", encoded, tools)
+    assert json.loads(body) == {
+        "model": "m",
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "tools": tools,
+    }
+    assert json.dumps(messages).encode() in body  # the very bytes the context budget measured
+    assert body.startswith(b'{"model": "m", "messages": [')  # the messages first: the same prefix every time
+    encoded.append({"role": "assistant", "content": "ok"})  # the agent goes on: that JSON is out of date
+    assert encoded.encoded() is None
+    assert json.loads(request_body("m", encoded, []))["messages"] == [*messages, {"role": "assistant", "content": "ok"}]
+    assert "tools" not in json.loads(request_body("m", messages, []))

@@ -196,3 +196,4 @@ async def test_the_api_key_never_reaches_the_logs(provider, db_path, workspace):
     assert "HTTP Request: POST" in logs  # the model calls were logged (at DEBUG), without the key
     assert key not in logs
     assert provider.request_headers[0]["authorization"] == f"Bearer {key}"  # it was really sent
+    assert provider.request_headers[0]["content-type"] == "application/json"  # the body is sent as bytes

@@ -163,6 +163,17 @@ def results_of(chunks: list[dict]) -> list[dict]:
 APP = "def main():\n    return 1\n"
 
 
+async def open_app(editor_factory, workspace: Path) -> tuple[Editor, str]:
+    """An editor with app.py (APP, on disk too) open in it, and its URI."""
+    (workspace / "app.py").write_text(APP)
+    editor = await editor_factory()
+    return editor, editor.open(workspace / "app.py", APP)
+
+
+def edit_app(old: str, new: str) -> ToolCall:
+    return ToolCall("edit_file", {"path": "app.py", "old_string": old, "new_string": new})
+
+
 async def test_the_agent_reads_an_open_documents_unsaved_text(editor_factory, provider, workspace: Path):
     (workspace / "app.py").write_text(APP)
     editor = await editor_factory()
@@ -190,14 +201,10 @@ async def test_the_agent_reads_an_open_documents_unsaved_text(editor_factory, pr
 
 
 async def test_an_accepted_edit_changes_the_buffer_and_not_the_disk(editor_factory, provider, workspace: Path):
-    (workspace / "app.py").write_text(APP)
-    editor = await editor_factory()
-    uri = editor.open(workspace / "app.py", APP)
+    editor, uri = await open_app(editor_factory, workspace)
     provider.add(
         Reply(tool_calls=[ToolCall("read_file", {"path": "app.py"})]),
-        Reply(
-            tool_calls=[ToolCall("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 42"})]
-        ),
+        Reply(tool_calls=[edit_app("return 1", "return 42")]),
         Reply(tool_calls=[ToolCall("read_file", {"path": "app.py"})]),
         Reply(text="Done."),
     )
@@ -220,9 +227,7 @@ async def test_an_accepted_edit_changes_the_buffer_and_not_the_disk(editor_facto
 
 
 async def test_a_declined_edit_is_written_to_disk(editor_factory, provider, workspace: Path):
-    (workspace / "app.py").write_text(APP)
-    editor = await editor_factory()
-    uri = editor.open(workspace / "app.py", APP)
+    editor, uri = await open_app(editor_factory, workspace)
     editor.accept_edits = False
     provider.add(
         Reply(tool_calls=[ToolCall("write_file", {"path": "app.py", "content": "print('rewritten')\n"})]),
@@ -238,9 +243,7 @@ async def test_a_declined_edit_is_written_to_disk(editor_factory, provider, work
 
 
 async def test_a_conflicting_edit_is_refused_then_succeeds_after_a_read(editor_factory, provider, workspace: Path):
-    (workspace / "app.py").write_text(APP)
-    editor = await editor_factory()
-    uri = editor.open(workspace / "app.py", APP)
+    editor, uri = await open_app(editor_factory, workspace)
     edit = {"path": "app.py", "old_string": "return 1", "new_string": "return 2"}
     provider.add(
         Reply(tool_calls=[ToolCall("read_file", {"path": "app.py"})]),
@@ -262,9 +265,7 @@ async def test_a_conflicting_edit_is_refused_then_succeeds_after_a_read(editor_f
     assert len(editor.edits) == 1 and second["status"] == "done"
     editor.report(uri)  # the editor reports the applied edit; the model's knowledge still holds
     provider.add(
-        Reply(
-            tool_calls=[ToolCall("edit_file", {"path": "app.py", "old_string": "return 2", "new_string": "return 3"})]
-        ),
+        Reply(tool_calls=[edit_app("return 2", "return 3")]),
         Reply(text="Again."),
     )
     third, chunks = await editor.wire.run("once more", sessionId=first["sessionId"])
@@ -447,14 +448,10 @@ async def test_retries_are_logged_in_the_editor_without_the_key(editor_factory, 
 async def test_a_malformed_answer_to_an_edit_counts_as_declined(editor_factory, provider, workspace: Path, reply):
     """A reply that does not fit the request fails it (the run does not wait forever): written to
     disk. `"applied": "no"` is not read as applied (a boolean must be a JSON boolean)."""
-    (workspace / "app.py").write_text(APP)
-    editor = await editor_factory()
-    editor.open(workspace / "app.py", APP)
+    editor, _uri = await open_app(editor_factory, workspace)
     editor.edit_reply = reply
     provider.add(
-        Reply(
-            tool_calls=[ToolCall("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 7"})]
-        ),
+        Reply(tool_calls=[edit_app("return 1", "return 7")]),
         Reply(text="Done."),
     )
     result, chunks = await asyncio.wait_for(editor.wire.run("edit"), 30)
@@ -465,14 +462,10 @@ async def test_a_malformed_answer_to_an_edit_counts_as_declined(editor_factory, 
 
 
 async def test_a_cancelled_run_withdraws_its_pending_edit(editor_factory, provider, workspace: Path):
-    (workspace / "app.py").write_text(APP)
-    editor = await editor_factory()
-    editor.open(workspace / "app.py", APP)
+    editor, _uri = await open_app(editor_factory, workspace)
     editor.hold_edits = True
     provider.add(
-        Reply(
-            tool_calls=[ToolCall("edit_file", {"path": "app.py", "old_string": "return 1", "new_string": "return 9"})]
-        ),
+        Reply(tool_calls=[edit_app("return 1", "return 9")]),
     )
     running = editor.wire.send("cody/run", {"prompt": "edit", "runId": "held"})
     for _ in range(200):

@@ -20,6 +20,7 @@ taken on the event loop, is counted.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import random
 import sys
@@ -206,6 +207,20 @@ def running_share(lags: list[float], cpus: list[float]) -> float:
     return sum(min(cpu, span) for cpu, span in zip(cpus, spans, strict=True)) / max(sum(spans), 1e-9)
 
 
+def as_change(change: dict[str, Any]) -> Any:
+    """A didChange content change, as JSON, as lsprotocol's type."""
+    from lsprotocol import types
+
+    return _converter().structure(change, types.TextDocumentContentChangePartial)
+
+
+@functools.cache
+def _converter() -> Any:
+    from lsprotocol.converters import get_converter
+
+    return get_converter()
+
+
 def store_matches(text: str, changes: list[dict[str, Any]], expected: str) -> bool:
     """The edits applied the server's way (a DocumentStore) give the client's text."""
     from lsprotocol import types
@@ -218,14 +233,7 @@ def store_matches(text: str, changes: list[dict[str, Any]], expected: str) -> bo
         types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
     )
     for i, c in enumerate(changes):
-        r = c["range"]
-        change = types.TextDocumentContentChangePartial(
-            range=types.Range(
-                types.Position(r["start"]["line"], r["start"]["character"]),
-                types.Position(r["end"]["line"], r["end"]["character"]),
-            ),
-            text=c["text"],
-        )
+        change = as_change(c)
         store.did_change(
             types.DidChangeTextDocumentParams(types.VersionedTextDocumentIdentifier(uri=uri, version=2 + i), [change])
         )
@@ -242,14 +250,7 @@ def pygls_edit_cost(text: str, changes: list[dict[str, Any]]) -> float:
     workspace.put_text_document(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
     times = []
     for i, c in enumerate(changes[:100]):
-        r = c["range"]
-        change = types.TextDocumentContentChangePartial(
-            range=types.Range(
-                types.Position(r["start"]["line"], r["start"]["character"]),
-                types.Position(r["end"]["line"], r["end"]["character"]),
-            ),
-            text=c["text"],
-        )
+        change = as_change(c)
         t = time.perf_counter()
         workspace.update_text_document(types.VersionedTextDocumentIdentifier(uri=uri, version=2 + i), change)
         times.append(time.perf_counter() - t)

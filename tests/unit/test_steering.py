@@ -60,6 +60,19 @@ def user_contents(request: list[dict[str, Any]]) -> list[str]:
     return [m["content"] for m in request if m["role"] == "user"]
 
 
+def gate_tools(h: Harness, content: str) -> tuple[asyncio.Event, asyncio.Event]:
+    """Tool calls that wait for the test: (set when one starts, set to let it end with `content`)."""
+    started, release = asyncio.Event(), asyncio.Event()
+
+    async def gated(name: str, args: dict) -> ToolResult:
+        started.set()
+        await release.wait()
+        return ToolResult(True, content)
+
+    h.tool_behaviour = gated
+    return started, release
+
+
 async def test_later_messages_wait_in_order_and_each_runs_as_its_own_run(tmp_path: Path):
     h = await make_harness(tmp_path, steering=True)
     first, first_task, release = await busy_session(h, answer("two"), answer("three"))
@@ -83,14 +96,7 @@ async def test_later_messages_wait_in_order_and_each_runs_as_its_own_run(tmp_pat
 
 async def test_next_is_taken_into_the_active_run_at_the_boundary_after_its_tools(tmp_path: Path):
     h = await make_harness(tmp_path, steering=True)
-    tool_started, tool_release = asyncio.Event(), asyncio.Event()
-
-    async def slow_tool(name: str, args: dict) -> ToolResult:
-        tool_started.set()
-        await tool_release.wait()
-        return ToolResult(True, "tests pass")
-
-    h.tool_behaviour = slow_tool
+    tool_started, tool_release = gate_tools(h, "tests pass")
     h.steps = [calls(("run_command", '{"command": "pytest"}')), answer("done, and noted")]
     active, active_task = h.start("run the tests")
     await tool_started.wait()
@@ -180,14 +186,7 @@ async def test_should_query_false_adds_context_without_a_model_call(tmp_path: Pa
 
 async def test_should_query_false_while_busy_enters_where_its_priority_says(tmp_path: Path):
     h = await make_harness(tmp_path)
-    tool_started, tool_release = asyncio.Event(), asyncio.Event()
-
-    async def slow_tool(name: str, args: dict) -> ToolResult:
-        tool_started.set()
-        await tool_release.wait()
-        return ToolResult(True, "ok")
-
-    h.tool_behaviour = slow_tool
+    tool_started, tool_release = gate_tools(h, "ok")
     h.steps = [calls(("read_file", '{"path": "a"}')), answer("ok")]
     active, active_task = h.start("work")
     await tool_started.wait()

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
@@ -36,6 +35,7 @@ from .context import (
     Calibration,
     calibrated,
     estimate_output,
+    json_tokens,
     raw_tokens,
     usage_of,
 )
@@ -255,11 +255,6 @@ def _transcript_item(message: dict[str, Any], names: dict[str, str], cap: int) -
     return f"User: {content}"
 
 
-def _raw_tokens(encoded_messages: str, tools: list[dict[str, Any]]) -> int:
-    """context.raw_tokens(messages, tools), from the messages' JSON already made."""
-    return math.ceil((len(encoded_messages) + len(json.dumps(tools))) / CHARS_PER_TOKEN)
-
-
 def summary_request(
     previous: str | None, rows: list[dict[str, Any]], budget: Budget, calibration: Calibration | None
 ) -> list[dict[str, Any]]:
@@ -352,7 +347,7 @@ class SessionContext:
         model.EncodedMessages), or, when it would not fit (or the provider said it did not:
         `overflow`), a new list with the history compacted."""
         encoded = json.dumps(messages)  # measured here, sent as is (model.EncodedMessages)
-        raw = _raw_tokens(encoded, tools)
+        raw = json_tokens(encoded, json.dumps(tools))
         self._last_raw = raw
         if overflow:  # the provider counted more than the window: estimates must say so too
             learned = Calibration(self.budget.window + 1, raw)
@@ -360,8 +355,6 @@ class SessionContext:
                 self.calibration = learned
         tokens = calibrated(raw, self.calibration)
         if not overflow and tokens <= self.budget.limit:
-            if isinstance(messages, EncodedMessages) and messages.encoded() == encoded:
-                return messages  # measured already (a step retried for overflow: the same request)
             return EncodedMessages(messages, encoded)
         outcome = await self.compact(turn, messages, tools, "overflow" if overflow else "auto", tokens)
         if outcome is None:
@@ -421,7 +414,7 @@ class SessionContext:
         view = after.messages
         encoded = json.dumps([system, *view, *current])
         new_messages = EncodedMessages([system, *view, *current], encoded)
-        raw_after = _raw_tokens(encoded, tools)
+        raw_after = json_tokens(encoded, json.dumps(tools))
         tokens_after = calibrated(raw_after, self.calibration)
         record = CompactionRecord(new_state, len(messages) - 1, len(new_messages) - 1, tokens, tokens_after)
         count = await self.save(record, usage)

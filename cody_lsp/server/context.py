@@ -93,8 +93,12 @@ class Calibration:
 
 def raw_tokens(*parts: Any) -> int:
     """Characters of the JSON of `parts` (messages, tools), four to a token."""
-    chars = sum(len(json.dumps(part)) for part in parts)
-    return math.ceil(chars / CHARS_PER_TOKEN)
+    return json_tokens(*(json.dumps(part) for part in parts))
+
+
+def json_tokens(*encoded: str) -> int:
+    """`raw_tokens` of parts already serialized (`json.dumps`)."""
+    return math.ceil(sum(len(text) for text in encoded) / CHARS_PER_TOKEN)
 
 
 def calibrated(raw: int, calibration: Calibration | None) -> int:

@@ -366,9 +366,8 @@ async def test_each_request_carries_the_json_its_size_was_measured_on(tmp_path: 
 
 
 def test_the_estimate_from_the_json_made_once_is_the_estimate():
-    from cody_lsp.server.compaction import _raw_tokens
-    from cody_lsp.server.context import raw_tokens
+    from cody_lsp.server.context import json_tokens, raw_tokens
 
     messages = [{"role": "user", "content": "héllo " * 50}, {"role": "assistant", "content": None, "tool_calls": []}]
     tools = [{"type": "function", "function": {"name": "grep", "parameters": {"type": "object"}}}]
-    assert _raw_tokens(json.dumps(messages), tools) == raw_tokens(messages, tools)
+    assert json_tokens(json.dumps(messages), json.dumps(tools)) == raw_tokens(messages, tools)

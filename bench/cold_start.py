@@ -2,7 +2,7 @@
 
 Speaks LSP framing over the server's stdin/stdout directly (no client library),
 so nothing but the server's own start-up is timed. The server answers `initialize`
-before it imports pygls (cody_lsp/server/early_initialize.py), so the table also
+before it imports pygls (cody_lsp/server/lsp/early_initialize.py), so the table also
 gives the time until the server is fully up (its first cody/* answer), and what the
 two are made of: a bare interpreter start, the imports before the answer, the
 server's imports after it, and the heaviest of those (`python -X importtime`).
@@ -126,9 +126,9 @@ def import_seconds(env: dict[str, str], module: str, n: int) -> float:
 
 
 def heaviest_imports(env: dict[str, str], top: int = 6) -> tuple[float, list[tuple[str, float]]]:
-    """(total import time of cody_lsp.server.lsp under -X importtime, [(module, self seconds)] heaviest first)."""
+    """(total import time of cody_lsp.server.lsp.server under -X importtime, [(module, self seconds)] heaviest first)."""
     out = subprocess.run(
-        [PY, "-X", "importtime", "-c", "import cody_lsp.server.lsp"],
+        [PY, "-X", "importtime", "-c", "import cody_lsp.server.lsp.server"],
         env=env,
         capture_output=True,
         text=True,
@@ -140,7 +140,7 @@ def heaviest_imports(env: dict[str, str], top: int = 6) -> tuple[float, list[tup
         if not line.startswith("import time:") or "self [us]" in line:
             continue
         self_us, cum_us, name = (part.strip() for part in line.split(":", 1)[1].split("|"))
-        if name == "cody_lsp.server.lsp":
+        if name == "cody_lsp.server.lsp.server":
             total = int(cum_us) / 1e6
         rows.append((name, int(self_us) / 1e6))
     rows.sort(key=lambda r: r[1], reverse=True)
@@ -160,8 +160,8 @@ def main() -> None:
         bare = interpreter_start(3 if args.smoke else 5)
         _, heavy = heaviest_imports(env)
         k = 3 if args.smoke else 5
-        before = import_seconds(env, "cody_lsp.cli, cody_lsp.server.early_initialize", k)
-        total = import_seconds(env, "cody_lsp.server.lsp", k)
+        before = import_seconds(env, "cody_lsp.cli, cody_lsp.server.lsp.early_initialize", k)
+        total = import_seconds(env, "cody_lsp.server.lsp.server", k)
         lsp_types = import_seconds(env, "lsprotocol.types", k)
     med = median(times)
     rows = [
@@ -178,7 +178,7 @@ def main() -> None:
             "of which: the imports before the answer (`cody_lsp.cli`, `…early_initialize`; fresh interpreter, median)",
             ms(before),
         ),
-        Row("after the answer: `import cody_lsp.server.lsp` (the server; fresh interpreter, median)", ms(total)),
+        Row("after the answer: `import cody_lsp.server.lsp.server` (the server; fresh interpreter, median)", ms(total)),
         Row("… of which: `import lsprotocol.types` alone (pygls needs it)", ms(lsp_types)),
     ]
     details = [

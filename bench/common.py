@@ -319,7 +319,7 @@ def server_pid(client: Any) -> int | None:
 def server_command(default: list[str] | None = None) -> list[str] | None:
     """CODY_BENCH_SERVER (a shell-quoted command line) replaces the server command, to
     measure a candidate change without editing the server; it must import
-    cody_lsp.server.diagnostics itself for the event-loop lag figures."""
+    cody_lsp.testing.loop_lag itself for the event-loop lag figures."""
     override = os.environ.get("CODY_BENCH_SERVER")
     return shlex.split(override) if override else default
 

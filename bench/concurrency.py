@@ -9,7 +9,7 @@ give enough lag samples for a stable p99.
 
 Event-loop lag is sampled inside the server by `cody_lsp/diagnostics.py` (a task
 that sleeps 10 ms and records how late it wakes), which the server is started
-with here (`python -c "import cody_lsp.server.diagnostics; …cli.main()"`) until it
+with here (`python -c "import cody_lsp.testing.loop_lag; …cli.main()"`) until it
 imports it itself; only the samples taken while the 50 runs were going count.
 From outside, a client probe sends a no-op request (`cody/cancel` of an unknown
 run) every PROBE seconds during the runs and times its round trip.

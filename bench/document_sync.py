@@ -225,7 +225,7 @@ def store_matches(text: str, changes: list[dict[str, Any]], expected: str) -> bo
     """The edits applied the server's way (a DocumentStore) give the client's text."""
     from lsprotocol import types
 
-    from cody_lsp.server.documents import DocumentStore
+    from cody_lsp.server.lsp.documents import DocumentStore
 
     store = DocumentStore()
     uri = "file:///bench/big.py"
@@ -263,8 +263,8 @@ async def read_file_costs(size: int, rounds: int, root: Path) -> dict[str, tuple
     and the median wall time, in seconds."""
     from lsprotocol import types
 
-    from cody_lsp.server.documents import DocumentStore
-    from cody_lsp.server.editing import EditorBridge
+    from cody_lsp.server.lsp.documents import DocumentStore
+    from cody_lsp.server.lsp.workspace_edits import EditorBridge
     from cody_lsp.server.tools import run_tool
 
     folder = root / "read"

@@ -103,7 +103,7 @@ def message_rows(session_id: str, count: int, created: str):
 
 def build_db(path: Path, folders_root: Path, n_sessions: int, n_messages: int, n_folders: int, big: int) -> str:
     """Write the DB; returns the id of the big session."""
-    from cody_lsp.server.store import Store
+    from cody_lsp.server.store.database import Store
 
     asyncio.run(_create_schema(Store, path))
     rng = random.Random(42)
@@ -221,7 +221,7 @@ async def main_async(args, size: dict[str, int], db_cached: Path, meta: dict, bu
         shutil.copyfile(db_cached, db)
         copy_seconds = time.perf_counter() - t0
 
-        from cody_lsp.server.store import Store
+        from cody_lsp.server.store.database import Store
 
         store = await Store.open(db)
         try:

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from . import __version__
 
 if TYPE_CHECKING:
-    from .server.early_initialize import EarlyStart
+    from .server.lsp.early_initialize import EarlyStart
 
 # name: (module whose main(argv) runs it, or None for the server; one line for --help)
 COMMANDS: dict[str, tuple[str | None, str]] = {
@@ -108,8 +108,8 @@ def serve(args: argparse.Namespace) -> int:
             return 0
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
     _use_pidfd_child_watcher()
-    from .server import diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
-    from .server.lsp import create_server
+    from .server.lsp.server import create_server
+    from .testing import loop_lag as diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
 
     server = create_server()
     if address is not None:
@@ -183,7 +183,7 @@ def _setup_logging() -> None:
     )
     logging.getLogger("pygls.protocol").setLevel(logging.WARNING)
     logging.getLogger("pygls").setLevel(max(logging.WARNING, logging.getLogger().level))
-    from .server.secrets import cap_wire_loggers
+    from .secrets import cap_wire_loggers
 
     cap_wire_loggers()  # no request bodies or SQL parameters in the log, unless CODY_LOG_WIRE=1
 
@@ -193,8 +193,8 @@ def _answer_initialize_early() -> EarlyStart | None:
     None when the wire limits in the environment are wrong (the server then says so)."""
     import signal
 
-    from .server.early_initialize import answer_initialize_early
-    from .server.transport_basics import WireLimits
+    from .server.lsp.early_initialize import answer_initialize_early
+    from .server.lsp.framing import WireLimits
 
     try:
         limits = WireLimits.from_env()

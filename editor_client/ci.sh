@@ -4,7 +4,7 @@
 # package the .vsix, and run it in a real VS Code (code-server from npm, installed once into a
 # cache folder by e2e/install-code-server.sh) against the real server: screenshots of each step
 # in test-artifacts/vscode/.
-# src/protocol.ts is generated from cody_lsp/wire.py (`python -m cody_lsp.protocol_export`);
+# src/protocol.ts is generated from cody_lsp/protocol/wire.py (`python -m cody_lsp.protocol.export`);
 # tests/unit/test_protocol_export.py checks that it is fresh.
 # Nothing is skipped: a missing Chromium or Python with cody_lsp is an error.
 set -euo pipefail

@@ -23,8 +23,8 @@ from pygls.exceptions import JsonRpcException
 from pytest_lsp import ClientServerConfig, LanguageClient
 from pytest_lsp.client import register_lsp_features
 
+from cody_lsp.protocol.wire import SERVER_CAPABILITIES
 from cody_lsp.testing.provider import ScriptedProvider
-from cody_lsp.wire import SERVER_CAPABILITIES
 
 TERMINAL = {"done", "cancelled", "circuit_breaker", "error"}
 

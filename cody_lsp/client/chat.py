@@ -25,7 +25,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ..wire import INVALID_PARAMS, UNKNOWN_SESSION, Message, SessionInfo
+from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, Message, SessionInfo
 from .approvals import TerminalApprover, add_yes_flag
 from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream
 from .interrupts import CancelOnInterrupt, stop_on_termination

@@ -2,7 +2,7 @@
 
 `CodyClient.spawn()` starts `python -m cody_lsp` as a subprocess and talks to it
 over stdio; `CodyClient.connect_tcp()` connects to a server started with
-`--tcp HOST:PORT`. Results are the attrs classes of `cody_lsp.wire`; chunks are
+`--tcp HOST:PORT`. Results are the attrs classes of `cody_lsp.protocol.wire`; chunks are
 the camelCase dicts of the `cody/chunk` notification, exactly as sent.
 
     async with await CodyClient.spawn(workspace_folders=[folder]) as client:
@@ -40,9 +40,10 @@ from pygls.client import JsonRPCClient
 from pygls.exceptions import JsonRpcException
 from pygls.io_ import run_async
 
-from .. import __version__, wire
-from ..private_api import FencedProtocol
-from ..wire import RunResult, SessionInfo, SessionList, SessionPage
+from .. import __version__
+from ..private_api.jsonrpc import FencedProtocol
+from ..protocol import wire
+from ..protocol.wire import RunResult, SessionInfo, SessionList, SessionPage
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..wire import INVALID_PARAMS
+from ..protocol.wire import INVALID_PARAMS
 from .approvals import RefuseWithoutYes, TerminalApprover, add_yes_flag
 from .connection import CodyClient, CodyError, PermissionHandler
 from .interrupts import CancelOnInterrupt, stop_on_termination

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rich.console import Console
 
-from ..wire import INVALID_PARAMS, UNKNOWN_SESSION, SessionInfo, to_wire
+from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, SessionInfo, to_wire
 from .connection import CodyClient, CodyError
 from .render import existing_folder, make_console, print_table, setup_cli_logging
 

@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pygls.exceptions import JsonRpcException
 
+from cody_lsp.protocol.wire import METHODS
 from cody_lsp.testing.provider import Reply, ScriptedProvider
-from cody_lsp.wire import METHODS
 
 from ..conftest import CodyWire, server_env, start_wire, stop_wire
 from .rawwire import RawServer

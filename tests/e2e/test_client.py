@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp import wire
 from cody_lsp.client import CodyClient, CodyConnectionError, CodyError
+from cody_lsp.protocol import wire
 from cody_lsp.testing.provider import Fault, Reply, ToolCall
 
 from ..conftest import TERMINAL, server_env

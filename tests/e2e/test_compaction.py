@@ -10,7 +10,7 @@ from typing import Any
 
 from lsprotocol import types
 
-from cody_lsp.server.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
+from cody_lsp.server.agent.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
 from cody_lsp.testing.provider import Fault, Reply
 
 from ..conftest import CodyWire

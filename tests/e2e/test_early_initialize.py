@@ -15,7 +15,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from cody_lsp.capabilities import initialize_result
+from cody_lsp.protocol.capabilities import initialize_result
 
 from ..conftest import server_env
 from .rawwire import RawServer, encode, frame

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
+from cody_lsp.protocol.wire import MAX_POSITION
 from cody_lsp.testing.provider import Reply, ToolCall
-from cody_lsp.wire import MAX_POSITION
 
 from ..conftest import server_env
 from .rawwire import RawServer, encode, frame
@@ -226,7 +226,7 @@ async def test_an_out_of_range_before_is_invalid_params(raw: RawServer, before: 
 
 BROKEN_HANDLER = textwrap.dedent(
     """
-    from cody_lsp.server import lsp
+    from cody_lsp.server.lsp import server as lsp
 
     async def broken(manager, params):
         raise RuntimeError("failed to read /home/ada/.ssh/id_ed25519")

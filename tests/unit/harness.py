@@ -14,12 +14,12 @@ from pathlib import Path
 from typing import Any
 
 from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
-from cody_lsp.server.assembly import AssembledCall, StepResult
-from cody_lsp.server.model import ModelError
-from cody_lsp.server.runs import LiveRun, RunManager
-from cody_lsp.server.store import Store
+from cody_lsp.protocol.wire import TERMINAL_TYPES, PermissionParams, RunParams, RunResult, Usage
+from cody_lsp.server.agent.assembly import AssembledCall, StepResult
+from cody_lsp.server.agent.model import ModelError
+from cody_lsp.server.core.runs import LiveRun, RunManager
+from cody_lsp.server.store.database import Store
 from cody_lsp.server.tools import ToolResult
-from cody_lsp.wire import TERMINAL_TYPES, PermissionParams, RunParams, RunResult, Usage
 
 OPEN_STORES: list[Store] = []
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 
-from cody_lsp.server.chunks import ChunkStream
-from cody_lsp.wire import Cancelled, Done, Retry, ToolCall, Usage
+from cody_lsp.protocol.wire import Cancelled, Done, Retry, ToolCall, Usage
+from cody_lsp.server.core.events import ChunkStream
 
 
 def stream() -> tuple[ChunkStream, list[dict]]:

@@ -16,12 +16,12 @@ from typing import Any
 import pytest
 
 from cody_lsp.config import ContextSettings, Limits
-from cody_lsp.server.assembly import AssembledCall, StepResult
-from cody_lsp.server.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
-from cody_lsp.server.context import budget_for
-from cody_lsp.server.model import ModelError
+from cody_lsp.protocol.wire import CancelParams, CompactParams, Usage
+from cody_lsp.server.agent.assembly import AssembledCall, StepResult
+from cody_lsp.server.agent.budget import budget_for
+from cody_lsp.server.agent.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
+from cody_lsp.server.agent.model import ModelError
 from cody_lsp.server.tools import ToolResult
-from cody_lsp.wire import CancelParams, CompactParams, Usage
 
 from .harness import Harness, close_stores, make_harness
 
@@ -346,7 +346,7 @@ async def test_compact_on_demand_waits_for_nothing_and_refuses_a_busy_session(tm
 async def test_each_request_carries_the_json_its_size_was_measured_on(tmp_path: Path):
     """The budget serializes the request to measure it; the model step sends that JSON as is
     (model.EncodedMessages) instead of serializing the history a second time."""
-    from cody_lsp.server.model import EncodedMessages
+    from cody_lsp.server.agent.model import EncodedMessages
 
     h = await make_harness(tmp_path, context=WINDOW, context_chunks=CHUNKS)
     seen: list[bool] = []
@@ -366,7 +366,7 @@ async def test_each_request_carries_the_json_its_size_was_measured_on(tmp_path: 
 
 
 def test_the_estimate_from_the_json_made_once_is_the_estimate():
-    from cody_lsp.server.context import json_tokens, raw_tokens
+    from cody_lsp.server.agent.budget import json_tokens, raw_tokens
 
     messages = [{"role": "user", "content": "héllo " * 50}, {"role": "assistant", "content": None, "tool_calls": []}]
     tools = [{"type": "function", "function": {"name": "grep", "parameters": {"type": "object"}}}]

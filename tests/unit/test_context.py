@@ -9,16 +9,8 @@ from pathlib import Path
 import pytest
 
 from cody_lsp.config import ContextSettings, ServerConfig, SettingError
-from cody_lsp.server.compaction import (
-    CompactionRecord,
-    CompactionState,
-    History,
-    Plan,
-    plan,
-    shorten,
-    summary_request,
-)
-from cody_lsp.server.context import (
+from cody_lsp.protocol.wire import Usage
+from cody_lsp.server.agent.budget import (
     DEFAULT_RESERVE,
     DEFAULT_WINDOW,
     KNOWN_MODELS,
@@ -29,10 +21,18 @@ from cody_lsp.server.context import (
     is_context_overflow,
     raw_tokens,
 )
-from cody_lsp.server.history import Entry, user_entry
-from cody_lsp.server.model import ModelError
-from cody_lsp.server.store import MIGRATIONS, SCHEMA_VERSION, Store
-from cody_lsp.wire import Usage
+from cody_lsp.server.agent.compaction import (
+    CompactionRecord,
+    CompactionState,
+    History,
+    Plan,
+    plan,
+    shorten,
+    summary_request,
+)
+from cody_lsp.server.agent.history import Entry, user_entry
+from cody_lsp.server.agent.model import ModelError
+from cody_lsp.server.store.database import MIGRATIONS, SCHEMA_VERSION, Store
 
 
 @pytest.mark.parametrize(

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp.server.diagnostics import CallbackTimer, LoopLagMonitor, callback_label, summarize
+from cody_lsp.testing.loop_lag import CallbackTimer, LoopLagMonitor, callback_label, summarize
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ import re
 import pytest
 from lsprotocol import types
 
-from cody_lsp.server.documents import Document, DocumentStore, index_in_line, split_lines
+from cody_lsp.server.lsp.documents import Document, DocumentStore, index_in_line, split_lines
 
 ENCODINGS = ("utf-16", "utf-8", "utf-32")
 
@@ -179,8 +179,8 @@ async def test_a_burst_of_edits_gives_the_event_loop_turns():
     import json
 
     from cody_lsp.config import ServerConfig
-    from cody_lsp.server.lsp import create_server
-    from cody_lsp.server.transport import WireLimits
+    from cody_lsp.server.lsp.server import create_server
+    from cody_lsp.server.lsp.transport import WireLimits
 
     server = create_server(ServerConfig())
     protocol = server.protocol

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from cody_lsp.capabilities import SERVER_CAPABILITIES, initialize_result
-from cody_lsp.server.early_initialize import (
+from cody_lsp.protocol.capabilities import SERVER_CAPABILITIES, initialize_result
+from cody_lsp.server.lsp.early_initialize import (
     EARLY_MAX_BYTES,
     EarlyStart,
     answer_initialize_early,
@@ -24,9 +24,9 @@ from cody_lsp.server.early_initialize import (
     plain_capabilities,
     read_first_message,
 )
-from cody_lsp.server.lsp import create_server
-from cody_lsp.server.transport import Body, FrameReader
-from cody_lsp.server.transport_basics import WireLimits, framed
+from cody_lsp.server.lsp.framing import WireLimits, framed
+from cody_lsp.server.lsp.server import create_server
+from cody_lsp.server.lsp.transport import Body, FrameReader
 
 LIMITS = WireLimits()
 

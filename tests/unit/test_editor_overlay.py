@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 
 from cody_lsp.server.tools import ToolConfig, run_tool
-from cody_lsp.server.tools.editor import Change, OpenFile, Overlay, ReadLog, TextEdit, position_at, text_edit
+from cody_lsp.server.tools.editor_view import (
+    Change,
+    OpenFile,
+    Overlay,
+    ReadLog,
+    TextEdit,
+    position_at,
+    text_edit,
+)
 
 
 @dataclass

@@ -6,9 +6,9 @@ from __future__ import annotations
 import inspect
 import re
 
-from cody_lsp import wire
 from cody_lsp.client.connection import CodyClient
-from cody_lsp.server.lsp import ROUTES
+from cody_lsp.protocol import wire
+from cody_lsp.server.lsp.server import ROUTES
 
 
 def snake(method: str) -> str:

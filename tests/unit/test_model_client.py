@@ -14,8 +14,8 @@ import pytest
 import pytest_asyncio
 
 from cody_lsp.config import Limits, ModelConfig
-from cody_lsp.server import model
-from cody_lsp.server.model import ModelError, classify, close_clients, get_client, stream_step
+from cody_lsp.server.agent import model
+from cody_lsp.server.agent.model import ModelError, classify, close_clients, get_client, stream_step
 from cody_lsp.testing.provider import Fault, Reply, ScriptedProvider
 
 LIMITS = Limits(stall_timeout=0.5, connect_timeout=2.0)
@@ -151,7 +151,7 @@ def test_clients_are_not_kept_for_closed_loops_after_close_clients() -> None:
 
 
 def test_the_request_body_reuses_the_messages_json_while_it_is_current():
-    from cody_lsp.server.model import EncodedMessages, request_body
+    from cody_lsp.server.agent.model import EncodedMessages, request_body
 
     messages = [{"role": "system", "content": "sé"}, {"role": "user", "content": "hi"}]
     tools = [{"type": "function", "function": {"name": "read_file", "parameters": {}}}]

@@ -14,7 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from cody_lsp.config import SettingError, parse_tool_policy
-from cody_lsp.server.permissions import (
+from cody_lsp.protocol.wire import PermissionParams, PermissionResult
+from cody_lsp.server.core.permissions import (
     POLICY_DENIED,
     USER_DENIED,
     Permissions,
@@ -23,8 +24,7 @@ from cody_lsp.server.permissions import (
     prefix_covers,
     suggest_prefix,
 )
-from cody_lsp.server.store import Store
-from cody_lsp.wire import PermissionParams, PermissionResult
+from cody_lsp.server.store.database import Store
 
 from .harness import answer, calls, close_stores, make_harness
 

@@ -1,4 +1,4 @@
-"""protocol.md is checked against cody_lsp/wire.py, so the two cannot drift apart.
+"""protocol.md is checked against cody_lsp/protocol/wire.py, so the two cannot drift apart.
 
 The conventions of protocol.md (stated at its top):
 - a fenced block ```json <kind> [<method>]``` is one example: `params`/`result` of a method
@@ -31,9 +31,9 @@ from lsprotocol.converters import get_converter
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidRequest, JsonRpcParseError
 
 from cody_lsp import config as config_module
-from cody_lsp import wire
+from cody_lsp.protocol import wire
+from cody_lsp.protocol.wire import CHUNK_TYPES, METHODS, NOTIFICATIONS, SERVER_REQUESTS, TERMINAL_TYPES
 from cody_lsp.server.tools import TOOLS
-from cody_lsp.wire import CHUNK_TYPES, METHODS, NOTIFICATIONS, SERVER_REQUESTS, TERMINAL_TYPES
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_PATH = ROOT / "protocol.md"
@@ -180,7 +180,7 @@ def _result_class(method: str) -> Any:
         return METHODS[method][1]
     if method in SERVER_REQUESTS:
         return SERVER_REQUESTS[method][1]
-    raise AssertionError(f"{method} is not a method of cody_lsp.wire (METHODS or SERVER_REQUESTS)")
+    raise AssertionError(f"{method} is not a method of cody_lsp.protocol.wire (METHODS or SERVER_REQUESTS)")
 
 
 def _params_class(method: str) -> type:
@@ -188,7 +188,7 @@ def _params_class(method: str) -> type:
         return METHODS[method][0]
     if method in SERVER_REQUESTS:
         return SERVER_REQUESTS[method][0]
-    raise AssertionError(f"{method} is not a method of cody_lsp.wire (METHODS or SERVER_REQUESTS)")
+    raise AssertionError(f"{method} is not a method of cody_lsp.protocol.wire (METHODS or SERVER_REQUESTS)")
 
 
 def check_params(method: str, example: Any) -> None:
@@ -338,7 +338,7 @@ def test_error_table_covers_every_code(doc: Doc):
         for name, value in vars(wire).items()
         if name.isupper() and isinstance(value, int) and not isinstance(value, bool) and value < 0
     }
-    assert constants, "no error-code constants found in cody_lsp.wire"
+    assert constants, "no error-code constants found in cody_lsp.protocol.wire"
     codes, used = documented_error_codes(doc), constants | STANDARD_CODES
     assert used <= codes, f"undocumented error codes: {sorted(used - codes)}"
     assert codes <= used, f"documented codes the server never uses: {sorted(codes - used)}"
@@ -428,7 +428,7 @@ def test_field_tables_match_the_wire_classes(doc: Doc):
         cls = getattr(wire, table.marker, None)
         assert cls is not None and attrs.has(cls), f"protocol.md:{table.line}: wire.{table.marker} is not a wire class"
         assert rows == expected_rows(cls), (
-            f"protocol.md:{table.line}: the table of {table.marker} does not match cody_lsp/wire.py; expected "
+            f"protocol.md:{table.line}: the table of {table.marker} does not match cody_lsp/protocol/wire.py; expected "
             + "; ".join(" | ".join(r) for r in expected_rows(cls))
         )
     missing = {c.__name__ for c in wire_classes() if attrs.fields(c)} - set(described)

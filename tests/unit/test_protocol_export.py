@@ -1,4 +1,4 @@
-"""protocol.schema.json and editor_client/src/protocol.ts are generated from cody_lsp/wire.py.
+"""protocol.schema.json and editor_client/src/protocol.ts are generated from cody_lsp/protocol/wire.py.
 
 The drift test regenerates both in memory and fails, naming the command to run, when a committed
 file differs. The schema is also checked against every example of protocol.md with a small
@@ -17,8 +17,9 @@ from typing import Any, ClassVar, Literal
 import attrs
 import pytest
 
-from cody_lsp import protocol_export, wire
-from cody_lsp.protocol_export import COMMAND, ExportError, Spec, render_schema, render_ts
+from cody_lsp.protocol import export as protocol_export
+from cody_lsp.protocol import wire
+from cody_lsp.protocol.export import COMMAND, ExportError, Spec, render_schema, render_ts
 from tests.unit.test_protocol_doc import load_doc, transcript_messages, wire_classes
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -102,7 +103,7 @@ def test_committed_file_matches_a_fresh_generation(rel: str):
     stale = protocol_export.stale_files(ROOT)
     if rel in stale:
         pytest.fail(
-            f"{rel} differs from what cody_lsp/wire.py generates: run `{COMMAND}` and commit the result.\n"
+            f"{rel} differs from what cody_lsp/protocol/wire.py generates: run `{COMMAND}` and commit the result.\n"
             + stale[rel][:4000],
             pytrace=False,
         )

@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from cody_lsp.config import Limits, ModelConfig
-from cody_lsp.server.assembly import MalformedStream, StepAssembler
-from cody_lsp.server.model import ModelError
+from cody_lsp.protocol.wire import CancelParams, Usage
+from cody_lsp.server.agent.assembly import MalformedStream, StepAssembler
+from cody_lsp.server.agent.model import ModelError
 from cody_lsp.server.tools import ToolResult
-from cody_lsp.wire import CancelParams, Usage
 
 from .harness import MODEL, answer, calls, close_stores, make_harness, model_error
 
@@ -300,7 +300,7 @@ def test_a_hostile_stream_event_is_a_clear_malformed_stream(event, says):
 
 
 def test_a_gigantic_response_is_refused():
-    from cody_lsp.server import assembly
+    from cody_lsp.server.agent import assembly
 
     assembler = StepAssembler(lambda _t: None, lambda _t: None)
     piece = "x" * 1_000_000

@@ -1,4 +1,4 @@
-"""Unit tests for cody_lsp.server.secrets: scrubbed environments, redaction of near-copies."""
+"""Unit tests for cody_lsp.secrets: scrubbed environments, redaction of near-copies."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from cody_lsp.server.secrets import (
+from cody_lsp.secrets import (
     MASK,
     WIRE_LOGGERS,
     cap_wire_loggers,
@@ -169,7 +169,7 @@ def test_protect_process_wipes_proc_environ_and_keeps_os_environ():
     script = textwrap.dedent(
         """
         import ctypes, os
-        from cody_lsp.server.secrets import protect_process
+        from cody_lsp.secrets import protect_process
         protect_process()
         with open("/proc/self/environ", "rb") as f:
             block = f.read()

@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 
 from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
-from cody_lsp.server.progress import activity
-from cody_lsp.server.roots import Roots
-from cody_lsp.server.settings import KEYS, Settings, resolve
-from cody_lsp.wire import InvalidParams
+from cody_lsp.protocol.wire import InvalidParams
+from cody_lsp.server.lsp.configuration import KEYS, Settings, resolve
+from cody_lsp.server.lsp.progress import activity
+from cody_lsp.server.lsp.roots import Roots
 
 from .test_protocol_doc import _plain, load_doc
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
+from cody_lsp.protocol.wire import CancelParams, CancelQueuedParams, InvalidParams, RunParams
 from cody_lsp.server.tools import ToolResult
-from cody_lsp.wire import CancelParams, CancelQueuedParams, InvalidParams, RunParams
 
 from .harness import Harness, answer, calls, close_stores, make_harness, model_error
 

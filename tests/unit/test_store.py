@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp.server.history import Entry, marker_entry, user_entry
-from cody_lsp.server.store import SCHEMA_VERSION, Store
-from cody_lsp.wire import ErrorInfo, Usage
+from cody_lsp.protocol.wire import ErrorInfo, Usage
+from cody_lsp.server.agent.history import Entry, marker_entry, user_entry
+from cody_lsp.server.store.database import SCHEMA_VERSION, Store
 
 
 async def test_schema_is_versioned_and_uses_wal(tmp_path: Path):
@@ -101,7 +101,7 @@ async def test_runs_of_a_dead_process_are_marked_interrupted(tmp_path: Path):
 
 
 async def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path: Path):
-    from cody_lsp.server.store import MIGRATIONS
+    from cody_lsp.server.store.database import MIGRATIONS
 
     db = tmp_path / "old.db"
     with sqlite3.connect(db) as conn:  # a database written by the first release

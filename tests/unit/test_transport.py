@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from lsprotocol.types import ResponseError, ResponseErrorMessage
 from pygls.io_ import StdoutWriter
 
-from cody_lsp.server.transport import (
+from cody_lsp.server.lsp.transport import (
     Body,
     ClientWriter,
     DecodeError,
@@ -28,7 +28,7 @@ from cody_lsp.server.transport import (
     open_stdout,
     recover_id,
 )
-from cody_lsp.server.transport import _without_internal_data as without_internal_data
+from cody_lsp.server.lsp.transport import _without_internal_data as without_internal_data
 
 LIMITS = WireLimits(max_message_bytes=4096, max_header_bytes=128)
 

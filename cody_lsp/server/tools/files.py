@@ -19,7 +19,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .editor import Change, FolderFile, OpenFile, Overlay, TextEdit, content_hash, new_hasher, text_edit
+from .editor_view import Change, FolderFile, OpenFile, Overlay, TextEdit, content_hash, new_hasher, text_edit
 from .fsaccess import Target, Workspace
 from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex

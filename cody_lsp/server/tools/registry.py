@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..secrets import env_secrets, redact_all
+from ...secrets import env_secrets, redact_all
 from . import files, shell
 from .schema import SchemaError, check, describe
 from .workspace import ToolConfig, ToolError, ToolResult, cap_text
@@ -210,7 +210,7 @@ async def run_tool(name: str, args: Any, root: Path, config: ToolConfig = ToolCo
     """Run tool ``name``; every tool-level problem becomes ``ToolResult(ok=False)``.
 
     Only ``asyncio.CancelledError`` propagates. The content has the server's secrets
-    (:func:`~cody_lsp.server.secrets.env_secrets`) and their near-copies redacted.
+    (:func:`~cody_lsp.secrets.env_secrets`) and their near-copies redacted.
     """
     spec = TOOLS.get(name)
     if spec is None:

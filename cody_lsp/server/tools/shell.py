@@ -1,6 +1,6 @@
 """run_command: a shell command in the workspace that ends with every process it started.
 
-Environment: the server's, scrubbed (:func:`~cody_lsp.server.secrets.scrub_env`: no
+Environment: the server's, scrubbed (:func:`~cody_lsp.secrets.scrub_env`: no
 ``CODY_*``, nothing secret-looking unless ``CODY_PASS_ENV`` names it), plus a marker
 ``CODY_CMD_ID=<server token>-<n>`` that every descendant inherits. stdin is /dev/null,
 stdout and stderr are merged.
@@ -38,7 +38,7 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from ..secrets import protect_process, scrub_env
+from ...secrets import protect_process, scrub_env
 from . import procs
 from .schema import describe
 from .workspace import ToolConfig, ToolError, ToolResult, limit_source

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from ...config import TOOL_LIMIT_SOURCES, ToolLimits
 
 if TYPE_CHECKING:
-    from .editor import EditorSession, ReadLog
+    from .editor_view import EditorSession, ReadLog
 
 __all__ = [
     "ToolResult",

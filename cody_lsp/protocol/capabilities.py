@@ -1,0 +1,65 @@
+"""What the server advertises in its `initialize` answer, importable before anything heavy.
+
+`SERVER_CAPABILITIES` is the answer's `capabilities.experimental.cody`: the cody protocol's
+version and the optional features this server serves (protocol.md, "Capabilities"); a client
+uses only what is listed there. `initialize_result` is the whole answer: the LSP capabilities
+that pygls derives from the features the server registers (server/lsp.py), which depend on the
+client only through the position encodings it offers and the `willSave` notifications it
+declares, plus cody's. The server answers
+`initialize` from it before pygls is imported (server/early_initialize.py);
+tests/unit/test_early_initialize.py checks it against pygls' own answer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import __version__
+
+PROTOCOL_VERSION = 1
+SERVER_NAME = "cody-lsp"
+
+# initialize's result.capabilities.experimental.cody: the version, and the optional features served.
+SERVER_CAPABILITIES: dict[str, Any] = {
+    "protocolVersion": PROTOCOL_VERSION,
+    "steering": True,
+    "permissionRules": True,
+    "usage": True,
+    "compaction": True,
+    # The editor's live state (protocol.md, "The editor's state"): open documents the tools see,
+    # edits through workspace/applyEdit, work-done progress, configuration, cody/run activeDocument.
+    "openDocuments": True,
+    "workspaceEdits": True,
+    "progress": True,
+    "configuration": True,
+    "activeDocument": True,
+}
+
+POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # the ones pygls can count in
+DEFAULT_POSITION_ENCODING = "utf-16"  # LSP's default, when the client offers none of them
+INCREMENTAL_SYNC = 2  # TextDocumentSyncKind.Incremental
+
+
+def position_encoding(offered: list[str]) -> str:
+    """The encoding pygls agrees on: the first one the client offers that it supports."""
+    return next((name for name in offered if name in POSITION_ENCODINGS), DEFAULT_POSITION_ENCODING)
+
+
+def initialize_result(client: dict[str, Any]) -> dict[str, Any]:
+    """The server's `initialize` result, as JSON, for the client's capabilities (JSON, of the
+    plain shape early_initialize.py checks): what pygls answers for the server's features."""
+    general = client.get("general") or {}
+    sync: dict[str, Any] = {"openClose": True, "change": INCREMENTAL_SYNC, "save": False}
+    # The server has no willSave handlers; pygls says so (false) to a client that declared them.
+    declared = (client.get("textDocument") or {}).get("synchronization") or {}
+    sync.update({name: False for name in ("willSave", "willSaveWaitUntil") if declared.get(name) is not None})
+    return {
+        "capabilities": {
+            "positionEncoding": position_encoding(general.get("positionEncodings") or []),
+            "textDocumentSync": sync,
+            "executeCommandProvider": {"commands": []},
+            "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}, "fileOperations": {}},
+            "experimental": {"cody": dict(SERVER_CAPABILITIES)},
+        },
+        "serverInfo": {"name": SERVER_NAME, "version": __version__},
+    }

@@ -1,0 +1,428 @@
+"""The agent loop of one turn: model step → tool calls → model step … → answer.
+
+`Turn.run()` never raises: every way a turn can end — done, cancelled, a circuit
+breaker, a model error, an unexpected failure — comes back as one `Ending` value
+that says what to commit, which terminal chunk to send and what to answer. The
+run manager does those three things in one place (runs.py, `_finish`).
+
+The model step and the tool runner are parameters (the real ones by default), so
+the loop — retries, breakers, cancel, permissions — is tested in-process.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import math
+import platform
+import random
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from datetime import date
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...config import Limits, ModelConfig
+from ...protocol.wire import (
+    Cancelled,
+    CircuitBreaker,
+    Done,
+    Error,
+    ErrorInfo,
+    Retry,
+    RunStatus,
+    ToolCall,
+    ToolResultChunk,
+    Usage,
+)
+from ...secrets import redact
+from ..core.events import ChunkStream
+from ..tools import TOOLS, ToolConfig, ToolResult, run_tool, tool_schemas
+from .assembly import StepResult
+from .budget import is_context_overflow
+from .history import (
+    BREAKER_MARKER,
+    FAILED_MARKER,
+    INTERRUPTED_MARKER,
+    Entry,
+    EntryKind,
+    marker_entry,
+    user_entry,
+)
+from .model import ModelError, stream_step
+
+if TYPE_CHECKING:
+    from .compaction import SessionContext
+
+log = logging.getLogger(__name__)
+
+# (tool call id, tool name, args) → None if the call may run, else why not (told to the model).
+AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str | None]]
+# The messages sent to the run while it works (priority `next`), taken at a safe boundary.
+Inbox = Callable[[], list[str]]
+# (tool name, args, workspace folder, the run's tool settings: its editor and read log) → result.
+ToolRunner = Callable[[str, dict[str, Any], Path, ToolConfig], Awaitable[ToolResult]]
+Terminal = Done | Cancelled | CircuitBreaker | Error
+
+
+# One streamed model response: (config, limits, model, messages, tools, on_text, on_thinking).
+# `model.stream_step` is the real one; tests pass a scripted one.
+ModelStep = Callable[
+    [
+        ModelConfig,
+        Limits,
+        str,
+        list[dict[str, Any]],
+        list[dict[str, Any]],
+        Callable[[str], None],
+        Callable[[str], None],
+    ],
+    Awaitable[StepResult],
+]
+
+
+SYSTEM_PROMPT = """\
+You are Cody, a coding agent working in the user's editor. You help with the code in the \
+workspace folder {folder}.
+- Use the tools to look at files before changing them; make focused edits with edit_file and \
+create files with write_file. Paths are relative to the workspace folder; files outside it \
+cannot be used.
+- run_command runs a shell command in the workspace folder (no input can be typed into it).
+- When you are done, answer briefly: what you changed and anything the user should check.
+Platform: {platform}. Today: {today}."""
+
+
+def system_message(folder: Path) -> dict[str, Any]:
+    return {
+        "role": "system",
+        "content": SYSTEM_PROMPT.format(folder=folder, platform=platform.system(), today=date.today().isoformat()),
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Ending:
+    """How a run ended: what to commit, the terminal chunk, and the `cody/run` result's parts."""
+
+    status: RunStatus
+    terminal: Terminal
+    entries: list[Entry]
+    usage: Usage
+    output: str = ""
+    error: ErrorInfo | None = None
+
+    @property
+    def changed_nothing(self) -> bool:
+        """No entry of this ending reaches the model (nothing happened that it must know)."""
+        return not any(e.for_model for e in self.entries)
+
+
+def failed_before_start(prompt: str, info: ErrorInfo) -> Ending:
+    """A run that failed before any tool ran: the prompt and the error, for display only."""
+    return Ending(
+        "error",
+        Error(info.code, info.message),
+        [user_entry(prompt, for_model=False), marker_entry("failed", info.message, info, for_model=False)],
+        Usage(),
+        error=info,
+    )
+
+
+def cancelled_before_start() -> Ending:
+    """A run cancelled before its turn began (e.g. while queued): nothing to commit."""
+    return Ending("cancelled", Cancelled(), [], Usage())
+
+
+def internal_error(exc: BaseException) -> ErrorInfo:
+    return ErrorInfo("internal", f"the server failed: {type(exc).__name__}: {exc}")
+
+
+class CircuitBreakerTripped(Exception):
+    def __init__(self, payload: CircuitBreaker):
+        super().__init__(payload.reason)
+        self.payload = payload
+
+
+@dataclass
+class Turn:
+    folder: Path
+    model: str
+    prompt: str
+    history: list[dict[str, Any]]
+    chunks: ChunkStream
+    model_config: ModelConfig
+    limits: Limits
+    ask_permission: AskPermission | None = None
+    step: ModelStep = stream_step
+    run_tool: ToolRunner = run_tool
+    inbox: Inbox | None = None
+    # The context budget: compaction before a request that would not fit (compaction.py).
+    context: SessionContext | None = None
+    # What the file tools get of the run: the editor's open documents and edits, the session's read log.
+    tools: ToolConfig = field(default_factory=ToolConfig)
+
+    usage: Usage = field(default_factory=Usage)
+    steps: int = 0
+    # Steps whose tools all ran, ready to commit (assistant message + tool results).
+    completed: list[Entry] = field(default_factory=list)
+    # The step whose tools are running: its assistant message and the results so far.
+    _running_calls: list[dict[str, Any]] = field(default_factory=list)
+    _running_text: str | None = None
+    _running_results: list[Entry] = field(default_factory=list)
+    _last_call: tuple[str, str] | None = None
+    _repeats: int = 0
+    _tool_failures: int = 0
+
+    # ------------------------------------------------------------------ endings
+
+    async def run(self) -> Ending:
+        """Run to the end, whatever it is. Never raises (a cancel becomes an Ending too)."""
+        try:
+            output = await self._loop()
+        except asyncio.CancelledError:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            return self.interrupted()
+        except CircuitBreakerTripped as trip:
+            payload = trip.payload
+            info = ErrorInfo("circuit_breaker", payload.reason)
+            return self._stopped(
+                "circuit_breaker", payload, BREAKER_MARKER.format(reason=payload.reason), info, "circuit_breaker"
+            )
+        except ModelError as exc:
+            return self.failed(ErrorInfo(exc.code, redact(exc.message, self.model_config.api_key)))
+        except Exception as exc:
+            log.exception("the agent loop failed")
+            return self.failed(internal_error(exc))
+        entries = [user_entry(self.prompt), *self.completed, Entry({"role": "assistant", "content": output})]
+        return Ending("done", Done(output, self.usage), entries, self.usage, output)
+
+    def interrupted(self) -> Ending:
+        """Cancelled by the user: what ran so far, and the interrupted marker."""
+        return self._stopped("cancelled", Cancelled(), INTERRUPTED_MARKER, None, "interrupted")
+
+    def failed(self, info: ErrorInfo) -> Ending:
+        """An error: if no tool ran, the turn is kept for display only; else as a stopped turn."""
+        if not self._running_results and not any(e.message["role"] == "tool" for e in self.completed):
+            # No tool ran (only messages taken from the inbox, if anything): for display only.
+            prompt, failure = failed_before_start(self.prompt, info).entries
+            taken = [user_entry(e.message["content"], for_model=False) for e in self.completed]
+            return Ending("error", Error(info.code, info.message), [prompt, *taken, failure], self.usage, error=info)
+        marker = FAILED_MARKER.format(code=info.code, message=info.message)
+        return self._stopped("error", Error(info.code, info.message), marker, info, "failed")
+
+    def _stopped(
+        self, status: RunStatus, terminal: Terminal, marker: str, info: ErrorInfo | None, kind: EntryKind
+    ) -> Ending:
+        """A turn that did not finish: the prompt, the tool steps that really ran, a marker."""
+        entries = [user_entry(self.prompt), *self.completed]
+        if self._running_results:
+            done_ids = {e.message["tool_call_id"] for e in self._running_results}
+            calls = [c for c in self._running_calls if c["id"] in done_ids]
+            entries.append(Entry({"role": "assistant", "content": self._running_text, "tool_calls": calls}))
+            entries.extend(self._running_results)
+        entries.append(marker_entry(kind, marker, info))
+        return Ending(status, terminal, entries, self.usage, error=info)
+
+    # ------------------------------------------------------------------ the loop
+
+    async def _loop(self) -> str:
+        """Run to the final answer and return it; raises to end otherwise."""
+        messages = [system_message(self.folder), *self.history, {"role": "user", "content": self.prompt}]
+        tools = tool_schemas()
+        while True:
+            if self.steps >= self.limits.max_steps:
+                raise CircuitBreakerTripped(
+                    self._breaker("max_steps", f"the run reached {self.limits.max_steps} model steps")
+                )
+            self._take_inbox(messages)
+            step, messages = await self._step_in_budget(messages, tools)
+            self.steps += 1
+            self.usage = self.usage + step.usage
+            if not step.tool_calls:
+                return step.text
+            if self.usage.total_tokens >= self.limits.max_total_tokens:
+                raise CircuitBreakerTripped(
+                    self._breaker(
+                        "max_total_tokens",
+                        f"the run used {self.usage.total_tokens} tokens (limit {self.limits.max_total_tokens})",
+                    )
+                )
+            step_entries = await self._run_tools(step)
+            self.completed.extend(step_entries)
+            messages.extend(e.message for e in step_entries)
+
+    def _take_inbox(self, messages: list[dict[str, Any]]) -> None:
+        """The safe boundary (no tool running, before a model request): messages sent to the
+        run meanwhile join the turn as user messages the model reads in this request."""
+        for content in self.inbox() if self.inbox is not None else []:
+            entry = user_entry(content)
+            self.completed.append(entry)
+            messages.append(entry.message)
+
+    async def _step_in_budget(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]
+    ) -> tuple[StepResult, list[dict[str, Any]]]:
+        """A model step whose request fits the model's context: the history is compacted first
+        when it would not, and once more (then the step retried) when the provider says it did not."""
+        context = self.context
+        if context is None:
+            return await self._model_step(messages, tools), messages
+        messages = await context.fit(self, messages, tools)
+        try:
+            step = await self._model_step(messages, tools)
+        except ModelError as exc:
+            if not is_context_overflow(exc):
+                raise
+            fitted = await context.fit(self, messages, tools, overflow=True)
+            if fitted is messages:
+                raise
+            messages = fitted
+            self.chunks.discard_text()
+            step = await self._model_step(messages, tools)
+        context.observe(self, step)
+        return step, messages
+
+    async def quiet_step(self, messages: list[dict[str, Any]]) -> StepResult:
+        """A model step without tools whose text is not shown to the client (a compaction's summary)."""
+        return await self._model_step(messages, [], quiet=True)
+
+    async def _model_step(
+        self, messages: list[dict[str, Any]], tools: list[dict[str, Any]], *, quiet: bool = False
+    ) -> StepResult:
+        max_retries = max(self.limits.retry_attempts, 0)
+        attempt = 0
+        chunks = self.chunks
+        on_text, on_thinking = (_ignore, _ignore) if quiet else (chunks.text, chunks.thinking)
+        while True:
+            try:
+                return await self.step(
+                    self.model_config, self.limits, self.model, messages, tools, on_text, on_thinking
+                )
+            except ModelError as exc:
+                attempt += 1
+                if not exc.retryable or attempt > max_retries:
+                    raise
+                if exc.retry_after is not None:
+                    delay = exc.retry_after
+                else:
+                    backoff = min(self.limits.retry_base_delay * 2 ** (attempt - 1), self.limits.retry_max_delay)
+                    delay = backoff * (0.5 + random.random() / 2)
+                chunks.discard_text()
+                reason = redact(f"{exc.code}: {exc.message}", self.model_config.api_key)
+                chunks.emit(Retry(attempt, max_retries, int(delay * 1000), reason))
+                await asyncio.sleep(delay)
+
+    async def _run_tools(self, step: StepResult) -> list[Entry]:
+        calls: list[dict[str, Any]] = [
+            {
+                "id": c.id or f"call_{self.steps}_{i}",
+                "type": "function",
+                "function": {"name": c.name, "arguments": c.arguments},
+            }
+            for i, c in enumerate(step.tool_calls)
+        ]
+        self._running_calls = calls
+        self._running_text = step.text or None
+        self._running_results = []
+        for call in calls:
+            name = call["function"]["name"]
+            raw_args = call["function"]["arguments"]
+            self._check_repeat(name, raw_args)
+            args, problem = parse_args(raw_args)
+            self.chunks.emit(ToolCall(call["id"], name, args if args is not None else {"raw": raw_args}))
+            if problem is not None or args is None:
+                result = ToolResult(False, problem or "")
+            else:
+                result = await self._call_tool(call["id"], name, args)
+            self.chunks.emit(ToolResultChunk(call["id"], name, result.ok, result.content))
+            self._running_results.append(
+                Entry(
+                    {"role": "tool", "tool_call_id": call["id"], "content": result.content},
+                    tool_name=name,
+                    ok=result.ok,
+                )
+            )
+            self._tool_failures = 0 if result.ok else self._tool_failures + 1
+            if self._tool_failures >= self.limits.max_consecutive_tool_failures:
+                raise CircuitBreakerTripped(
+                    self._breaker(
+                        "consecutive_tool_failures",
+                        f"{self._tool_failures} tool calls failed in a row; the last: {result.content[:200]}",
+                    )
+                )
+        entries = [
+            Entry({"role": "assistant", "content": self._running_text, "tool_calls": calls}),
+            *self._running_results,
+        ]
+        self._running_calls, self._running_results, self._running_text = [], [], None
+        return entries
+
+    async def _call_tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolResult:
+        if name in TOOLS and self.ask_permission is not None:
+            refusal = await self.ask_permission(call_id, name, args)
+            if refusal is not None:
+                return ToolResult(False, refusal)
+        return await self.run_tool(name, args, self.folder, self.tools)
+
+    def _check_repeat(self, name: str, raw_args: str) -> None:
+        key = (name, _canonical(raw_args))
+        self._repeats = self._repeats + 1 if key == self._last_call else 1
+        self._last_call = key
+        if self._repeats >= self.limits.max_repeated_tool_calls:
+            raise CircuitBreakerTripped(
+                self._breaker(
+                    "repeated_tool_call", f"{name} was called {self._repeats} times in a row with the same arguments"
+                )
+            )
+
+    def _breaker(self, limit: str, reason: str) -> CircuitBreaker:
+        return CircuitBreaker(reason=reason, limit=limit, steps=self.steps, total_tokens=self.usage.total_tokens)
+
+
+def _ignore(_text: str) -> None:
+    pass
+
+
+def _reject_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def parse_args(raw: str) -> tuple[dict[str, Any] | None, str | None]:
+    """A tool call's arguments as a JSON object, or why not (said to the model)."""
+    if not raw.strip():
+        return {}, None
+    try:
+        value = json.loads(raw, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        return None, (
+            f"The tool call's arguments are not valid JSON ({exc.msg} at position {exc.pos}); "
+            "the tool did not run. Send the arguments as one JSON object."
+        )
+    except RecursionError:
+        return None, "The tool call's arguments are nested too deeply; the tool did not run."
+    except ValueError as exc:  # NaN/Infinity, or an integer too long to convert
+        return None, f"The tool call's arguments are not valid JSON ({exc}); the tool did not run."
+    if not isinstance(value, dict):
+        return None, "The tool call's arguments must be a JSON object; the tool did not run."
+    if not _finite(value):
+        return None, "The tool call's arguments contain a number out of range (e.g. 1e999); the tool did not run."
+    return value, None
+
+
+def _finite(value: Any) -> bool:
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(_finite(v) for v in value.values())
+    if isinstance(value, list):
+        return all(_finite(v) for v in value)
+    return True
+
+
+def _canonical(raw: str) -> str:
+    try:
+        return json.dumps(json.loads(raw), sort_keys=True)
+    except (ValueError, TypeError):
+        return raw

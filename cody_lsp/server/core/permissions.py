@@ -1,0 +1,273 @@
+"""Whether a tool call may run: the tool policy, the approval rules that last, the client's answer.
+
+In that order, for every call of a known tool (`Permissions.check`):
+
+1. The policy (`CODY_TOOL_POLICY`; by default the tools that change nothing are `allow` and
+   `write_file`, `edit_file`, `run_command` are `ask`): `deny` refuses without asking anyone,
+   `allow` runs without asking.
+2. `ask`: a stored rule that covers the call (an earlier "allow always" of this session, or
+   of any session of its folder) allows it without asking.
+3. Otherwise the client is asked (`cody/requestPermission`) — when approvals are off the asker
+   answers `allow` at once, so a client that cannot answer never hangs a run. An
+   `allow_always` answer stores a rule; pending requests the new rule covers are answered by
+   it, and their prompts withdrawn (the asker's task is cancelled, which sends
+   `$/cancelRequest`).
+
+A rule's `commandPrefix` covers a `run_command` whose words start with the prefix's words;
+a compound command (anything with `;`, `&`, `|`, a backtick, `$(`, `<`, `>` or a line break,
+even quoted) is never covered by a prefix.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import shlex
+import uuid
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from ...protocol.wire import (
+    InvalidParams,
+    PermissionOptions,
+    PermissionOutcome,
+    PermissionParams,
+    PermissionResult,
+    PermissionRule,
+    RuleScope,
+    parse,
+)
+from ..store.database import Store, now
+from ..tools import TOOLS
+
+log = logging.getLogger(__name__)
+
+# (the run asking — runs.LiveRun, the request) → the client's answer: a PermissionResult, its
+# wire object, or just its outcome; "allow" at once when approvals are off.
+Asker = Callable[[Any, PermissionParams], Awaitable[PermissionResult | dict[str, Any] | str]]
+
+# Said to the model when the client answered "deny": a person, or a client acting for one
+# (`cody-lsp run` without --yes refuses without asking), so it names no one.
+USER_DENIED = (
+    "Permission to run {name} was refused by the user's client. Do not retry it; ask the user what they want instead."
+)
+POLICY_DENIED = (
+    "{name} is not allowed on this server (its tool policy says deny); it did not run. "
+    "Do not retry it: do the task another way, or tell the user what you would need."
+)
+OPTIONS_OUTCOMES: list[PermissionOutcome] = ["allow", "allow_always", "deny"]
+OPTIONS_SCOPES: list[RuleScope] = ["session", "folder"]
+
+_COMPOUND = re.compile(r"[;&|`<>\n\r]|\$\(")
+_SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9._:-]*")
+
+
+# ------------------------------------------------------------------------------ command prefixes
+
+
+def is_compound(command: str) -> bool:
+    """More than one simple command, or a redirection: never covered by a prefix."""
+    return bool(_COMPOUND.search(command))
+
+
+def command_words(text: str) -> list[str] | None:
+    """The shell words of a simple command; None if it is compound or does not parse."""
+    if is_compound(text):
+        return None
+    try:
+        return shlex.split(text)
+    except ValueError:  # an unbalanced quote
+        return None
+
+
+def valid_prefix(prefix: str) -> bool:
+    return bool(command_words(prefix))
+
+
+def prefix_covers(prefix: str, command: str) -> bool:
+    """Whether `command` starts with the whole words of `prefix` (`npm test` covers
+    `npm test -- -k x`, not `npm testing` nor `npm test; rm -rf x`)."""
+    words, head = command_words(command), command_words(prefix)
+    return bool(head) and words is not None and head is not None and words[: len(head)] == head
+
+
+def suggest_prefix(command: str) -> str | None:
+    """A prefix a client may offer for "always allow": the program and its subcommand."""
+    words = command_words(command)
+    if not words:
+        return None
+    head = words[:2] if len(words) > 1 and _SUBCOMMAND.fullmatch(words[1]) else words[:1]
+    return shlex.join(head)
+
+
+def rule_covers(rule: PermissionRule, tool_name: str, args: dict[str, Any]) -> bool:
+    """Whether the rule allows this call (its scope is checked by whoever found the rule)."""
+    if rule.tool_name != tool_name:
+        return False
+    if rule.command_prefix is None:
+        return True
+    command = args.get("command")
+    return isinstance(command, str) and prefix_covers(rule.command_prefix, command)
+
+
+def rule_applies(rule: PermissionRule, session_id: str, folder: str) -> bool:
+    if rule.scope == "folder":
+        return rule.workspace_folder == folder
+    return rule.session_id == session_id
+
+
+def options_for(tool_name: str, args: dict[str, Any]) -> PermissionOptions:
+    prefix = None
+    if tool_name == "run_command" and isinstance(args.get("command"), str):
+        prefix = suggest_prefix(args["command"])
+    return PermissionOptions(list(OPTIONS_OUTCOMES), list(OPTIONS_SCOPES), prefix)
+
+
+# ------------------------------------------------------------------------------ policy
+
+
+class ToolPolicy:
+    """allow | ask | deny per tool: the defaults (ask before a tool that changes things), then
+    `CODY_TOOL_POLICY`. A name that is not a tool makes `problem` say so (every run reports it)."""
+
+    def __init__(self, overrides: dict[str, str] | None = None):
+        self.decisions = {name: "ask" if spec.mutating else "allow" for name, spec in TOOLS.items()}
+        overrides = overrides or {}
+        unknown = sorted(set(overrides) - set(TOOLS))
+        self.problem: str | None = None
+        if unknown:
+            self.problem = (
+                f"CODY_TOOL_POLICY names {', '.join(unknown)}, which {'is not a tool' if len(unknown) == 1 else 'are not tools'}"
+                f"; the tools are {', '.join(sorted(TOOLS))}"
+            )
+        self.decisions.update({k: v for k, v in overrides.items() if k in TOOLS})
+
+    def decision(self, tool_name: str) -> str:
+        return self.decisions.get(tool_name, "ask")
+
+
+# ------------------------------------------------------------------------------ the gate
+
+
+@dataclass(eq=False)
+class _Pending:
+    """A request the client has not answered yet; `settled` is set when a new rule covers it."""
+
+    session_id: str
+    folder: str
+    tool_name: str
+    args: dict[str, Any]
+    settled: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+def as_result(raw: Any) -> PermissionResult:
+    """The client's answer; anything that is not a valid one counts as deny."""
+    if isinstance(raw, PermissionResult):
+        return raw
+    if isinstance(raw, str):
+        raw = {"outcome": raw}
+    try:
+        return parse(PermissionResult, raw, "result")
+    except InvalidParams as exc:
+        log.warning("a permission answer that is not valid counts as deny: %s", exc)
+        return PermissionResult("deny")
+
+
+class Permissions:
+    def __init__(self, store: Store, policy: ToolPolicy, asker: Asker | None):
+        self.store = store
+        self.policy = policy
+        self._asker = asker
+        self._pending: list[_Pending] = []
+
+    async def check(
+        self, run: Any, call_id: str, tool_name: str, args: dict[str, Any], policy: ToolPolicy | None = None
+    ) -> str | None:
+        """None if the call may run; else why not, as the model is told (`policy`: the run's, when
+        its settings are not the server's)."""
+        decision = (policy or self.policy).decision(tool_name)
+        if decision == "deny":
+            return POLICY_DENIED.format(name=tool_name)
+        if decision == "allow" or self._asker is None:
+            return None
+        session_id, folder = run.session_id or "", run.folder
+        if await self._covered(session_id, folder, tool_name, args):
+            return None
+        answer = await self._ask(run, call_id, tool_name, args)
+        if answer is None:  # a rule given meanwhile covers it
+            return None
+        if answer.outcome == "deny":
+            return USER_DENIED.format(name=tool_name)
+        if answer.outcome == "allow_always":
+            await self._remember(session_id, folder, tool_name, answer)
+        return None
+
+    async def _covered(self, session_id: str, folder: str, tool_name: str, args: dict[str, Any]) -> bool:
+        rules = await self.store.permission_rules(folder=folder, session_id=session_id, tool_name=tool_name)
+        return any(rule_covers(rule, tool_name, args) for rule in rules)
+
+    async def _ask(self, run: Any, call_id: str, tool_name: str, args: dict[str, Any]) -> PermissionResult | None:
+        """The client's answer, or None when a rule given meanwhile answered instead."""
+        assert self._asker is not None
+        params = PermissionParams(
+            run.run_id, run.session_id or "", call_id, tool_name, args, run.folder, options_for(tool_name, args)
+        )
+        pending = _Pending(params.session_id, params.workspace_folder, tool_name, args)
+        self._pending.append(pending)
+        asking = asyncio.ensure_future(self._asker(run, params))
+        either: list[asyncio.Future[Any]] = [asking, pending.settled]
+        try:
+            await asyncio.wait(either, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            self._pending.remove(pending)
+            if not asking.done():
+                asking.cancel()  # the client's prompt is withdrawn ($/cancelRequest) before the run goes on
+                await asyncio.wait([asking])
+        if pending.settled.done():
+            return None
+        try:
+            return as_result(asking.result())
+        except Exception:
+            log.exception("asking for permission failed; denying")
+            return PermissionResult("deny")
+
+    async def _remember(self, session_id: str, folder: str, tool_name: str, answer: PermissionResult) -> None:
+        """Store the rule an allow_always answer gives, and let it answer the pending requests it covers."""
+        prefix = None
+        if tool_name == "run_command" and answer.command_prefix is not None:
+            if not valid_prefix(answer.command_prefix):
+                log.warning(
+                    "commandPrefix %r cannot cover a command; allowed once, no rule kept", answer.command_prefix
+                )
+                return
+            prefix = answer.command_prefix.strip()
+        scope = answer.scope or "session"
+        rule = PermissionRule(
+            f"rule_{uuid.uuid4().hex[:20]}",
+            tool_name,
+            scope,
+            folder,
+            now(),
+            session_id if scope == "session" else None,
+            prefix,
+        )
+        try:
+            await self.store.add_permission_rule(rule)
+        except Exception:  # e.g. the session was deleted meanwhile: the call is still allowed once
+            log.warning("could not store the permission rule for %s", tool_name, exc_info=True)
+            return
+        for pending in self._pending:
+            if (
+                not pending.settled.done()
+                and rule_applies(rule, pending.session_id, pending.folder)
+                and rule_covers(rule, pending.tool_name, pending.args)
+            ):
+                pending.settled.set_result(None)
+
+    async def list_rules(self, *, folder: str | None, session_id: str | None) -> list[PermissionRule]:
+        return await self.store.permission_rules(folder=folder, session_id=session_id)
+
+    async def revoke(self, rule_id: str) -> bool:
+        return await self.store.delete_permission_rule(rule_id)

@@ -1,0 +1,703 @@
+"""Sessions and runs: creating, queueing and steering, cancelling, committing.
+
+The server's handlers call into `RunManager`; it owns the store, the per-session
+history cache, each session's queue (queue.py) and every live run. However a run
+ends, it ends in `_finish`, the one place that commits the turn, then sends the
+run's one terminal chunk, then resolves the `cody/run` result — in that order, even
+when something inside raised.
+
+Every `cody/run` is a message with a priority. On an idle session it starts a run at
+once. On a busy one it waits in the session's queue: `later` behind everything,
+`next` ahead of every `later` — and the active run takes `next` messages in at its
+next safe boundary (`_take_inbox`, called by the agent before each model request), so
+their requests resolve with that run's result — and `now` ahead of everything, after
+interrupting the active run. Whether a tool may run is permissions.py's business.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from ...config import ContextSettings, ServerConfig
+from ...protocol.wire import (
+    UNKNOWN_SESSION,
+    CancelParams,
+    CancelQueuedParams,
+    CompactParams,
+    CompactResult,
+    CreateSessionParams,
+    DeleteSessionParams,
+    Done,
+    Error,
+    ErrorInfo,
+    GetSessionParams,
+    InvalidParams,
+    ListPermissionRulesParams,
+    ListSessionsParams,
+    PermissionRule,
+    Priority,
+    QueueChanged,
+    QueuedMessage,
+    RunParams,
+    RunResult,
+    SessionInfo,
+    SessionList,
+    SessionPage,
+    SessionStart,
+    UpdateSessionParams,
+    Usage,
+    UserMessage,
+    WireError,
+    to_wire,
+)
+from ...secrets import redact
+from ..agent.budget import budget_for
+from ..agent.compaction import CompactionRecord, History, SessionContext
+from ..agent.history import user_entry
+from ..agent.model import ModelError, stream_step
+from ..agent.turn import (
+    AskPermission,
+    Ending,
+    ModelStep,
+    ToolRunner,
+    Turn,
+    cancelled_before_start,
+    failed_before_start,
+    internal_error,
+    system_message,
+)
+from ..lsp.roots import Roots
+from ..store.database import Store
+from ..tools import ToolConfig, run_tool, tool_schemas
+from .events import ChunkStream, Send
+from .folders import normalize_folder
+from .permissions import Asker, Permissions, ToolPolicy
+from .queue import JOINED, SessionQueue, Waiting
+
+log = logging.getLogger(__name__)
+
+# The client's answer to `cody/requestPermission` (see permissions.Asker).
+PermissionAsker = Asker
+# (method, params) of a server → client notification (`cody/queueChanged`).
+Notify = Callable[[str, Any], None]
+
+HISTORY_CACHE_SIZE = 64
+MAX_TITLE = 200
+
+
+def new_id(prefix: str) -> str:
+    return f"{prefix}_{uuid.uuid4().hex[:20]}"
+
+
+def title_from(prompt: str) -> str:
+    first = prompt.strip().splitlines()[0] if prompt.strip() else "New session"
+    return first if len(first) <= 60 else first[:57] + "…"
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+def _new_result() -> asyncio.Future[RunResult]:
+    return asyncio.get_running_loop().create_future()
+
+
+@dataclass
+class LiveRun:
+    run_id: str
+    session_id: str | None = None
+    folder: str = ""
+    task: asyncio.Task[None] | None = None
+    chunks: ChunkStream | None = None
+    cancel_requested: bool = False
+    started: bool = False
+    created_session: bool = False  # this run created its session (a failure leaves none behind)
+    result: asyncio.Future[RunResult] = field(default_factory=_new_result)
+    # The message of the cody/run request.
+    message_id: str = ""
+    prompt: str = ""
+    priority: Priority = "later"
+    should_query: bool = True
+    announced: bool = False  # its session_start was sent
+    waiting: Waiting | None = None  # its place in the session's queue
+    joined: LiveRun | None = None  # the run this message was taken into (its result is that run's)
+    context: SessionContext | None = None  # its context budget (usage, compaction), once its turn began
+    # Its settings: its folder's (the editor's configuration over the environment's), once prepared.
+    config: ServerConfig | None = None
+    policy: ToolPolicy | None = None  # its tool policy, when its settings change the server's
+
+
+class RunManager:
+    def __init__(
+        self,
+        store: Store,
+        config: ServerConfig,
+        send: Send,
+        default_folder: Callable[[], str | None],
+        ask_permission: PermissionAsker | None = None,
+        *,
+        step: ModelStep = stream_step,
+        tool_runner: ToolRunner = run_tool,
+        notify: Notify | None = None,
+        steering: Callable[[], bool] | None = None,
+        context_chunks: Callable[[], frozenset[str]] | None = None,
+        settings: Callable[[str], Awaitable[ServerConfig]] | None = None,
+        tool_config: Callable[[str], ToolConfig] | None = None,
+        roots: Roots | None = None,
+    ):
+        self.store = store
+        self.config = config
+        self._send = send
+        self._default_folder = default_folder
+        self._step = step
+        self._tool_runner = tool_runner
+        self._notify = notify
+        # Whether the client asked for `user_message` chunks and `cody/queueChanged` (initialize).
+        self._steering = steering or (lambda: False)
+        # Which of the `usage` and `compact` chunks the client asked for (initialize).
+        self._context_chunks = context_chunks or frozenset
+        # The settings of a run in a folder (settings.py); absent: `config`, the environment's.
+        self._settings = settings
+        # The file tools' settings of a run of a session: the editor, the session's read log (editing.py).
+        self._tool_config = tool_config
+        # The client's workspace folders, for a run that names none (roots.py).
+        self._roots = roots
+        self.permissions = Permissions(store, ToolPolicy(config.tool_policy), ask_permission)
+        self.runs: dict[str, LiveRun] = {}
+        self._queues: dict[str, SessionQueue] = {}
+        self._history: OrderedDict[str, History] = OrderedDict()
+        self._compacting: set[str] = set()  # sessions a cody/compact is working on
+
+    # ------------------------------------------------------------------ folders
+
+    def resolve_folder(self, raw: str | None, *, must_exist: bool = True, document: str | None = None) -> str:
+        if raw is not None:
+            return normalize_folder(raw, must_exist=must_exist)
+        if self._roots is not None:  # the folder of `document`, else the only one
+            return normalize_folder(self._roots.pick(document), must_exist=must_exist)
+        default = self._default_folder()
+        if default is None:
+            raise InvalidParams(
+                "'workspaceFolder' is required: the client has not opened exactly one workspace "
+                "folder, so say which folder this is for (a file:// URI or an absolute path)"
+            )
+        return normalize_folder(default, must_exist=must_exist)
+
+    async def _session(self, session_id: str) -> SessionInfo:
+        session = await self.store.get_session(session_id)
+        if session is None:
+            raise WireError(UNKNOWN_SESSION, f"unknown session '{session_id}': it does not exist or was deleted")
+        return session
+
+    # ------------------------------------------------------------------ sessions
+
+    async def create_session(self, params: CreateSessionParams) -> SessionInfo:
+        folder = self.resolve_folder(params.workspace_folder)
+        model = params.model or (await self._config_for(folder)).model.model or ""
+        return await self.store.create_session(new_id("ses"), params.title or None, model, folder)
+
+    async def _config_for(self, folder: str) -> ServerConfig:
+        """The settings of a run in `folder`."""
+        return self.config if self._settings is None else await self._settings(folder)
+
+    async def list_sessions(self, params: ListSessionsParams) -> SessionList:
+        folder = None
+        if params.workspace_folder is not None:
+            folder = self.resolve_folder(params.workspace_folder, must_exist=False)
+        try:
+            sessions, cursor = await self.store.list_sessions(folder, params.limit or 50, params.cursor)
+        except ValueError as exc:
+            raise InvalidParams(str(exc)) from None
+        return SessionList(sessions, cursor)
+
+    async def latest_session(self, folder_raw: str | None) -> SessionInfo | None:
+        """The folder's most recent session that has anything in it (an empty one is never resumed)."""
+        return await self.store.latest_session(self.resolve_folder(folder_raw, must_exist=False))
+
+    async def get_session(self, params: GetSessionParams) -> SessionPage:
+        session = await self._session(params.session_id)
+        messages, next_before = await self.store.get_messages(session.id, params.limit or 100, params.before)
+        return SessionPage(session, messages, next_before)
+
+    async def update_session(self, params: UpdateSessionParams) -> SessionInfo:
+        if params.title is None and params.model is None:
+            raise InvalidParams("give 'title' or 'model' (or both) to say what to change")
+        if params.title is not None and len(params.title) > MAX_TITLE:
+            raise InvalidParams(f"'title' is {len(params.title)} characters long; the limit is {MAX_TITLE}")
+        await self._session(params.session_id)
+        updated = await self.store.update_session(params.session_id, title=params.title, model=params.model)
+        if updated is None:
+            raise WireError(UNKNOWN_SESSION, f"unknown session '{params.session_id}': it was deleted")
+        return updated
+
+    async def delete_session(self, params: DeleteSessionParams) -> bool:
+        await self.cancel_session(params.session_id, wait=True)
+        self._forget(params.session_id)
+        return await self.store.delete_session(params.session_id)
+
+    def _forget(self, session_id: str) -> None:
+        self._history.pop(session_id, None)
+
+    # ------------------------------------------------------------------ cancel
+
+    def cancel(self, params: CancelParams) -> bool:
+        if params.run_id is None and params.session_id is None:
+            raise InvalidParams("give 'runId' or 'sessionId' to say which run to cancel")
+        cancelled = False
+        if params.run_id is not None:
+            run = self.runs.get(params.run_id)
+            if run is not None and (params.session_id is None or run.session_id == params.session_id):
+                cancelled = self._cancel_run(run)
+        elif params.session_id is not None:
+            for run in list(self.runs.values()):
+                if run.session_id == params.session_id:
+                    cancelled = self._cancel_run(run) or cancelled
+        return cancelled
+
+    def _cancel_run(self, run: LiveRun) -> bool:
+        if run.joined is not None:  # a message taken into a run: stopping it stops that run
+            return self._cancel_run(run.joined)
+        if run.result.done() or run.cancel_requested:
+            return False
+        run.cancel_requested = True
+        queue = self._queues.get(run.session_id or "")
+        if queue is not None and queue.take(run.message_id) is not None:
+            assert run.waiting is not None
+            run.waiting.turn.cancel()  # it never enters a run
+        if run.task is not None and run.started:
+            run.task.cancel()
+        # A task that has not started yet sees the flag at its start (cancelling it
+        # now would end it before it could send its terminal chunk).
+        return True
+
+    def interrupt(self, session_id: str) -> bool:
+        """End the session's active run as cancelled; what is queued goes on."""
+        queue = self._queues.get(session_id)
+        return queue is not None and queue.active is not None and self._cancel_run(queue.active)
+
+    def cancel_queued(self, params: CancelQueuedParams) -> bool:
+        """Cancel a message that has not entered a run; False if it is not waiting."""
+        queue = self._queues.get(params.session_id)
+        waiting = [w for w in queue.waiting if w.message_id == params.message_id] if queue is not None else []
+        return bool(waiting) and self._cancel_run(waiting[0].owner)
+
+    async def list_queued(self, session_id: str) -> list[QueuedMessage]:
+        await self._session(session_id)
+        queue = self._queues.get(session_id)
+        return queue.listed() if queue is not None else []
+
+    async def cancel_session(self, session_id: str, *, wait: bool) -> None:
+        runs = [r for r in self.runs.values() if r.session_id == session_id]
+        for run in runs:
+            self._cancel_run(run)
+        if wait and runs:
+            await asyncio.wait([r.result for r in runs])
+
+    async def cancel_all(self) -> None:
+        runs = list(self.runs.values())
+        for run in runs:
+            self._cancel_run(run)
+        if runs:
+            await asyncio.wait([r.result for r in runs])
+
+    # ------------------------------------------------------------------ run
+
+    def register(self, params: RunParams) -> LiveRun:
+        """Register the run synchronously, so it can be cancelled before anything else happens."""
+        run_id = params.run_id or new_id("run")
+        if run_id in self.runs:
+            raise InvalidParams(f"'runId' {run_id!r} is already in use by a live run; choose a new id")
+        message_id = params.message_id or new_id("msg")
+        if params.session_id is not None and any(
+            r.session_id == params.session_id and r.message_id == message_id for r in self.runs.values()
+        ):
+            raise InvalidParams(
+                f"'messageId' {message_id!r} is in use by a queued or running message of this session; choose a new id"
+            )
+        run = LiveRun(
+            run_id,
+            session_id=params.session_id,
+            message_id=message_id,
+            prompt=params.prompt,
+            priority=params.priority or "later",
+            should_query=params.should_query is not False,
+        )
+        self.runs[run_id] = run
+        return run
+
+    async def run(self, run: LiveRun, params: RunParams) -> RunResult:
+        """Execute a registered run and return its result.
+
+        Cancel-safe: if the caller is cancelled ($/cancelRequest), the run is
+        cancelled, still sends `session_start` and its terminal chunk, and then the
+        CancelledError goes on to the caller.
+        """
+        start = asyncio.ensure_future(self._start(run, params))
+        try:
+            await asyncio.shield(start)
+            return await asyncio.shield(run.result)
+        except asyncio.CancelledError:
+            self._cancel_run(run)
+            try:
+                await start
+            except Exception:  # the run never began (e.g. unknown session)
+                raise asyncio.CancelledError from None
+            await run.result
+            raise
+
+    async def _start(self, run: LiveRun, params: RunParams) -> None:
+        try:
+            session = await self._prepare(run, params)
+        except BaseException:
+            self.runs.pop(run.run_id, None)
+            run.result.cancel()  # no run: release anyone waiting for it
+            raise
+        model = session.model or self._config(run).model.model or ""
+        queue = self._queues.get(session.id)
+        if queue is None:
+            queue = self._queues[session.id] = SessionQueue(session.id, self._queue_changed)
+        # A `next` message for a busy session may be taken into the active run: it sends no
+        # chunk of its own unless it starts a run.
+        if not (run.priority == "next" and queue.busy):
+            self._announce(run, session, model)
+        active = queue.active
+        run.waiting = Waiting(run.message_id, run.prompt, run.priority, run)
+        queue.enter(run.waiting)
+        if run.priority == "now" and active is not None and not run.cancel_requested:
+            self._cancel_run(active)  # interrupted: it commits, then this message has the session
+        run.task = asyncio.create_task(self._execute(run, session, model, queue))
+
+    async def _prepare(self, run: LiveRun, params: RunParams) -> SessionInfo:
+        if params.run_id is not None and await self.store.run_record(params.run_id) is not None:
+            raise InvalidParams(f"'runId' {params.run_id!r} was used by an earlier run; choose a new id")
+        if params.session_id is not None:
+            session = await self._session(params.session_id)
+            if params.workspace_folder is not None:
+                folder = self.resolve_folder(params.workspace_folder)
+                if folder != session.workspace_folder:
+                    raise InvalidParams(
+                        f"'workspaceFolder' {folder} is not the folder of session "
+                        f"'{session.id}' ({session.workspace_folder})"
+                    )
+        else:
+            folder = self.resolve_folder(params.workspace_folder, document=params.active_document)
+            run.config = await self._config_for(folder)
+            model = run.config.model.model or ""
+            session = await self.store.create_session(new_id("ses"), title_from(params.prompt), model, folder)
+            run.created_session = True
+        if run.config is None:
+            run.config = await self._config_for(session.workspace_folder)
+        if run.config.tool_policy != self.config.tool_policy:
+            run.policy = ToolPolicy(run.config.tool_policy)
+        run.session_id = session.id
+        run.folder = session.workspace_folder
+        run.chunks = ChunkStream(run.run_id, session.id, self._send, self.config.text_flush_interval)
+        return session
+
+    async def _execute(self, run: LiveRun, session: SessionInfo, model: str, queue: SessionQueue) -> None:
+        """The message's task: wait for the session, then run (or follow the run it was taken
+        into). Whatever happens inside, a run ends through `_finish`."""
+        run.started = True
+        ending: Ending | None = None
+        try:
+            if run.cancel_requested:
+                raise asyncio.CancelledError
+            assert run.waiting is not None
+            if await run.waiting.turn == JOINED:
+                return  # its result follows the run it joined (finally)
+            self._announce(run, session, model)
+            self._show_message(run, run)
+            ending = await self._turn(run, session, model)
+            await self._finish(run, session, ending)
+        except asyncio.CancelledError:  # cancelled before its turn began (queued)
+            if ending is None:
+                ending = cancelled_before_start()
+        except Exception as exc:  # the guard: a bug anywhere above still ends the run properly
+            log.exception("run %s failed", run.run_id)
+            if ending is None:
+                ending = failed_before_start(run.prompt, internal_error(exc))
+        finally:
+            if run.joined is not None:
+                await self._follow(run, run.joined)
+            elif not run.result.done():
+                if run.announced:
+                    await self._finish(run, session, ending or cancelled_before_start())
+                else:  # a `next` message cancelled before it entered a run: no chunk, nothing committed
+                    run.result.set_result(self._result(run, session.id, cancelled_before_start()))
+            queue.finished(run)
+            if queue.idle and self._queues.get(session.id) is queue:
+                del self._queues[session.id]
+            self.runs.pop(run.run_id, None)
+
+    async def _follow(self, message: LiveRun, joined: LiveRun) -> None:
+        """A message taken into a run gets that run's result, with its own messageId."""
+        try:
+            result = await asyncio.shield(joined.result)
+        except asyncio.CancelledError:
+            if not joined.result.cancelled():
+                raise
+            result = self._result(joined, joined.session_id or "", cancelled_before_start())
+        if not message.result.done():
+            message.result.set_result(attrs.evolve(result, message_id=message.message_id))
+
+    def _announce(self, run: LiveRun, session: SessionInfo, model: str) -> None:
+        """The run's first chunk, once."""
+        if not run.announced:
+            run.announced = True
+            self._chunks(run).emit(SessionStart(session.workspace_folder, model))
+
+    def _show_message(self, run: LiveRun, message: LiveRun) -> None:
+        """`message` enters `run` (its first prompt, or one taken in): a user_message chunk."""
+        if self._steering():
+            self._chunks(run).emit(UserMessage(message.message_id, message.prompt, message.priority))
+
+    def _take_inbox(self, run: LiveRun) -> list[str]:
+        """The safe boundary of `run`: the `next` messages waiting for its session join it."""
+        queue = self._queues.get(run.session_id or "")
+        if run.cancel_requested or queue is None or queue.active is not run:
+            return []
+        prompts = []
+        for item in queue.take_next():
+            message: LiveRun = item.owner
+            message.joined = run
+            self._show_message(run, message)
+            prompts.append(message.prompt)
+        return prompts
+
+    def _queue_changed(self, queue: SessionQueue) -> None:
+        if self._notify is not None and self._steering():
+            self._notify("cody/queueChanged", to_wire(QueueChanged(queue.session_id, queue.listed())))
+
+    async def _turn(self, run: LiveRun, session: SessionInfo, model: str) -> Ending:
+        """Record the run's start, then let the agent run the turn to its Ending."""
+        prompt = run.prompt
+        await self.store.start_run(run.run_id, session.id)
+        if not run.should_query:  # context for later turns: the message alone, no model call
+            return Ending("done", Done("", Usage()), [user_entry(prompt)], Usage())
+        config = self._config(run)
+        problem = config.problem(model=model) or (run.policy or self.permissions.policy).problem
+        if problem is not None:
+            return failed_before_start(prompt, ErrorInfo("config", problem))
+        turn = Turn(
+            folder=Path(session.workspace_folder),
+            model=model,
+            prompt=prompt,
+            history=[],
+            chunks=self._chunks(run),
+            model_config=config.model,
+            limits=config.limits,
+            ask_permission=self._permission_for(run),
+            step=self._step,
+            run_tool=self._tool_runner,
+            inbox=lambda: self._take_inbox(run),
+            tools=(self._tool_config(session.id) if self._tool_config is not None else ToolConfig()).with_limits(
+                config.tool_limits, allow_vcs_writes=config.allow_vcs_writes
+            ),
+        )
+        try:
+            history = await self._load_history(session.id)
+        except asyncio.CancelledError:
+            _uncancel()
+            return turn.interrupted()
+        turn.context = run.context = self._context(session.id, run.run_id, model, history, config.context)
+        turn.history = run.context.view()
+        if run.cancel_requested:  # cancelled while the history loaded
+            return turn.interrupted()
+        return await turn.run()
+
+    def _config(self, run: LiveRun) -> ServerConfig:
+        return run.config or self.config
+
+    @staticmethod
+    def _chunks(run: LiveRun) -> ChunkStream:
+        assert run.chunks is not None, "a run's chunk stream exists from _prepare on"
+        return run.chunks
+
+    async def _finish(self, run: LiveRun, session: SessionInfo, ending: Ending) -> None:
+        """The one place a run ends: commit the turn, then send its terminal chunk, then answer."""
+        if run.result.done():
+            return
+        try:
+            ending = await self._commit(run, session, ending)
+        except Exception as exc:
+            log.exception("could not commit run %s", run.run_id)
+            info = ErrorInfo("store", f"the turn could not be saved: {type(exc).__name__}: {exc}")
+            ending = Ending("error", Error(info.code, info.message), [], ending.usage, error=info)
+        self._chunks(run).emit(ending.terminal)
+        run.result.set_result(self._result(run, session.id, ending))
+
+    @staticmethod
+    def _result(run: LiveRun, session_id: str, ending: Ending) -> RunResult:
+        return RunResult(
+            run.run_id, session_id, ending.status, ending.output, ending.usage, ending.error, run.message_id
+        )
+
+    async def _commit(self, run: LiveRun, session: SessionInfo, ending: Ending) -> Ending:
+        """Save what the ending leaves; finished even if the run is cancelled meanwhile."""
+        others = any(r is not run and r.session_id == session.id for r in self.runs.values())
+        if run.created_session and ending.status == "error" and ending.changed_nothing and not others:
+            # A run that made its session and failed before anything happened leaves no
+            # session behind (five failed runs must not push the real session down the list).
+            work: asyncio.Future[object] = asyncio.ensure_future(self.store.delete_session(session.id))
+            self._forget(session.id)
+        else:
+            error = ending.error.message if ending.error else None
+            context = run.context
+            work = asyncio.ensure_future(
+                self.store.finish_run(
+                    session.id,
+                    run.run_id,
+                    ending.status,
+                    ending.entries,
+                    ending.usage,
+                    error,
+                    title_from(run.prompt),
+                    context_tokens=context.context_tokens if context else None,
+                    calibration=context.calibration if context else None,
+                )
+            )
+        try:
+            count = await asyncio.shield(work)
+        except asyncio.CancelledError:
+            count = await work
+        if isinstance(count, int) and not isinstance(count, bool):
+            self._cache_commit(session.id, ending, count, run.context)
+        return ending
+
+    def _cache_commit(self, session_id: str, ending: Ending, count: int, context: SessionContext | None) -> None:
+        cached = self._history.get(session_id)
+        if cached is None:
+            return
+        if context is not None and context.calibration is not None:
+            cached.calibration = context.calibration
+        if not ending.entries:
+            return
+        first = count - len(ending.entries)
+        if cached.count == first:
+            cached.add([(first + i, e.message) for i, e in enumerate(ending.entries) if e.for_model], count)
+        else:  # another process appended meanwhile
+            self._history.pop(session_id, None)
+
+    async def _load_history(self, session_id: str) -> History:
+        """What the model sees of the session's history; cached, reloaded if another process added to it."""
+        count = await self.store.message_count(session_id)
+        cached = self._history.get(session_id)
+        if cached is not None and cached.count == count:
+            self._history.move_to_end(session_id)
+            return cached
+        history = await self.store.load_history(session_id)
+        self._cache(session_id, history)
+        return history
+
+    def _cache(self, session_id: str, history: History) -> None:
+        self._history[session_id] = history
+        self._history.move_to_end(session_id)
+        while len(self._history) > HISTORY_CACHE_SIZE:
+            self._history.popitem(last=False)
+
+    def _context(
+        self, session_id: str, run_id: str | None, model: str, history: History, settings: ContextSettings
+    ) -> SessionContext:
+        """The context budget of a run (`run_id`) or of a cody/compact (None) of the session."""
+
+        async def save(record: CompactionRecord, usage: Usage) -> int | None:
+            # A run counts its summary's usage in its own (committed with its turn).
+            return await self.store.add_compaction(session_id, run_id, record, Usage() if run_id else usage)
+
+        wanted = self._context_chunks()
+        return SessionContext(
+            budget_for(model, settings),
+            history,
+            save,
+            lambda compacted: self._cache(session_id, compacted),
+            send_usage="usage" in wanted,
+            send_compact="compaction" in wanted,
+        )
+
+    # ------------------------------------------------------------------ compaction
+
+    async def compact(self, params: CompactParams) -> CompactResult:
+        """cody/compact: summarize the session's history now (not while a run has the session)."""
+        session = await self._session(params.session_id)
+        config = await self._config_for(session.workspace_folder)
+        model = session.model or config.model.model or ""
+        queue = self._queues.get(session.id)
+        problem = config.problem(model=model)
+        if queue is not None and queue.busy:
+            info = ErrorInfo("session_busy", "a run has the session; compact it when the run has ended")
+        elif session.id in self._compacting:
+            info = ErrorInfo("session_busy", "the session is being compacted already")
+        elif problem is not None:
+            info = ErrorInfo("config", problem)
+        else:
+            self._compacting.add(session.id)
+            try:
+                return await self._compact_now(session, model, config)
+            finally:
+                self._compacting.discard(session.id)
+        return CompactResult(session, False, 0, 0, 0, 0, Usage(), info)
+
+    async def _compact_now(self, session: SessionInfo, model: str, config: ServerConfig) -> CompactResult:
+        folder = Path(session.workspace_folder)
+        context = self._context(session.id, None, model, await self._load_history(session.id), config.context)
+        messages, tools = [system_message(folder), *context.view()], tool_schemas()
+        tokens = context.tokens(messages, tools)
+        # A turn without a prompt, for its model step (retries included) to ask for the summary.
+        turn = Turn(
+            folder=folder,
+            model=model,
+            prompt="",
+            history=[],
+            chunks=ChunkStream("", session.id, lambda _chunk: None, 0.0),
+            model_config=config.model,
+            limits=config.limits,
+            step=self._step,
+        )
+        try:
+            outcome = await context.compact(turn, messages, tools, "manual", tokens)
+        except ModelError as exc:
+            info = ErrorInfo(exc.code, redact(exc.message, config.model.api_key))
+            return CompactResult(session, False, len(messages) - 1, len(messages) - 1, tokens, tokens, turn.usage, info)
+        after = await self._session(session.id)
+        if outcome is None:
+            return CompactResult(after, False, len(messages) - 1, len(messages) - 1, tokens, tokens, turn.usage)
+        r = outcome.record
+        return CompactResult(
+            after, True, r.messages_before, r.messages_after, r.tokens_before, r.tokens_after, outcome.usage
+        )
+
+    def _permission_for(self, run: LiveRun) -> AskPermission:
+        async def check(call_id: str, tool_name: str, args: dict[str, Any]) -> str | None:
+            return await self.permissions.check(run, call_id, tool_name, args, run.policy)
+
+        return check
+
+    # ------------------------------------------------------------------ permission rules
+
+    async def list_permission_rules(self, params: ListPermissionRulesParams) -> list[PermissionRule]:
+        folder = None
+        if params.workspace_folder is not None:
+            folder = self.resolve_folder(params.workspace_folder, must_exist=False)
+        if params.session_id is not None:
+            session = await self._session(params.session_id)
+            if folder is not None and folder != session.workspace_folder:
+                raise InvalidParams(
+                    f"'workspaceFolder' {folder} is not the folder of session '{session.id}' "
+                    f"({session.workspace_folder})"
+                )
+            folder = session.workspace_folder
+        return await self.permissions.list_rules(folder=folder, session_id=params.session_id)
+
+    async def revoke_permission_rule(self, rule_id: str) -> bool:
+        return await self.permissions.revoke(rule_id)

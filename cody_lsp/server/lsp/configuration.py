@@ -1,0 +1,222 @@
+"""The settings of a run: the editor's configuration over the environment's.
+
+Keys (protocol.md, "Configuration from the editor"): `model`, `baseUrl`, `toolPolicy`
+(`{tool: "allow" | "ask" | "deny"}`), `contextWindow`, `outputReserve`, and each run and tool
+limit of the environment in camelCase (`maxSteps` for `CODY_MAX_STEPS`, `retryAttempts`,
+`stallTimeout`, `commandTimeout`, `maxWriteBytes`, `toolDeadline`, …). The API key is never one
+of them, nor `CODY_ALLOW_VCS_WRITES`: they come from the environment only.
+
+Where a value comes from, first found wins: the workspace folder's configuration (section `cody`
+of `workspace/configuration`, asked per folder when the client supports it, kept until
+`workspace/didChangeConfiguration`), then `initializationOptions` (or, for a client that cannot
+be asked, the `cody` settings its `didChangeConfiguration` pushes), then the environment. A value
+that does not fit its key is reported (`window/showMessage`, a warning naming the setting, once)
+and ignored: the value below it applies. A run reads its settings when it starts, so a change
+applies to the next run, without a restart.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import math
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from ...config import (
+    LIMIT_VARIABLES,
+    TOOL_LIMIT_VARIABLES,
+    TOOL_POLICY_VALUES,
+    ContextSettings,
+    Limits,
+    ModelConfig,
+    ServerConfig,
+    ToolLimits,
+    setting_key,
+)
+
+log = logging.getLogger(__name__)
+
+SECTION = "cody"
+FETCH_TIMEOUT = 10.0  # seconds the client gets to answer workspace/configuration
+LIMIT_KEYS = {setting_key(var): field for var, field in LIMIT_VARIABLES}  # maxSteps → max_steps
+TOOL_LIMIT_KEYS = {setting_key(var): field for var, field in TOOL_LIMIT_VARIABLES}  # toolDeadline → deadline
+CONTEXT_KEYS = {"contextWindow": "window", "outputReserve": "output_reserve"}
+KEYS = ("model", "baseUrl", "toolPolicy", *CONTEXT_KEYS, *LIMIT_KEYS, *TOOL_LIMIT_KEYS)
+
+Fetch = Callable[[str], Awaitable[Any]]  # folder path → the client's `cody` section for it
+
+
+class _Invalid(ValueError):
+    pass
+
+
+def _number(key: str, value: Any, default: Any, *, positive: bool = False) -> Any:
+    whole = isinstance(default, int)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _Invalid(f"must be {'a whole number' if whole else 'a number'}")
+    if not math.isfinite(value) or value < 0 or (positive and value == 0):
+        raise _Invalid(f"must be a finite number {'> 0' if positive else '≥ 0'}")
+    if whole:
+        if value != int(value):
+            raise _Invalid("must be a whole number")
+        return int(value)
+    return float(value)
+
+
+def _text(value: Any) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise _Invalid("must be a non-empty string")
+    return value.strip()
+
+
+def _base_url(value: Any) -> str:
+    text = _text(value)
+    url = urlparse(text)
+    if url.scheme not in ("http", "https") or not url.netloc:
+        raise _Invalid("must be an http(s) URL, e.g. https://api.openai.com/v1")
+    return text
+
+
+def _show(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerConfig, list[str]]:
+    """`base` (the environment's settings) with `layers` over it — (where, values), lowest
+    precedence first — and a warning for each value that was ignored."""
+    warnings: list[str] = []
+    found: dict[str, Any] = {}
+    policy = dict(base.tool_policy)
+    limit_defaults = Limits()
+    tool_defaults = ToolLimits()
+
+    def warn(key: str, where: str, value: Any, why: str) -> None:
+        warnings.append(f"Cody: the setting {SECTION}.{key} = {_show(value)} ({where}) {why}; it is ignored.")
+
+    for where, values in layers:
+        if values is None:
+            continue
+        if not isinstance(values, dict):
+            warnings.append(f"Cody: the settings from {where} are not an object; they are ignored.")
+            continue
+        for key in KEYS:
+            value = values.get(key)
+            if value is None:
+                continue
+            try:
+                if key == "model":
+                    found[key] = _text(value)
+                elif key == "baseUrl":
+                    found[key] = _base_url(value)
+                elif key == "toolPolicy":
+                    policy.update(_tool_policy(value, where, warnings))
+                elif key in CONTEXT_KEYS:
+                    found[key] = _number(key, value, 0)
+                elif key in TOOL_LIMIT_KEYS:
+                    found[key] = _number(key, value, getattr(tool_defaults, TOOL_LIMIT_KEYS[key]), positive=True)
+                else:
+                    found[key] = _number(key, value, getattr(limit_defaults, LIMIT_KEYS[key]))
+            except _Invalid as exc:
+                warn(key, where, value, str(exc))
+
+    model = ModelConfig(
+        model=found.get("model", base.model.model),
+        base_url=found.get("baseUrl", base.model.base_url),
+        api_key=base.model.api_key,  # from the environment only
+    )
+    limits = dataclasses.replace(base.limits, **{LIMIT_KEYS[k]: v for k, v in found.items() if k in LIMIT_KEYS})
+    tool_limits = dataclasses.replace(
+        base.tool_limits, **{TOOL_LIMIT_KEYS[k]: v for k, v in found.items() if k in TOOL_LIMIT_KEYS}
+    )
+    window = found.get("contextWindow", base.context.window)
+    reserve = found.get("outputReserve", base.context.output_reserve)
+    if window and reserve >= window:
+        warnings.append(
+            f"Cody: the setting {SECTION}.outputReserve ({reserve}) must be smaller than {SECTION}.contextWindow "
+            f"({window}); the output reserve is ignored."
+        )
+        reserve = 0
+    context = ContextSettings(window, reserve)
+    config = dataclasses.replace(
+        base, model=model, limits=limits, tool_limits=tool_limits, context=context, tool_policy=policy
+    )
+    return config, warnings
+
+
+def _tool_policy(value: Any, where: str, warnings: list[str]) -> dict[str, str]:
+    from ..tools import TOOLS  # not at import: the server answers initialize before loading the tools
+
+    if not isinstance(value, dict):
+        raise _Invalid('must be an object such as {"run_command": "ask"}')
+    policy = {}
+    for tool, decision in value.items():
+        if tool not in TOOLS:
+            warnings.append(
+                f"Cody: the setting {SECTION}.toolPolicy names {_show(tool)} ({where}), which is not a tool "
+                f"(the tools are {', '.join(sorted(TOOLS))}); it is ignored."
+            )
+        elif not isinstance(decision, str) or decision.lower() not in TOOL_POLICY_VALUES:
+            warnings.append(
+                f"Cody: the setting {SECTION}.toolPolicy.{tool} = {_show(decision)} ({where}) is not "
+                f"{', '.join(TOOL_POLICY_VALUES)}; it is ignored."
+            )
+        else:
+            policy[tool] = decision.lower()
+    return policy
+
+
+class Settings:
+    """The settings of each folder's runs, from the client's configuration and the environment."""
+
+    def __init__(self, base: ServerConfig, warn: Callable[[str], None]):
+        self.base = base
+        self._warn = warn
+        self.fetch: Fetch | None = None  # set when the client supports workspace/configuration
+        self.client: Any = None  # initializationOptions (or the settings didChangeConfiguration pushed)
+        self._folders: dict[str, asyncio.Future[Any]] = {}
+        self._warned: set[str] = set()
+
+    def changed(self, pushed: Any) -> None:
+        """`workspace/didChangeConfiguration`: ask again before the next run."""
+        self._folders.clear()
+        self._warned.clear()
+        if self.fetch is None and isinstance(pushed, dict) and isinstance(pushed.get(SECTION), dict):
+            self.client = pushed[SECTION]
+
+    async def for_folder(self, folder: str) -> ServerConfig:
+        """The settings of a run in `folder` (a normalized path)."""
+        layers: list[tuple[str, Any]] = [("initializationOptions", self.client)]
+        if self.fetch is not None:
+            layers.append((f"the configuration of {folder}", await self._folder_values(folder)))
+        config, warnings = resolve(self.base, layers)
+        for warning in warnings:
+            if warning not in self._warned:
+                self._warned.add(warning)
+                log.warning("%s", warning)
+                self._warn(warning)
+        return config
+
+    async def _folder_values(self, folder: str) -> Any:
+        future = self._folders.get(folder)
+        if future is None:
+            future = self._folders[folder] = asyncio.ensure_future(self._ask(folder))
+        values = await asyncio.shield(future)
+        if values is None and self._folders.get(folder) is future:
+            del self._folders[folder]  # it failed: ask again next time
+        return values
+
+    async def _ask(self, folder: str) -> Any:
+        assert self.fetch is not None
+        try:
+            answer = await asyncio.wait_for(self.fetch(Path(folder).as_uri()), FETCH_TIMEOUT)
+        except Exception as exc:  # an error answer, no answer in time, a closed connection
+            log.warning("could not get the editor's settings of a folder (%s); using the others", type(exc).__name__)
+            return None
+        if isinstance(answer, (list, tuple)) and answer:  # pygls gives the result as a tuple
+            return answer[0]
+        return None

@@ -1,0 +1,203 @@
+"""`initialize` answered before the server's heavy imports.
+
+An editor shows nothing of a language server until `initialize` is answered, and importing
+pygls takes most of the server's start (`lsprotocol.types` alone takes ~300 ms here). The
+answer depends on the client only through two of its capabilities (capabilities.py), so `cody-lsp serve` on stdio reads the first message with the standard
+library and, when it is an `initialize` request this module is sure of, answers it at once
+(`answer_initialize_early`). Then the server starts with the bytes read here as the start of
+its input: it handles that `initialize` as it always did (the client's capabilities, folders
+and settings), and its own answer to it is not sent but compared with the one that was
+(transport.py, `HardenedProtocol`: a difference is an error in the log and the Output).
+
+"Sure of" is conservative. A first message whose header is not plain `Name: value` lines
+within the limits, a body that is not strict JSON or is larger than `EARLY_MAX_BYTES`,
+another method, or params whose shape pygls might refuse (a `processId` that is not an
+integer, a capability group that is not an object, an unknown `trace`, …) is not answered
+here: the server reads it as before, at the usual speed. What is not checked here is the
+inside of the capability groups; when pygls refuses one of those, the early answer has
+already been sent, so the server initializes with `fallback_params` (the client's params
+without its capability groups) and says so with `window/showMessage`.
+
+Standard library only: nothing heavier than json may be imported before the answer is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+from ...protocol.capabilities import initialize_result
+from .framing import CONTENT_LENGTH, HEADER_LINE, DecodeError, WireLimits, decode, framed, valid_id
+
+EARLY_MAX_BYTES = 1 << 20  # a larger first message is left to the server's own reader
+READ_SIZE = 65536
+
+# InitializeParams members that are strings (or null) when present.
+_STRING_MEMBERS = ("rootUri", "rootPath", "locale")
+_TRACE_VALUES = (None, "off", "messages", "verbose")
+# ClientCapabilities members that are objects (or null) when present; `experimental` is any value.
+_CAPABILITY_GROUPS = ("workspace", "textDocument", "notebookDocument", "window", "general")
+# What pygls' answer depends on (capabilities.py): general.positionEncodings, and these.
+_SYNC_CHOICES = ("willSave", "willSaveWaitUntil")  # of textDocument.synchronization
+
+
+@dataclass(frozen=True)
+class EarlyStart:
+    """What happened before the server started: the bytes read from stdin (the server reads
+    them first), and the id and result of the `initialize` answered, if one was."""
+
+    consumed: bytes
+    answered_id: int | str | None = None
+    result: dict[str, Any] | None = None
+
+
+def answer_initialize_early(fd: int, out: BinaryIO, limits: WireLimits) -> EarlyStart:
+    """Read the first message from `fd`; answer it on `out` when it is an `initialize` this
+    module is sure of (see the module docstring). Blocks until that message is read."""
+    consumed, body = read_first_message(fd, limits)
+    if body is None:
+        return EarlyStart(consumed)
+    try:
+        message = decode(body)
+    except DecodeError:
+        return EarlyStart(consumed)
+    capabilities = plain_capabilities(message)
+    if capabilities is None:
+        return EarlyStart(consumed)
+    result = initialize_result(capabilities)
+    answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
+    out.write(framed(json.dumps(answer, separators=(",", ":")).encode()))
+    out.flush()
+    return EarlyStart(consumed, message["id"], result)
+
+
+def read_first_message(fd: int, limits: WireLimits) -> tuple[bytes, bytes | None]:
+    """(every byte read, the first message's body); the body is None when the stream ends
+    first or the message is not plainly framed within the limits — the server's reader then
+    reads it all again, and answers what it finds as usual."""
+    data = bytearray()
+    while (end := data.find(b"\r\n\r\n")) < 0:
+        if len(data) > limits.max_header_bytes or not _read(fd, data):
+            return bytes(data), None
+    size = _content_length(bytes(data[:end]), limits)
+    if size is None:
+        return bytes(data), None
+    start = end + 4
+    while len(data) < start + size:
+        if not _read(fd, data):
+            return bytes(data), None
+    return bytes(data), bytes(data[start : start + size])
+
+
+def _read(fd: int, data: bytearray) -> bool:
+    """Append what `fd` has to `data` (waiting for it, even on a non-blocking pipe); False at its end."""
+    while True:
+        try:
+            chunk = os.read(fd, READ_SIZE)
+        except BlockingIOError:
+            select.select([fd], [], [])
+            continue
+        data += chunk
+        return bool(chunk)
+
+
+def _content_length(head: bytes, limits: WireLimits) -> int | None:
+    """The body size a header block (without its blank line) announces, if it is plain:
+    non-empty lines within the header limit, one `Content-Length`, the others `Name: value`."""
+    size = None
+    for line in head.split(b"\r\n"):
+        if not line or len(line) + 2 > limits.max_header_bytes:
+            return None
+        match = CONTENT_LENGTH.search(line)
+        if match is None:
+            if not HEADER_LINE.match(line):
+                return None
+            continue
+        digits = match.group(1)
+        if size is not None or match.start() > 0 or not digits.isdigit() or len(digits) > 15:
+            return None
+        size = int(digits)
+    if size is None or not 0 < size <= min(limits.max_message_bytes, EARLY_MAX_BYTES):
+        return None
+    return size
+
+
+def plain_capabilities(message: Any) -> dict[str, Any] | None:
+    """The client's capabilities in an `initialize` request whose params are plainly acceptable
+    to pygls, where the answer depends on them; None for any other message."""
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "initialize":
+        return None
+    if not valid_id(message.get("id")):
+        return None
+    params = message.get("params")
+    if not isinstance(params, dict) or not _plain_params(params):
+        return None
+    capabilities: dict[str, Any] = params["capabilities"]
+    return capabilities if _plain_choices(capabilities) else None
+
+
+def _plain_choices(capabilities: dict[str, Any]) -> bool:
+    """The capabilities the answer depends on (capabilities.py) are of their plain types."""
+    encodings = (capabilities.get("general") or {}).get("positionEncodings")
+    if encodings is not None and not (isinstance(encodings, list) and all(isinstance(e, str) for e in encodings)):
+        return False
+    sync = (capabilities.get("textDocument") or {}).get("synchronization")
+    if sync is None:
+        return True
+    return isinstance(sync, dict) and all(isinstance(sync.get(name), (bool, type(None))) for name in _SYNC_CHOICES)
+
+
+def _plain_params(params: dict[str, Any]) -> bool:
+    capabilities = params.get("capabilities")
+    if not isinstance(capabilities, dict):
+        return False
+    if any(not isinstance(capabilities.get(group), (dict, type(None))) for group in _CAPABILITY_GROUPS):
+        return False
+    process_id = params.get("processId")
+    if process_id is not None and (not isinstance(process_id, int) or isinstance(process_id, bool)):
+        return False
+    if any(not isinstance(params.get(name), (str, type(None))) for name in _STRING_MEMBERS):
+        return False
+    if params.get("trace") not in _TRACE_VALUES:
+        return False
+    token = params.get("workDoneToken")
+    if token is not None and not valid_id(token):
+        return False
+    client = params.get("clientInfo")
+    if client is not None and not (
+        isinstance(client, dict)
+        and isinstance(client.get("name"), str)
+        and isinstance(client.get("version"), (str, type(None)))
+    ):
+        return False
+    folders = params.get("workspaceFolders")
+    if folders is not None and not (
+        isinstance(folders, list)
+        and all(
+            isinstance(folder, dict) and isinstance(folder.get("uri"), str) and isinstance(folder.get("name"), str)
+            for folder in folders
+        )
+    ):
+        return False
+    return True
+
+
+def fallback_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The params of an early-answered `initialize` that pygls refused, made acceptable: the
+    same, keeping of the client's capabilities only those the answer depended on and the
+    `experimental` ones (any value)."""
+    client = params["capabilities"]
+    kept: dict[str, Any] = {}
+    encodings = (client.get("general") or {}).get("positionEncodings")
+    if encodings is not None:
+        kept["general"] = {"positionEncodings": encodings}
+    sync = (client.get("textDocument") or {}).get("synchronization") or {}
+    declared = {name: sync[name] for name in _SYNC_CHOICES if sync.get(name) is not None}
+    if declared:
+        kept["textDocument"] = {"synchronization": declared}
+    if "experimental" in client:
+        kept["experimental"] = client["experimental"]
+    return {**params, "capabilities": kept}

@@ -1,0 +1,137 @@
+"""The editor's live state, as the server learns it besides the cody/* methods.
+
+One `Editor` per server holds what the client tells a language server — its open documents
+(documents.py), its workspace folders (roots.py), its configuration (settings.py) — and what it
+can do for runs: apply edits (editing.py), show progress (progress.py), show messages. Each part
+is used only when the client says at `initialize` that it supports it; an old client gets the
+server as before. lsp.py routes the notifications here, and makes the `Editor` once `initialize`
+was answered (nothing here slows the server's start).
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.uris import to_fs_path
+
+from ...protocol.wire import CancelParams, InvalidParams
+from ...secrets import redact
+from ..core.folders import normalize_folder
+from .client_requests import ask_client
+from .configuration import SECTION, Settings
+from .documents import DocumentStore
+from .progress import RunProgress
+from .roots import Roots
+
+if TYPE_CHECKING:
+    from .server import CodyServer
+    from .workspace_edits import EditorBridge
+
+log = logging.getLogger(__name__)
+
+_DOCUMENT = {"uri": "file:///warm-up.py", "version": 1}
+_SAMPLES: dict[str, Any] = {
+    types.TEXT_DOCUMENT_DID_OPEN: {"textDocument": {**_DOCUMENT, "languageId": "python", "text": ""}},
+    types.TEXT_DOCUMENT_DID_CHANGE: {
+        "textDocument": _DOCUMENT,
+        "contentChanges": [
+            {"range": {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": 0}}, "text": ""}
+        ],
+    },
+    types.TEXT_DOCUMENT_DID_CLOSE: {"textDocument": {"uri": _DOCUMENT["uri"]}},
+}
+
+
+class Editor:
+    def __init__(self, server: CodyServer, notify: Callable[[str, Any], None]):
+        self.server = server
+        self.notify = notify
+        self.documents = DocumentStore(encoding=server.position_encoding)
+        self.progress = RunProgress(server.protocol, notify, self._cancel_run)
+        self.settings = Settings(server.config, self.show_warning)
+        self.roots = Roots(self.folder_paths)
+        self.capabilities = types.ClientCapabilities()
+        if server.initialize_params is not None:
+            self.initialize(server.initialize_params)
+
+    @functools.cached_property
+    def bridge(self) -> EditorBridge:
+        """The file tools' editor (made when the first run needs it: it loads the tools)."""
+        from .workspace_edits import EditorBridge
+
+        bridge = EditorBridge(self.server.protocol, self.documents, self.folder_paths)
+        bridge.initialize(self.capabilities)
+        return bridge
+
+    def warm_up(self) -> None:
+        """Structure one message of each kind the editor sends while the user types: the converter
+        generates its code on first use (milliseconds), better now than at the first keystroke."""
+        for method, params in _SAMPLES.items():
+            self.server.protocol.structure_message({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def initialize(self, params: types.InitializeParams) -> None:
+        """What the client can do, and its initializationOptions."""
+        capabilities = self.capabilities = params.capabilities
+        self.progress.initialize(capabilities)
+        self.settings.client = params.initialization_options
+        if capabilities.workspace is not None and capabilities.workspace.configuration:
+            self.settings.fetch = self._configuration
+
+    def folder_paths(self) -> list[str]:
+        """The client's workspace folders, as paths."""
+        try:
+            folders = list(self.server.workspace.folders.values())
+        except RuntimeError:  # before initialize
+            return []
+        return [path for f in folders if (path := to_fs_path(f.uri))]
+
+    # ------------------------------------------------------------------ notifications from the client
+
+    def configuration_changed(self, params: types.DidChangeConfigurationParams) -> None:
+        self.settings.changed(params.settings)
+
+    def folders_changed(self, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        """A removed folder's runs are cancelled (its sessions stay)."""
+        manager = self.server.manager
+        for removed in params.event.removed or []:
+            try:
+                folder = normalize_folder(removed.uri, must_exist=False)
+            except InvalidParams:
+                continue
+            for run in list(manager.runs.values()) if manager is not None else []:
+                if run.folder == folder and manager is not None:
+                    manager.cancel(CancelParams(run_id=run.run_id))
+
+    # ------------------------------------------------------------------ runs
+
+    def on_chunk(self, chunk: dict[str, Any]) -> None:
+        """Every cody/chunk sent: progress follows it; a retry is logged in the editor too."""
+        self.progress.on_chunk(chunk)
+        if chunk.get("type") == "retry":
+            delay = chunk.get("delayMs", 0) / 1000
+            text = (
+                f"Cody: a model request failed ({chunk.get('reason')}); retry {chunk.get('retryAttempt')} of "
+                f"{chunk.get('retryMaxAttempts')} in {delay:.1f} s"
+            )
+            self.log(types.MessageType.Warning, text)
+
+    def log(self, kind: types.MessageType, text: str) -> None:
+        """`window/logMessage` (never a secret: the API key is redacted)."""
+        text = redact(text, self.server.config.model.api_key)
+        self.notify(types.WINDOW_LOG_MESSAGE, types.LogMessageParams(type=kind, message=text))
+
+    def show_warning(self, text: str) -> None:
+        text = redact(text, self.server.config.model.api_key)
+        self.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(type=types.MessageType.Warning, message=text))
+
+    def _cancel_run(self, run_id: str) -> bool:
+        manager = self.server.manager
+        return manager is not None and manager.cancel(CancelParams(run_id=run_id))
+
+    async def _configuration(self, folder_uri: str) -> Any:
+        params = types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=folder_uri, section=SECTION)])
+        return await ask_client(self.server.protocol, types.WORKSPACE_CONFIGURATION, params, prefix="conf")

@@ -1,0 +1,649 @@
+"""Sessions, messages and runs in SQLite (aiosqlite, WAL).
+
+One connection per server process. Every write that belongs to one turn happens
+in one `BEGIN IMMEDIATE` transaction, so a turn is either all there or not at
+all, and a second server process on the same file waits (busy_timeout) instead
+of failing with "database is locked".
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import logging
+import os
+import socket
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import aiosqlite
+
+from ...protocol.wire import ErrorInfo, Message, PermissionRule, SessionInfo, ToolCallInfo, Usage
+from ..agent.budget import Calibration
+from ..agent.compaction import CompactionRecord, History
+from ..agent.history import Entry
+
+log = logging.getLogger(__name__)
+
+UNTITLED = "New session"
+
+# Forward migrations: MIGRATIONS[i] takes the schema from user_version i to i+1.
+MIGRATIONS: list[str] = [
+    """
+    CREATE TABLE sessions (
+        id               TEXT PRIMARY KEY,
+        title            TEXT,
+        model            TEXT NOT NULL,
+        workspace_folder TEXT NOT NULL,
+        created_at       TEXT NOT NULL,
+        updated_at       TEXT NOT NULL,
+        message_count    INTEGER NOT NULL DEFAULT 0
+    );
+    CREATE INDEX sessions_by_folder ON sessions (workspace_folder, updated_at DESC, id DESC);
+    CREATE INDEX sessions_by_updated ON sessions (updated_at DESC, id DESC);
+    CREATE TABLE messages (
+        session_id   TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        position     INTEGER NOT NULL,
+        role         TEXT NOT NULL,
+        content      TEXT,
+        tool_calls   TEXT,
+        tool_call_id TEXT,
+        tool_name    TEXT,
+        kind         TEXT NOT NULL DEFAULT 'message',
+        run_id       TEXT,
+        created_at   TEXT NOT NULL,
+        PRIMARY KEY (session_id, position)
+    );
+    CREATE TABLE runs (
+        id          TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL REFERENCES sessions (id) ON DELETE CASCADE,
+        status      TEXT NOT NULL,
+        error       TEXT,
+        usage       TEXT,
+        owner       TEXT,
+        started_at  TEXT NOT NULL,
+        ended_at    TEXT
+    );
+    CREATE INDEX runs_by_session ON runs (session_id);
+    CREATE INDEX runs_running ON runs (status) WHERE status = 'running';
+    """,
+    # 1 → 2: whether a tool message's tool succeeded (NULL for other messages and old rows).
+    """
+    ALTER TABLE messages ADD COLUMN ok INTEGER;
+    """,
+    # 2 → 3: display-only messages (a failed turn that changed nothing: the model never
+    # sees it) and why a stopped or failed turn ended (JSON {"code", "message"}).
+    """
+    ALTER TABLE messages ADD COLUMN for_model INTEGER NOT NULL DEFAULT 1;
+    ALTER TABLE messages ADD COLUMN error TEXT;
+    """,
+    # 3 → 4: approval rules that last ("allow always" answers; cody/listPermissionRules). A
+    # session rule has its session_id; every rule has the folder it was given in.
+    """
+    CREATE TABLE permission_rules (
+        id               TEXT PRIMARY KEY,
+        tool_name        TEXT NOT NULL,
+        scope            TEXT NOT NULL,
+        workspace_folder TEXT NOT NULL,
+        session_id       TEXT REFERENCES sessions (id) ON DELETE CASCADE,
+        command_prefix   TEXT,
+        created_at       TEXT NOT NULL
+    );
+    CREATE INDEX permission_rules_by_folder ON permission_rules (workspace_folder, tool_name);
+    CREATE INDEX permission_rules_by_session ON permission_rules (session_id) WHERE session_id IS NOT NULL;
+    """,
+    # 4 → 5: a session's token usage (the sums of its runs' usage so far, filled in from them)
+    # and context size; the calibration of its estimates (JSON {"reported", "raw"}); the
+    # compaction markers' cut (JSON, see compaction.CompactionRecord).
+    """
+    ALTER TABLE sessions ADD COLUMN input_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN output_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN total_tokens INTEGER NOT NULL DEFAULT 0;
+    ALTER TABLE sessions ADD COLUMN context_tokens INTEGER;
+    ALTER TABLE sessions ADD COLUMN calibration TEXT;
+    ALTER TABLE messages ADD COLUMN compaction TEXT;
+    CREATE INDEX messages_compactions ON messages (session_id, position) WHERE kind = 'compaction';
+    UPDATE sessions SET
+        input_tokens = (SELECT COALESCE(SUM(json_extract(usage, '$.inputTokens')), 0) FROM runs
+                        WHERE runs.session_id = sessions.id),
+        output_tokens = (SELECT COALESCE(SUM(json_extract(usage, '$.outputTokens')), 0) FROM runs
+                         WHERE runs.session_id = sessions.id),
+        total_tokens = (SELECT COALESCE(SUM(json_extract(usage, '$.totalTokens')), 0) FROM runs
+                        WHERE runs.session_id = sessions.id);
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+SESSION_COLUMNS = (
+    "id, title, model, workspace_folder, message_count, created_at, updated_at, "
+    "input_tokens, output_tokens, total_tokens, context_tokens"
+)
+RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix"
+MESSAGE_COLUMNS = (
+    "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error"
+)
+
+
+def now() -> str:
+    """UTC timestamp, ISO 8601 with microseconds: sorts as text."""
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def process_owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _session(row: Any) -> SessionInfo:
+    return SessionInfo(
+        id=row[0],
+        title=row[1] or UNTITLED,
+        model=row[2],
+        workspace_folder=row[3],
+        message_count=row[4],
+        created_at=row[5],
+        updated_at=row[6],
+        usage=Usage(row[7], row[8], row[9]) if row[7] or row[8] or row[9] else None,
+        context_tokens=row[10],
+    )
+
+
+def _model_message(role: str, content: str | None, tool_calls: str | None, tool_call_id: str | None) -> dict[str, Any]:
+    """A stored message as the agent built it (same keys, same order: the same bytes in a request)."""
+    if tool_call_id:
+        return {"role": role, "tool_call_id": tool_call_id, "content": content}
+    msg: dict[str, Any] = {"role": role, "content": content}
+    if tool_calls:
+        msg["tool_calls"] = json.loads(tool_calls)
+    return msg
+
+
+def _calibration(raw: str | None) -> Calibration | None:
+    if not raw:
+        return None
+    data = json.loads(raw)
+    return Calibration(int(data["reported"]), int(data["raw"]))
+
+
+def _error_info(raw: str | None) -> ErrorInfo | None:
+    if not raw:
+        return None
+    data = json.loads(raw)
+    return ErrorInfo(str(data.get("code", "")), str(data.get("message", "")))
+
+
+def encode_cursor(updated_at: str, session_id: str) -> str:
+    return base64.urlsafe_b64encode(f"{updated_at}|{session_id}".encode()).decode()
+
+
+def decode_cursor(cursor: str) -> tuple[str, str]:
+    try:
+        updated_at, session_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|", 1)
+        return updated_at, session_id
+    except Exception:
+        raise ValueError("'cursor' is not a cursor this server returned; pass nextCursor as given") from None
+
+
+class Store:
+    def __init__(self, conn: aiosqlite.Connection, path: Path):
+        self._conn = conn
+        self.path = path
+        self._write_lock = asyncio.Lock()
+
+    # ---------------------------------------------------------------- lifecycle
+
+    @classmethod
+    async def open(cls, path: Path) -> Store:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = await aiosqlite.connect(str(path), isolation_level=None)
+        try:
+            await conn.execute("PRAGMA busy_timeout = 15000")
+            await conn.execute("PRAGMA journal_mode = WAL")
+            await conn.execute("PRAGMA synchronous = NORMAL")
+            await conn.execute("PRAGMA foreign_keys = ON")
+            store = cls(conn, path)
+            await store._migrate()
+        except BaseException:
+            await conn.close()
+            raise
+        return store
+
+    async def close(self) -> None:
+        await self._conn.close()
+
+    async def _migrate(self) -> None:
+        async with self._write_lock:
+            await self._conn.execute("BEGIN IMMEDIATE")
+            try:
+                row = await (await self._conn.execute("PRAGMA user_version")).fetchone()
+                version = row[0] if row else 0
+                if version > SCHEMA_VERSION:
+                    raise RuntimeError(
+                        f"the database {self.path} has schema version {version}, newer than this "
+                        f"cody-lsp understands ({SCHEMA_VERSION}); upgrade cody-lsp or set CODY_DB"
+                    )
+                for step in range(version, SCHEMA_VERSION):
+                    for statement in MIGRATIONS[step].split(";"):
+                        if statement.strip():
+                            await self._conn.execute(statement)
+                if version != SCHEMA_VERSION:
+                    await self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+                await self._conn.execute("COMMIT")
+            except BaseException:
+                await self._conn.execute("ROLLBACK")
+                raise
+
+    async def _transaction(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Run the statements in one IMMEDIATE transaction; never half-applied.
+
+        Shielded: a cancelled caller still waits for the commit to finish, so a
+        transaction is never left open on the shared connection.
+        """
+
+        async def run() -> None:
+            async with self._write_lock:
+                await self._conn.execute("BEGIN IMMEDIATE")
+                try:
+                    for sql, args in statements:
+                        await self._conn.execute(sql, args)
+                    await self._conn.execute("COMMIT")
+                except BaseException:
+                    await self._conn.execute("ROLLBACK")
+                    raise
+
+        task = asyncio.ensure_future(run())
+        try:
+            await asyncio.shield(task)
+        except asyncio.CancelledError:
+            await task
+            raise
+
+    # ---------------------------------------------------------------- sessions
+
+    async def create_session(self, session_id: str, title: str | None, model: str, folder: str) -> SessionInfo:
+        ts = now()
+        await self._transaction(
+            [
+                (
+                    "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (session_id, title, model, folder, ts, ts),
+                )
+            ]
+        )
+        return SessionInfo(session_id, title or UNTITLED, model, folder, 0, ts, ts)
+
+    async def get_session(self, session_id: str) -> SessionInfo | None:
+        cur = await self._conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        row = await cur.fetchone()
+        return _session(row) if row else None
+
+    async def list_sessions(
+        self, folder: str | None, limit: int, cursor: str | None
+    ) -> tuple[list[SessionInfo], str | None]:
+        where: list[str] = []
+        args: list[Any] = []
+        if folder is not None:
+            where.append("workspace_folder = ?")
+            args.append(folder)
+        if cursor:
+            where.append("(updated_at, id) < (?, ?)")
+            args.extend(decode_cursor(cursor))
+        sql = f"SELECT {SESSION_COLUMNS} FROM sessions"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
+        args.append(limit + 1)
+        rows = list(await (await self._conn.execute(sql, args)).fetchall())
+        sessions = [_session(r) for r in rows[:limit]]
+        next_cursor = None
+        if len(rows) > limit:
+            last = sessions[-1]
+            next_cursor = encode_cursor(last.updated_at, last.id)
+        return sessions, next_cursor
+
+    async def latest_session(self, folder: str) -> SessionInfo | None:
+        """The folder's most recently updated session that has any message (empty ones are skipped)."""
+        cur = await self._conn.execute(
+            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE workspace_folder = ? AND message_count > 0 "
+            "ORDER BY updated_at DESC, id DESC LIMIT 1",
+            (folder,),
+        )
+        row = await cur.fetchone()
+        return _session(row) if row else None
+
+    async def update_session(
+        self, session_id: str, *, title: str | None = None, model: str | None = None
+    ) -> SessionInfo | None:
+        """Rename a session and/or set the model of its next runs; None if it does not exist."""
+        await self._transaction(
+            [
+                (
+                    "UPDATE sessions SET title = COALESCE(?, title), model = COALESCE(?, model) WHERE id = ?",
+                    (title, model, session_id),
+                )
+            ]
+        )
+        return await self.get_session(session_id)
+
+    async def delete_session(self, session_id: str) -> bool:
+        existed = await self.get_session(session_id) is not None
+        if existed:
+            await self._transaction(
+                [
+                    ("DELETE FROM messages WHERE session_id = ?", (session_id,)),
+                    ("DELETE FROM runs WHERE session_id = ?", (session_id,)),
+                    ("DELETE FROM permission_rules WHERE session_id = ?", (session_id,)),
+                    ("DELETE FROM sessions WHERE id = ?", (session_id,)),
+                ]
+            )
+        return existed
+
+    # ---------------------------------------------------------------- messages
+
+    async def message_count(self, session_id: str) -> int | None:
+        cur = await self._conn.execute("SELECT message_count FROM sessions WHERE id = ?", (session_id,))
+        row = await cur.fetchone()
+        return row[0] if row else None
+
+    async def load_history(self, session_id: str) -> History:
+        """What the model sees of the session's history (from its latest compaction on), with the
+        message count and the calibration of its estimates, read at one point in time."""
+        async with self._write_lock:  # one read transaction, not inside a write of this connection
+            await self._conn.execute("BEGIN")
+            try:
+                cur = await self._conn.execute(
+                    "SELECT message_count, calibration FROM sessions WHERE id = ?", (session_id,)
+                )
+                session = await cur.fetchone()
+                cur = await self._conn.execute(
+                    "SELECT content, compaction FROM messages WHERE session_id = ? AND kind = 'compaction' "
+                    "ORDER BY position DESC LIMIT 1",
+                    (session_id,),
+                )
+                last = await cur.fetchone()
+                state = CompactionRecord.from_json(last[0], last[1]).state if last else None
+                cur = await self._conn.execute(
+                    "SELECT position, role, content, tool_calls, tool_call_id FROM messages "
+                    "WHERE session_id = ? AND position >= ? AND for_model = 1 ORDER BY position",
+                    (session_id, state.summarized_before if state else 0),
+                )
+                rows = [(row[0], _model_message(*row[1:])) for row in await cur.fetchall()]
+            finally:
+                await self._conn.execute("COMMIT")
+        if session is None:
+            return History(0)
+        return History(session[0], rows, state, _calibration(session[1]))
+
+    async def get_messages(self, session_id: str, limit: int, before: int | None) -> tuple[list[Message], int | None]:
+        """A page of messages, oldest first, ending just before `before` (or the end)."""
+        args: list[Any] = [session_id]
+        sql = f"SELECT {MESSAGE_COLUMNS}, compaction FROM messages WHERE session_id = ?"
+        if before is not None:
+            sql += " AND position < ?"
+            args.append(before)
+        sql += " ORDER BY position DESC LIMIT ?"
+        args.append(limit)
+        rows = list(await (await self._conn.execute(sql, args)).fetchall())
+        rows.reverse()
+        messages = [
+            Message(
+                role=r[1],
+                content=r[2],
+                position=r[0],
+                created_at=r[8],
+                run_id=r[7],
+                tool_calls=[
+                    ToolCallInfo(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in json.loads(r[3])
+                ]
+                if r[3]
+                else None,
+                tool_call_id=r[4],
+                tool_name=r[5],
+                kind=r[6],
+                ok=None if r[9] is None else bool(r[9]),
+                error=_error_info(r[11]),
+                compaction=CompactionRecord.from_json(r[2], r[12]).info() if r[12] else None,
+            )
+            for r in rows
+        ]
+        next_before = messages[0].position if messages and messages[0].position > 0 else None
+        return messages, next_before
+
+    # ---------------------------------------------------------------- runs
+
+    async def start_run(self, run_id: str, session_id: str) -> None:
+        await self._transaction(
+            [
+                (
+                    "INSERT INTO runs (id, session_id, status, owner, started_at) VALUES (?, ?, 'running', ?, ?)",
+                    (run_id, session_id, process_owner(), now()),
+                )
+            ]
+        )
+
+    async def finish_run(
+        self,
+        session_id: str,
+        run_id: str,
+        status: str,
+        entries: list[Entry],
+        usage: Usage,
+        error: str | None = None,
+        title: str | None = None,
+        *,
+        context_tokens: int | None = None,
+        calibration: Calibration | None = None,
+    ) -> int:
+        """Commit a turn: its messages, the session's counters (usage included) and the run's end,
+        atomically. `context_tokens` and `calibration`: of the run's last model request.
+
+        Returns the session's new message count.
+        """
+        ts = now()
+        if await self.message_count(session_id) is None:  # deleted while the run went on
+            return 0
+        statements: list[tuple[str, tuple[Any, ...]]] = []
+        for i, entry in enumerate(entries):
+            msg = entry.message
+            tool_calls = msg.get("tool_calls")
+            # The position is read inside the transaction: another server process on the
+            # same DB may have appended to this session since this run began.
+            statements.append(
+                (
+                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES "
+                    "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        session_id,
+                        session_id,
+                        i,
+                        msg["role"],
+                        msg.get("content"),
+                        json.dumps(tool_calls) if tool_calls else None,
+                        msg.get("tool_call_id"),
+                        entry.tool_name,
+                        entry.kind,
+                        run_id,
+                        ts,
+                        entry.ok,
+                        entry.for_model,
+                        json.dumps({"code": entry.error.code, "message": entry.error.message}) if entry.error else None,
+                    ),
+                )
+            )
+        if entries:
+            statements.append(
+                (
+                    "UPDATE sessions SET message_count = message_count + ?, updated_at = ?, "
+                    "title = COALESCE(title, ?) WHERE id = ?",
+                    (len(entries), ts, title, session_id),
+                )
+            )
+        statements.append(self._count_usage(session_id, usage, context_tokens, calibration))
+        statements.append(
+            (
+                # An upsert: a run cancelled before its turn began has no row yet.
+                "INSERT INTO runs (id, session_id, status, error, usage, owner, started_at, ended_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET "
+                "status = excluded.status, error = excluded.error, usage = excluded.usage, ended_at = excluded.ended_at",
+                (
+                    run_id,
+                    session_id,
+                    status,
+                    error,
+                    json.dumps(
+                        {
+                            "inputTokens": usage.input_tokens,
+                            "outputTokens": usage.output_tokens,
+                            "totalTokens": usage.total_tokens,
+                        }
+                    ),
+                    process_owner(),
+                    ts,
+                    ts,
+                ),
+            )
+        )
+        await self._transaction(statements)
+        return await self.message_count(session_id) or 0
+
+    @staticmethod
+    def _count_usage(
+        session_id: str, usage: Usage, context_tokens: int | None, calibration: Calibration | None
+    ) -> tuple[str, tuple[Any, ...]]:
+        """The statement that adds `usage` to the session's and sets its context size and calibration."""
+        return (
+            "UPDATE sessions SET input_tokens = input_tokens + ?, output_tokens = output_tokens + ?, "
+            "total_tokens = total_tokens + ?, context_tokens = COALESCE(?, context_tokens), "
+            "calibration = COALESCE(?, calibration) WHERE id = ?",
+            (
+                usage.input_tokens,
+                usage.output_tokens,
+                usage.total_tokens,
+                context_tokens,
+                json.dumps({"reported": calibration.reported, "raw": calibration.raw}) if calibration else None,
+                session_id,
+            ),
+        )
+
+    async def add_compaction(
+        self, session_id: str, run_id: str | None, record: CompactionRecord, usage: Usage
+    ) -> int | None:
+        """Store a compaction, atomically: its marker after the session's last message, the usage of
+        its summary request (`usage`; a run counts it in its own instead) and the session's context
+        size after it. Returns the session's new message count; None if the session is gone."""
+        if await self.message_count(session_id) is None:
+            return None
+        ts = now()
+        await self._transaction(
+            [
+                (
+                    "INSERT INTO messages (session_id, position, role, content, kind, run_id, created_at, "
+                    "for_model, compaction) VALUES "
+                    "(?, (SELECT message_count FROM sessions WHERE id = ?), 'user', ?, 'compaction', ?, ?, 0, ?)",
+                    (session_id, session_id, record.state.summary, run_id, ts, record.to_json()),
+                ),
+                (
+                    "UPDATE sessions SET message_count = message_count + 1, updated_at = ? WHERE id = ?",
+                    (ts, session_id),
+                ),
+                self._count_usage(session_id, usage, record.tokens_after, None),
+            ]
+        )
+        return await self.message_count(session_id)
+
+    async def run_record(self, run_id: str) -> dict[str, Any] | None:
+        cur = await self._conn.execute(
+            "SELECT id, session_id, status, error, usage, started_at, ended_at FROM runs WHERE id = ?", (run_id,)
+        )
+        row = await cur.fetchone()
+        if not row:
+            return None
+        return dict(zip(("id", "sessionId", "status", "error", "usage", "startedAt", "endedAt"), row, strict=False))
+
+    async def mark_interrupted_runs(self) -> int:
+        """Runs left 'running' by a server process of this host that no longer exists."""
+        rows = await (await self._conn.execute("SELECT id, owner FROM runs WHERE status = 'running'")).fetchall()
+        host = socket.gethostname()
+        dead = [run_id for run_id, owner in rows if _owner_gone(owner, host)]
+        if dead:
+            ts = now()
+            await self._transaction(
+                [
+                    (
+                        "UPDATE runs SET status = 'interrupted', ended_at = ?, "
+                        "error = 'the server process ended during this run' WHERE id = ? AND status = 'running'",
+                        (ts, run_id),
+                    )
+                    for run_id in dead
+                ]
+            )
+        return len(dead)
+
+    # ---------------------------------------------------------------- permission rules
+
+    async def add_permission_rule(self, rule: PermissionRule) -> None:
+        await self._transaction(
+            [
+                (
+                    f"INSERT INTO permission_rules ({RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        rule.id,
+                        rule.tool_name,
+                        rule.scope,
+                        rule.workspace_folder,
+                        rule.created_at,
+                        rule.session_id,
+                        rule.command_prefix,
+                    ),
+                )
+            ]
+        )
+
+    async def permission_rules(
+        self, *, folder: str | None = None, session_id: str | None = None, tool_name: str | None = None
+    ) -> list[PermissionRule]:
+        """Rules, oldest first. With `session_id`: the rules that apply to that session (its own,
+        and the folder rules of `folder`, which must then be its folder); else with `folder`: every
+        rule given in that folder; with neither: all. `tool_name` narrows to one tool."""
+        where, args = [], []
+        if session_id is not None:
+            where.append("(session_id = ? OR (scope = 'folder' AND workspace_folder = ?))")
+            args += [session_id, folder]
+        elif folder is not None:
+            where.append("workspace_folder = ?")
+            args.append(folder)
+        if tool_name is not None:
+            where.append("tool_name = ?")
+            args.append(tool_name)
+        sql = f"SELECT {RULE_COLUMNS} FROM permission_rules"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        rows = await (await self._conn.execute(sql + " ORDER BY created_at, id", args)).fetchall()
+        return [PermissionRule(*row) for row in rows]
+
+    async def delete_permission_rule(self, rule_id: str) -> bool:
+        cur = await self._conn.execute("SELECT 1 FROM permission_rules WHERE id = ?", (rule_id,))
+        if await cur.fetchone() is None:
+            return False
+        await self._transaction([("DELETE FROM permission_rules WHERE id = ?", (rule_id,))])
+        return True
+
+
+def _owner_gone(owner: str | None, host: str) -> bool:
+    if not owner or ":" not in owner:
+        return True
+    owner_host, _, pid = owner.rpartition(":")
+    if owner_host != host:
+        return False  # another machine's process: we cannot tell
+    try:
+        pid_number = int(pid)
+        if pid_number == os.getpid():
+            return True  # called at start-up, before this process ran anything
+        os.kill(pid_number, 0)
+    except ProcessLookupError:
+        return True
+    except (PermissionError, ValueError):
+        return False
+    return False

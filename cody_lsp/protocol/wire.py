@@ -35,6 +35,9 @@ RunStatus = Literal["done", "cancelled", "circuit_breaker", "error"]
 # When a message sent to a busy session runs: at once (interrupting), at the next safe
 # boundary of the active run, or after everything queued.
 Priority = Literal["now", "next", "later"]
+# A session's mode (protocol.md, "Modes"): "code" (every tool, under the policy and rules), "ask"
+# (read-only tools only), "plan" (read-only, and the answer is a step-by-step plan).
+SessionMode = Literal["code", "ask", "plan"]
 PermissionOutcome = Literal["allow", "allow_always", "deny"]
 # Who an "allow always" answer covers: this session, or every session of its workspace folder.
 RuleScope = Literal["session", "folder"]

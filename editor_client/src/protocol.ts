@@ -13,6 +13,8 @@ export type RuleScope = "session" | "folder";
 
 export type RunStatus = "done" | "cancelled" | "circuit_breaker" | "error";
 
+export type SessionMode = "code" | "ask" | "plan";
+
 export interface CancelParams {
   runId?: string;
   sessionId?: string;

@@ -32,13 +32,14 @@ from ...protocol.wire import (
     ErrorInfo,
     Retry,
     RunStatus,
+    SessionMode,
     ToolCall,
     ToolResultChunk,
     Usage,
 )
 from ...secrets import redact
 from ..core.events import ChunkStream
-from ..tools import TOOLS, ToolConfig, ToolResult, run_tool, tool_schemas
+from ..tools import TOOLS, ToolConfig, ToolResult, ToolSet, builtin_tools, run_tool
 from .assembly import StepResult
 from .budget import is_context_overflow
 from .history import (
@@ -51,6 +52,7 @@ from .history import (
     user_entry,
 )
 from .model import ModelError, stream_step
+from .modes import offered, prompt_section, refusal
 
 if TYPE_CHECKING:
     from .compaction import SessionContext
@@ -93,11 +95,12 @@ cannot be used.
 Platform: {platform}. Today: {today}."""
 
 
-def system_message(folder: Path) -> dict[str, Any]:
-    return {
-        "role": "system",
-        "content": SYSTEM_PROMPT.format(folder=folder, platform=platform.system(), today=date.today().isoformat()),
-    }
+def system_message(folder: Path, mode: SessionMode = "code") -> dict[str, Any]:
+    """The first message of every request of a run: the prompt and the mode's section.
+    Compaction never drops it; it is the same bytes while the mode stays the same."""
+    prompt = SYSTEM_PROMPT.format(folder=folder, platform=platform.system(), today=date.today().isoformat())
+    sections = (prompt, prompt_section(mode))
+    return {"role": "system", "content": "\n\n".join(part for part in sections if part)}
 
 
 @dataclass(frozen=True, slots=True)
@@ -160,6 +163,10 @@ class Turn:
     context: SessionContext | None = None
     # What the file tools get of the run: the editor's open documents and edits, the session's read log.
     tools: ToolConfig = field(default_factory=ToolConfig)
+    # The session's mode (modes.py): the tools of `toolset` it offers, its section of the system message.
+    mode: SessionMode = "code"
+    # Every tool the run could use, built-in and plugged in (tools/toolset.py); `mode` filters it.
+    toolset: ToolSet = field(default_factory=builtin_tools)
 
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
@@ -172,6 +179,7 @@ class Turn:
     _last_call: tuple[str, str] | None = None
     _repeats: int = 0
     _tool_failures: int = 0
+    _offered: ToolSet | None = None  # the tools offered this run (the mode's)
 
     # ------------------------------------------------------------------ endings
 
@@ -229,8 +237,13 @@ class Turn:
 
     async def _loop(self) -> str:
         """Run to the final answer and return it; raises to end otherwise."""
-        messages = [system_message(self.folder), *self.history, {"role": "user", "content": self.prompt}]
-        tools = tool_schemas()
+        messages = [
+            system_message(self.folder, self.mode),
+            *self.history,
+            {"role": "user", "content": self.prompt},
+        ]
+        self._offered = offered(self.toolset, self.mode)
+        tools = self._offered.schemas()
         while True:
             if self.steps >= self.limits.max_steps:
                 raise CircuitBreakerTripped(
@@ -360,10 +373,16 @@ class Turn:
         return entries
 
     async def _call_tool(self, call_id: str, name: str, args: dict[str, Any]) -> ToolResult:
+        available = self._offered if self._offered is not None else self.toolset
+        tool = available.get(name)
+        if tool is None and self.mode != "code":  # outside the mode: never run, never asked
+            return ToolResult(False, refusal(name[:100], self.mode, available))
         if name in TOOLS and self.ask_permission is not None:
-            refusal = await self.ask_permission(call_id, name, args)
-            if refusal is not None:
-                return ToolResult(False, refusal)
+            denied = await self.ask_permission(call_id, name, args)
+            if denied is not None:
+                return ToolResult(False, denied)
+        if tool is not None and tool.run is not None:  # a tool that is not built in runs itself
+            return await tool.run(args, self.folder, self.tools)
         return await self.run_tool(name, args, self.folder, self.tools)
 
     def _check_repeat(self, name: str, raw_args: str) -> None:

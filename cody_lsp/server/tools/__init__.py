@@ -6,6 +6,7 @@ a tool call; see :mod:`.fsaccess` for the confinement rules.
 
 from .fsaccess import resolve_in_workspace
 from .registry import TOOLS, ToolSpec, run_tool, tool_schemas
+from .toolset import OfferedTool, ToolSet, builtin_tools
 from .workspace import OutsideWorkspace, ToolConfig, ToolError, ToolResult
 
 __all__ = [
@@ -15,6 +16,9 @@ __all__ = [
     "ToolError",
     "TOOLS",
     "tool_schemas",
+    "OfferedTool",
+    "ToolSet",
+    "builtin_tools",
     "run_tool",
     "OutsideWorkspace",
     "resolve_in_workspace",

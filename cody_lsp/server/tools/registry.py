@@ -144,16 +144,18 @@ _SPECS = [
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in _SPECS}
 
 
+def openai_schema(spec: ToolSpec) -> dict[str, Any]:
+    """The tool's entry of a request's ``tools=`` list."""
+    return {
+        "type": "function",
+        "function": {"name": spec.name, "description": spec.description, "parameters": spec.parameters},
+    }
+
+
 @functools.cache
 def tool_schemas() -> list[dict[str, Any]]:
     """OpenAI ``tools=`` list for all tools (cached; do not mutate)."""
-    return [
-        {
-            "type": "function",
-            "function": {"name": s.name, "description": s.description, "parameters": s.parameters},
-        }
-        for s in TOOLS.values()
-    ]
+    return [openai_schema(s) for s in TOOLS.values()]
 
 
 def _quote(text: str, limit: int = 60) -> str:

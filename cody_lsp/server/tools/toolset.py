@@ -1,0 +1,78 @@
+"""The tools of one run, as one object: what the agent may offer the model, and whether each is read-only.
+
+A :class:`ToolSet` holds every tool a run could use — the built-in ones (:data:`registry.TOOLS`,
+:func:`builtin_tools`) and any plugged in beside them (an MCP server's, `mcp__<server>__<tool>`:
+:meth:`ToolSet.plus`) — each an :class:`OfferedTool`: its name, its model-facing schema, whether it
+is read-only (it changes nothing: the only kind the `ask` and `plan` modes offer, agent/modes.py)
+and, for a tool that is not built in, how to run it. The turn asks for its run's set once, filters
+it by the session's mode, offers what is left (:meth:`ToolSet.schemas`) and refuses a call to any
+other tool. Whether a call may run is still the permissions' business (core/permissions.py): read-only
+says what a mode offers, not that nobody is asked.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .registry import TOOLS, ToolSpec, openai_schema
+from .workspace import ToolConfig, ToolResult
+
+# (validated-or-not arguments, the workspace folder, the run's tool settings) → the result.
+Runner = Callable[[dict[str, Any], Path, ToolConfig], Awaitable[ToolResult]]
+
+
+@dataclass(frozen=True, slots=True)
+class OfferedTool:
+    name: str
+    schema: dict[str, Any]  # its entry of the request's `tools` (OpenAI function format)
+    read_only: bool  # it changes nothing (files, processes, anything outside): ask and plan modes offer it
+    # How to run it; None for a built-in tool, which the turn's tool runner runs (registry.run_tool).
+    run: Runner | None = None
+
+    @classmethod
+    def builtin(cls, spec: ToolSpec) -> OfferedTool:
+        return cls(spec.name, openai_schema(spec), not spec.mutating)
+
+
+@dataclass(frozen=True)
+class ToolSet:
+    """Tools by name, in the order they are offered."""
+
+    tools: tuple[OfferedTool, ...]
+    _by_name: dict[str, OfferedTool] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_by_name", {t.name: t for t in self.tools})
+
+    def get(self, name: str) -> OfferedTool | None:
+        return self._by_name.get(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    @property
+    def names(self) -> list[str]:
+        return [t.name for t in self.tools]
+
+    def schemas(self) -> list[dict[str, Any]]:
+        """The request's `tools` list (do not mutate it)."""
+        return [t.schema for t in self.tools]
+
+    def read_only(self) -> ToolSet:
+        """The tools of this set that change nothing."""
+        return ToolSet(tuple(t for t in self.tools if t.read_only))
+
+    def plus(self, tools: Iterable[OfferedTool]) -> ToolSet:
+        """This set and `tools` after it (a name already here keeps its first tool)."""
+        extra = tuple(t for t in tools if t.name not in self._by_name)
+        return ToolSet(self.tools + extra) if extra else self
+
+
+@functools.cache
+def builtin_tools() -> ToolSet:
+    """The built-in tools (cached; the same object every time)."""
+    return ToolSet(tuple(OfferedTool.builtin(spec) for spec in TOOLS.values()))

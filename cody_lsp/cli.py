@@ -189,7 +189,7 @@ def _setup_logging() -> None:
 
 
 def _answer_initialize_early() -> EarlyStart | None:
-    """Answer `initialize` before pygls is imported (server/early_initialize.py says how);
+    """Answer `initialize` before pygls is imported (server/lsp/early_initialize.py says how);
     None when the wire limits in the environment are wrong (the server then says so)."""
     import signal
 

@@ -153,7 +153,7 @@ MIB = 1 << 20
 @dataclass(frozen=True)
 class ToolLimits:
     """Bounds of each tool call (SECURITY.md): set by the environment or the editor's settings
-    (server/settings.py), each > 0."""
+    (server/lsp/configuration.py), each > 0."""
 
     command_timeout: float = 120.0  # seconds a run_command may take (the model may ask for less)
     deadline: float = 30.0  # seconds of work per file-tool call, then it stops and says so
@@ -227,7 +227,7 @@ def _tool_policy() -> dict[str, str]:
 
 @dataclass(frozen=True)
 class ContextSettings:
-    """The context budget set by the environment; 0: the model's own (server/context.py's table)."""
+    """The context budget set by the environment; 0: the model's own (server/agent/budget.py's table)."""
 
     window: int = 0  # CODY_CONTEXT_WINDOW: tokens the model reads and writes in one request
     output_reserve: int = 0  # CODY_OUTPUT_RESERVE: of those, kept free for the answer

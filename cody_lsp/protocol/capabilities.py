@@ -3,11 +3,11 @@
 `SERVER_CAPABILITIES` is the answer's `capabilities.experimental.cody`: the cody protocol's
 version and the optional features this server serves (protocol.md, "Capabilities"); a client
 uses only what is listed there. `initialize_result` is the whole answer: the LSP capabilities
-that pygls derives from the features the server registers (server/lsp.py), which depend on the
+that pygls derives from the features the server registers (server/lsp/server.py), which depend on the
 client only through the position encodings it offers and the `willSave` notifications it
 declares, plus cody's. The server answers
-`initialize` from it before pygls is imported (server/early_initialize.py);
-tests/unit/test_early_initialize.py checks it against pygls' own answer.
+`initialize` from it before pygls is imported (server/lsp/early_initialize.py);
+tests/unit/lsp/test_early_initialize.py checks it against pygls' own answer.
 """
 
 from __future__ import annotations

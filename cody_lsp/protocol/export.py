@@ -11,7 +11,7 @@ wire.py is the one definition of the protocol; this module only reads it (its at
     python -m cody_lsp.protocol.export           # write both files
     python -m cody_lsp.protocol.export --check   # exit 1 when either differs from a fresh generation
 
-tests/unit/test_protocol_export.py fails while a committed file is stale.
+tests/unit/protocol/test_protocol_export.py fails while a committed file is stale.
 
 How a wire type is written (what `wire.to_wire` emits is the reference):
 
@@ -542,7 +542,7 @@ def render_ts(spec: Spec) -> str:
     model = build_model(spec)
     out = [
         "// GENERATED from cody_lsp/protocol/wire.py by cody_lsp/protocol/export.py: do not edit.",
-        f"// Regenerate with `{COMMAND}` (tests/unit/test_protocol_export.py fails while this file is stale).",
+        f"// Regenerate with `{COMMAND}` (tests/unit/protocol/test_protocol_export.py fails while this file is stale).",
         "// The cody/* wire types (protocol.md is the reference; protocol.schema.json is the same as a JSON Schema).",
         "// Optional fields (`?`) are absent, never null, in what the server sends.",
         "",

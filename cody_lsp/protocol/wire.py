@@ -4,7 +4,7 @@ Params, results, chunks and server→client requests are attrs classes with
 snake_case attributes; on the wire they are camelCase JSON objects.
 `parse(cls, raw)` validates incoming params (raising `InvalidParams` that names
 the field) and `to_wire(obj)` produces the JSON-ready dict. protocol.md shows an
-example of each of them, and tests/unit/test_protocol_doc.py round-trips those
+example of each of them, and tests/unit/protocol/test_protocol_doc.py round-trips those
 examples through these classes so the document cannot drift.
 """
 

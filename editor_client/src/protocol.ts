@@ -1,5 +1,5 @@
 // GENERATED from cody_lsp/protocol/wire.py by cody_lsp/protocol/export.py: do not edit.
-// Regenerate with `python -m cody_lsp.protocol.export` (tests/unit/test_protocol_export.py fails while this file is stale).
+// Regenerate with `python -m cody_lsp.protocol.export` (tests/unit/protocol/test_protocol_export.py fails while this file is stale).
 // The cody/* wire types (protocol.md is the reference; protocol.schema.json is the same as a JSON Schema).
 // Optional fields (`?`) are absent, never null, in what the server sends.
 

@@ -1,6 +1,6 @@
 """Long sessions through the wire (issue 14): a tiny context window, the scripted provider
 counting tokens as a quarter of the request's bytes, and a client that asked for the
-`usage` and `compact` chunks. The in-process 300-turn version is tests/unit/test_compaction.py."""
+`usage` and `compact` chunks. The in-process 300-turn version is tests/unit/agent/test_compaction.py."""
 
 from __future__ import annotations
 

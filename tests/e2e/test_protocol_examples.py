@@ -16,7 +16,7 @@ from typing import Any
 from cody_lsp.testing.provider import Fault, Reply, ToolCall
 
 from ..conftest import CodyWire
-from ..unit.test_protocol_doc import Doc, apply_retry_rule, load_doc
+from ..unit.protocol.test_protocol_doc import Doc, apply_retry_rule, load_doc
 
 OPAQUE = {"args"}  # tool arguments: whatever the model sent
 

@@ -17,9 +17,11 @@ from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
 from cody_lsp.protocol.wire import TERMINAL_TYPES, PermissionParams, RunParams, RunResult, Usage
 from cody_lsp.server.agent.assembly import AssembledCall, StepResult
 from cody_lsp.server.agent.model import ModelError
+from cody_lsp.server.core.port import ClientFeatures
 from cody_lsp.server.core.runs import LiveRun, RunManager
+from cody_lsp.server.lsp.notifications import QUEUE_CHANGED, chunk_params, queue_changed_params
 from cody_lsp.server.store.database import Store
-from cody_lsp.server.tools import ToolResult
+from cody_lsp.server.tools import ToolConfig, ToolResult
 
 OPEN_STORES: list[Store] = []
 
@@ -157,27 +159,58 @@ async def make_harness(
         return count
 
     store.finish_run = recording_finish_run  # type: ignore[method-assign]
-    asker = None
-    if ask is not None:
-
-        async def asker(run: LiveRun, params: PermissionParams) -> Any:
-            return await ask(run, params)
-
-    manager = RunManager(
-        store,
-        config,
-        lambda chunk: events.append(("chunk", chunk)),
-        lambda: str(folder),
-        asker,
-        step=step,
-        tool_runner=run_tool,
-        notify=lambda method, params: events.append(("notify", (method, params))),
-        steering=lambda: steering,
-        context_chunks=lambda: context_chunks,
+    features = ClientFeatures(
+        approvals=ask is not None,
+        steering=steering,
+        usage="usage" in context_chunks,
+        compaction="compaction" in context_chunks,
     )
+    port = TestClient(features, events, str(folder), config, ask)
+    manager = RunManager(store, config, port, step=step, tool_runner=run_tool)
+    port.manager = manager
     harness = Harness(manager, store, folder, events)
     holder["h"] = harness
     return harness
+
+
+class TestClient:
+    """The test's ClientPort: events recorded as the LSP face would send them (its cody/chunk and
+    cody/queueChanged params), permission questions answered by `ask(run, params)`."""
+
+    def __init__(
+        self,
+        features: ClientFeatures,
+        events: list[tuple[str, Any]],
+        folder: str,
+        config: ServerConfig,
+        ask: Callable[..., Awaitable[Any]] | None,
+    ):
+        self.features = features
+        self._events = events
+        self._folder = folder
+        self._config = config
+        self._ask = ask
+        self.manager: RunManager | None = None
+
+    def send(self, event: Any) -> None:
+        self._events.append(("chunk", chunk_params(event)))
+
+    def queue_changed(self, change: Any) -> None:
+        self._events.append(("notify", (QUEUE_CHANGED, queue_changed_params(change))))
+
+    async def ask_permission(self, request: PermissionParams) -> Any:
+        assert self._ask is not None and self.manager is not None
+        run = self.manager.runs[request.run_id]
+        return await self._ask(run, request)
+
+    async def settings(self, folder: str) -> ServerConfig:
+        return self._config
+
+    def tools(self, session_id: str) -> ToolConfig:
+        return ToolConfig()
+
+    def default_folder(self, document: str | None) -> str:
+        return self._folder
 
 
 async def close_stores() -> None:

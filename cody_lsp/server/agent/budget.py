@@ -55,7 +55,7 @@ KNOWN_MODELS: dict[str, tuple[int, int]] = {
 
 
 @dataclass(frozen=True, slots=True)
-class Budget:
+class TokenBudget:
     window: int  # tokens the model reads and writes in one request
     reserve: int  # of those, kept free for the answer
 
@@ -71,12 +71,12 @@ def known_model(model: str) -> tuple[int, int] | None:
     return KNOWN_MODELS[max(matches, key=len)] if matches else None
 
 
-def budget_for(model: str, settings: ContextSettings) -> Budget:
+def budget_for(model: str, settings: ContextSettings) -> TokenBudget:
     """The model's budget: the environment's window and reserve, else the table's, else the defaults."""
     window, reserve = known_model(model) or (DEFAULT_WINDOW, DEFAULT_RESERVE)
     window = settings.window or window
     reserve = settings.output_reserve or min(reserve, window // 4)
-    return Budget(window, min(reserve, window - 1))
+    return TokenBudget(window, min(reserve, window - 1))
 
 
 @dataclass(frozen=True, slots=True)

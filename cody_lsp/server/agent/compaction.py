@@ -2,7 +2,7 @@
 
 What the model sees of a session's history is a `History`: the messages from a cut on,
 and, when the older ones were summarized, the summary in front of them. When the next
-request would exceed the budget (`context.py`), `SessionContext.fit` compacts, cheapest
+request would exceed the budget (`budget.py`), `SessionContext.fit` compacts, cheapest
 first:
 
 1. tool outputs older than the recent turns are shortened in what the model sees (a head
@@ -27,12 +27,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 from ...protocol.wire import Compacted, CompactionInfo, Usage, UsageUpdate
-from ..core.events import ChunkStream
 from .assembly import StepResult
 from .budget import (
     CHARS_PER_TOKEN,
-    Budget,
     Calibration,
+    TokenBudget,
     calibrated,
     estimate_output,
     json_tokens,
@@ -40,6 +39,7 @@ from .budget import (
     usage_of,
 )
 from .model import EncodedMessages, ModelError
+from .output import TurnOutput
 
 log = logging.getLogger(__name__)
 
@@ -188,12 +188,12 @@ class Plan:
     state: CompactionState  # the state after the compaction (summary filled in later)
 
 
-def summary_budget(budget: Budget) -> int:
+def summary_budget(budget: TokenBudget) -> int:
     """Tokens a summary may take."""
     return min(max(budget.limit // 10, 128), 4_000)
 
 
-def trim_head(budget: Budget) -> int:
+def trim_head(budget: TokenBudget) -> int:
     """Characters kept of an old tool output."""
     return min(max(budget.limit * CHARS_PER_TOKEN // 40, 200), 2_000)
 
@@ -204,7 +204,7 @@ def plan(
     trimmed_sizes: list[int],
     fixed: int,
     summary_now: int,
-    budget: Budget,
+    budget: TokenBudget,
     mode: Mode,
 ) -> Plan | None:
     """What to compact. `sizes` are the tokens of history.rows as the model sees them now,
@@ -256,7 +256,7 @@ def _transcript_item(message: dict[str, Any], names: dict[str, str], cap: int) -
 
 
 def summary_request(
-    previous: str | None, rows: list[dict[str, Any]], budget: Budget, calibration: Calibration | None
+    previous: str | None, rows: list[dict[str, Any]], budget: TokenBudget, calibration: Calibration | None
 ) -> list[dict[str, Any]]:
     """The request that asks for a summary of `rows` (and of the previous summary): it fits the
     budget — when the rows do not, the oldest are left out (the previous summary covers them least)."""
@@ -289,7 +289,7 @@ class TurnLike(Protocol):
     """What compaction needs of the turn it works for (agent.Turn)."""
 
     usage: Usage
-    chunks: ChunkStream
+    output: TurnOutput
 
     async def quiet_step(self, messages: list[dict[str, Any]]) -> StepResult: ...
 
@@ -316,7 +316,7 @@ class SessionContext:
     run manager reads `context_tokens` and `calibration` when it commits.
     """
 
-    budget: Budget
+    budget: TokenBudget
     history: History
     save: SaveCompaction
     on_history: Callable[[History], None] = lambda _history: None
@@ -361,7 +361,7 @@ class SessionContext:
             return messages
         if self.send_compact:
             r = outcome.record
-            turn.chunks.emit(Compacted(r.messages_before, r.messages_after, r.tokens_before, r.tokens_after))
+            turn.output.emit(Compacted(r.messages_before, r.messages_after, r.tokens_before, r.tokens_after))
         return outcome.messages
 
     def observe(self, turn: TurnLike, step: StepResult) -> None:
@@ -378,7 +378,7 @@ class SessionContext:
         if self.send_usage:
             total = turn.usage + step.usage
             estimate_flag = True if self.estimated else None
-            turn.chunks.emit(
+            turn.output.emit(
                 UsageUpdate(total.input_tokens, total.output_tokens, context, self.budget.window, estimate_flag)
             )
 
@@ -390,7 +390,7 @@ class SessionContext:
         history, n = self.history, self._view_len
         system, current = messages[0], messages[1 + n :]
         # After an overflow the request that failed is the measure: the model's window is smaller.
-        budget = Budget(min(self.budget.limit, tokens), 0) if mode == "overflow" else self.budget
+        budget = TokenBudget(min(self.budget.limit, tokens), 0) if mode == "overflow" else self.budget
         state = history.state
         summary_now = self.tokens(summary_message(state.summary)) if state and state.summary else 0
         rendered = [history.rendered(pos, msg) for pos, msg in history.rows]
@@ -428,7 +428,7 @@ class SessionContext:
         return Outcome(new_messages, record, usage)
 
     async def _summarize(
-        self, turn: TurnLike, history: History, chosen: Plan, mode: Mode, budget: Budget
+        self, turn: TurnLike, history: History, chosen: Plan, mode: Mode, budget: TokenBudget
     ) -> tuple[str | None, Usage]:
         """The model's summary of the rows before the cut (and of the previous summary), capped;
         None if there is none. Its usage is the turn's. A model error fails a `manual` compaction;

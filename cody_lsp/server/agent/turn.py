@@ -3,7 +3,7 @@
 `Turn.run()` never raises: every way a turn can end — done, cancelled, a circuit
 breaker, a model error, an unexpected failure — comes back as one `Ending` value
 that says what to commit, which terminal chunk to send and what to answer. The
-run manager does those three things in one place (runs.py, `_finish`).
+run manager does those three things in one place (core/runs.py, `_finish`).
 
 The model step and the tool runner are parameters (the real ones by default), so
 the loop — retries, breakers, cancel, permissions — is tested in-process.
@@ -38,7 +38,6 @@ from ...protocol.wire import (
     Usage,
 )
 from ...secrets import redact
-from ..core.events import ChunkStream
 from ..tools import TOOLS, ToolConfig, ToolResult, ToolSet, builtin_tools, run_tool
 from .assembly import StepResult
 from .budget import is_context_overflow
@@ -53,6 +52,7 @@ from .history import (
 )
 from .model import ModelError, stream_step
 from .modes import offered, prompt_section, refusal
+from .output import TurnOutput
 
 if TYPE_CHECKING:
     from .compaction import SessionContext
@@ -152,7 +152,7 @@ class Turn:
     model: str
     prompt: str
     history: list[dict[str, Any]]
-    chunks: ChunkStream
+    output: TurnOutput
     model_config: ModelConfig
     limits: Limits
     ask_permission: AskPermission | None = None
@@ -292,7 +292,7 @@ class Turn:
             if fitted is messages:
                 raise
             messages = fitted
-            self.chunks.discard_text()
+            self.output.discard_text()
             step = await self._model_step(messages, tools)
         context.observe(self, step)
         return step, messages
@@ -306,8 +306,8 @@ class Turn:
     ) -> StepResult:
         max_retries = max(self.limits.retry_attempts, 0)
         attempt = 0
-        chunks = self.chunks
-        on_text, on_thinking = (_ignore, _ignore) if quiet else (chunks.text, chunks.thinking)
+        output = self.output
+        on_text, on_thinking = (_ignore, _ignore) if quiet else (output.text, output.thinking)
         while True:
             try:
                 return await self.step(
@@ -322,9 +322,9 @@ class Turn:
                 else:
                     backoff = min(self.limits.retry_base_delay * 2 ** (attempt - 1), self.limits.retry_max_delay)
                     delay = backoff * (0.5 + random.random() / 2)
-                chunks.discard_text()
+                output.discard_text()
                 reason = redact(f"{exc.code}: {exc.message}", self.model_config.api_key)
-                chunks.emit(Retry(attempt, max_retries, int(delay * 1000), reason))
+                output.emit(Retry(attempt, max_retries, int(delay * 1000), reason))
                 await asyncio.sleep(delay)
 
     async def _run_tools(self, step: StepResult) -> list[Entry]:
@@ -344,12 +344,12 @@ class Turn:
             raw_args = call["function"]["arguments"]
             self._check_repeat(name, raw_args)
             args, problem = parse_args(raw_args)
-            self.chunks.emit(ToolCall(call["id"], name, args if args is not None else {"raw": raw_args}))
+            self.output.emit(ToolCall(call["id"], name, args if args is not None else {"raw": raw_args}))
             if problem is not None or args is None:
                 result = ToolResult(False, problem or "")
             else:
                 result = await self._call_tool(call["id"], name, args)
-            self.chunks.emit(ToolResultChunk(call["id"], name, result.ok, result.content))
+            self.output.emit(ToolResultChunk(call["id"], name, result.ok, result.content))
             self._running_results.append(
                 Entry(
                     {"role": "tool", "tool_call_id": call["id"], "content": result.content},

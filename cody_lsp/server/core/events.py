@@ -1,10 +1,14 @@
-"""The chunk stream of one run: sequence numbers, text coalescing, ordering.
+"""The event stream of one run: typed events with their sequence, text coalescing, ordering.
 
-`text_delta` (and `thinking`) fragments that arrive close together are merged so
-the client gets at most one such notification per flush interval (a fast model
-would otherwise cost one JSON-RPC message per token). Buffered text is always
-flushed before any other chunk, so the order the client sees is the order
-things happened.
+A run's events are `RunEvent`s — the run, its session, a sequence number and a typed payload
+(`protocol.wire`'s SessionStart, TextDelta, ToolCall, … Done) — handed to the client's port
+(port.py); each face serializes them its own way (the LSP face as `cody/chunk` params, the ACP
+face as `session/update`s). Nothing here builds a wire message.
+
+`text_delta` (and `thinking`) fragments that arrive close together are merged, so the client
+gets at most one such event per flush interval (a fast model would otherwise cost one message
+per token). Buffered text is always flushed before any other event, so the order the client
+sees is the order things happened. After the terminal payload nothing more is sent.
 """
 
 from __future__ import annotations
@@ -12,18 +16,40 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
-from ...protocol.wire import TERMINAL_TYPES, TextDelta, Thinking, chunk_to_wire
-
-Send = Callable[[dict[str, Any]], None]
+from ...protocol.wire import TERMINAL_TYPES, TextDelta, Thinking
 
 
-class ChunkStream:
-    def __init__(self, run_id: str, session_id: str, send: Send, flush_interval: float = 0.02):
+@dataclass(frozen=True, slots=True)
+class RunEvent:
+    """One thing that happened in a run, numbered (`seq` counts from 0, per run)."""
+
+    run_id: str
+    session_id: str
+    seq: int
+    payload: Any  # a protocol.wire chunk payload (it has a TYPE)
+
+    @property
+    def type(self) -> str:
+        return str(self.payload.TYPE)
+
+    @property
+    def terminal(self) -> bool:
+        return self.payload.TYPE in TERMINAL_TYPES
+
+
+EventSink = Callable[[RunEvent], None]
+
+
+class RunEventStream:
+    """A run's `TurnOutput` (agent/output.py): numbers what the turn emits and sends it on."""
+
+    def __init__(self, run_id: str, session_id: str, sink: EventSink, flush_interval: float = 0.02):
         self.run_id = run_id
         self.session_id = session_id
-        self._send = send
+        self._sink = sink
         self._interval = flush_interval
         self._seq = 0
         self._text: list[str] = []
@@ -33,12 +59,11 @@ class ChunkStream:
         self.finished = False
 
     def emit(self, payload: Any) -> None:
-        """Send one chunk now (after any buffered text)."""
+        """Send one event now (after any buffered text)."""
         if self.finished:
             return
         self.flush()
-        self._send(chunk_to_wire(self.run_id, self.session_id, self._seq, payload))
-        self._seq += 1
+        self._send(payload)
         if payload.TYPE in TERMINAL_TYPES:
             self.finished = True
 
@@ -74,8 +99,7 @@ class ChunkStream:
         content = "".join(self._text)
         self._text.clear()
         self._last_flush = time.monotonic()
-        self._send(chunk_to_wire(self.run_id, self.session_id, self._seq, self._kind(content)))
-        self._seq += 1
+        self._send(self._kind(content))
 
     def discard_text(self) -> None:
         """Drop text not yet sent (a failed attempt's text before a retry)."""
@@ -83,3 +107,7 @@ class ChunkStream:
             self._timer.cancel()
             self._timer = None
         self._text.clear()
+
+    def _send(self, payload: Any) -> None:
+        self._sink(RunEvent(self.run_id, self.session_id, self._seq, payload))
+        self._seq += 1

@@ -30,23 +30,21 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ...protocol.wire import (
-    InvalidParams,
     PermissionOptions,
     PermissionOutcome,
     PermissionParams,
     PermissionResult,
     PermissionRule,
     RuleScope,
-    parse,
 )
 from ..store.database import Store, now
 from ..tools import TOOLS
 
 log = logging.getLogger(__name__)
 
-# (the run asking — runs.LiveRun, the request) → the client's answer: a PermissionResult, its
-# wire object, or just its outcome; "allow" at once when approvals are off.
-Asker = Callable[[Any, PermissionParams], Awaitable[PermissionResult | dict[str, Any] | str]]
+# (the run asking — runs.LiveRun, the request) → the client's answer: a PermissionResult, or
+# just its outcome; "allow" at once when approvals are off.
+Asker = Callable[[Any, PermissionParams], Awaitable[PermissionResult | str]]
 
 # Said to the model when the client answered "deny": a person, or a client acting for one
 # (`cody-lsp run` without --yes refuses without asking), so it names no one.
@@ -162,17 +160,14 @@ class _Pending:
     settled: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
-def as_result(raw: Any) -> PermissionResult:
-    """The client's answer; anything that is not a valid one counts as deny."""
-    if isinstance(raw, PermissionResult):
-        return raw
-    if isinstance(raw, str):
-        raw = {"outcome": raw}
-    try:
-        return parse(PermissionResult, raw, "result")
-    except InvalidParams as exc:
-        log.warning("a permission answer that is not valid counts as deny: %s", exc)
-        return PermissionResult("deny")
+def as_result(answer: PermissionResult | str) -> PermissionResult:
+    """The client's answer (a face has validated it); an outcome that is not one counts as deny."""
+    if isinstance(answer, PermissionResult):
+        return answer
+    if answer in OPTIONS_OUTCOMES:
+        return PermissionResult(answer)
+    log.warning("a permission answer that is not valid counts as deny: %r", answer)
+    return PermissionResult("deny")
 
 
 class Permissions:

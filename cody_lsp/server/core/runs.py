@@ -1,10 +1,14 @@
 """Sessions and runs: creating, queueing and steering, cancelling, committing.
 
-The server's handlers call into `RunManager`; it owns the store, the per-session
-history cache, each session's queue (queue.py) and every live run. However a run
-ends, it ends in `_finish`, the one place that commits the turn, then sends the
-run's one terminal chunk, then resolves the `cody/run` result — in that order, even
-when something inside raised.
+Every face's handlers call into `RunManager`; it owns the store, the per-session history
+cache, each session's queue (queue.py) and every live run, and talks to its client only
+through the client's port (port.py): typed events out, permission questions, settings. However
+a run ends, it ends in `_finish`, the one place that commits the turn, then sends the run's one
+terminal event, then resolves the run's result — in that order, even when something inside
+raised.
+
+A run request is taken in two steps: `admit` (look up or create the session, queue the
+message: what a face does in request order, order.py) and `outcome` (wait for its result).
 
 Every `cody/run` is a message with a priority. On an idle session it starts a run at
 once. On a busy one it waits in the session's queue: `later` behind everything,
@@ -20,7 +24,6 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -29,7 +32,6 @@ import attrs
 
 from ...config import ContextSettings, ServerConfig
 from ...protocol.wire import (
-    UNKNOWN_SESSION,
     CancelParams,
     CancelQueuedParams,
     CompactParams,
@@ -43,6 +45,8 @@ from ...protocol.wire import (
     InvalidParams,
     ListPermissionRulesParams,
     ListSessionsParams,
+    PermissionParams,
+    PermissionResult,
     PermissionRule,
     Priority,
     QueueChanged,
@@ -56,14 +60,13 @@ from ...protocol.wire import (
     UpdateSessionParams,
     Usage,
     UserMessage,
-    WireError,
-    to_wire,
 )
 from ...secrets import redact
 from ..agent.budget import budget_for
 from ..agent.compaction import CompactionRecord, History, SessionContext
 from ..agent.history import user_entry
 from ..agent.model import ModelError, stream_step
+from ..agent.output import NoOutput
 from ..agent.turn import (
     AskPermission,
     Ending,
@@ -75,20 +78,16 @@ from ..agent.turn import (
     internal_error,
     system_message,
 )
-from ..lsp.roots import Roots
 from ..store.database import Store
-from ..tools import ToolConfig, run_tool, tool_schemas
-from .events import ChunkStream, Send
+from ..tools import run_tool, tool_schemas
+from .errors import UnknownSession
+from .events import RunEventStream
 from .folders import normalize_folder
-from .permissions import Asker, Permissions, ToolPolicy
+from .permissions import Permissions, ToolPolicy
+from .port import ClientPort
 from .queue import JOINED, SessionQueue, Waiting
 
 log = logging.getLogger(__name__)
-
-# The client's answer to `cody/requestPermission` (see permissions.Asker).
-PermissionAsker = Asker
-# (method, params) of a server → client notification (`cody/queueChanged`).
-Notify = Callable[[str, Any], None]
 
 HISTORY_CACHE_SIZE = 64
 MAX_TITLE = 200
@@ -119,7 +118,7 @@ class LiveRun:
     session_id: str | None = None
     folder: str = ""
     task: asyncio.Task[None] | None = None
-    chunks: ChunkStream | None = None
+    events: RunEventStream | None = None
     cancel_requested: bool = False
     started: bool = False
     created_session: bool = False  # this run created its session (a failure leaves none behind)
@@ -143,61 +142,33 @@ class RunManager:
         self,
         store: Store,
         config: ServerConfig,
-        send: Send,
-        default_folder: Callable[[], str | None],
-        ask_permission: PermissionAsker | None = None,
+        client: ClientPort,
         *,
         step: ModelStep = stream_step,
         tool_runner: ToolRunner = run_tool,
-        notify: Notify | None = None,
-        steering: Callable[[], bool] | None = None,
-        context_chunks: Callable[[], frozenset[str]] | None = None,
-        settings: Callable[[str], Awaitable[ServerConfig]] | None = None,
-        tool_config: Callable[[str], ToolConfig] | None = None,
-        roots: Roots | None = None,
     ):
         self.store = store
-        self.config = config
-        self._send = send
-        self._default_folder = default_folder
+        self.config = config  # the environment's settings (a run's are `client.settings(folder)`)
+        self.client = client
         self._step = step
         self._tool_runner = tool_runner
-        self._notify = notify
-        # Whether the client asked for `user_message` chunks and `cody/queueChanged` (initialize).
-        self._steering = steering or (lambda: False)
-        # Which of the `usage` and `compact` chunks the client asked for (initialize).
-        self._context_chunks = context_chunks or frozenset
-        # The settings of a run in a folder (settings.py); absent: `config`, the environment's.
-        self._settings = settings
-        # The file tools' settings of a run of a session: the editor, the session's read log (editing.py).
-        self._tool_config = tool_config
-        # The client's workspace folders, for a run that names none (roots.py).
-        self._roots = roots
-        self.permissions = Permissions(store, ToolPolicy(config.tool_policy), ask_permission)
+        self.permissions = Permissions(store, ToolPolicy(config.tool_policy), self._ask)
         self.runs: dict[str, LiveRun] = {}
         self._queues: dict[str, SessionQueue] = {}
         self._history: OrderedDict[str, History] = OrderedDict()
         self._compacting: set[str] = set()  # sessions a cody/compact is working on
+        self._deleting: set[str] = set()  # sessions a deleteSession is deleting (unknown from now on)
 
     # ------------------------------------------------------------------ folders
 
     def resolve_folder(self, raw: str | None, *, must_exist: bool = True, document: str | None = None) -> str:
-        if raw is not None:
-            return normalize_folder(raw, must_exist=must_exist)
-        if self._roots is not None:  # the folder of `document`, else the only one
-            return normalize_folder(self._roots.pick(document), must_exist=must_exist)
-        default = self._default_folder()
-        if default is None:
-            raise InvalidParams(
-                "'workspaceFolder' is required: the client has not opened exactly one workspace "
-                "folder, so say which folder this is for (a file:// URI or an absolute path)"
-            )
-        return normalize_folder(default, must_exist=must_exist)
+        """The folder a request names, else the client's choice (the folder of `document`, or its only one)."""
+        return normalize_folder(raw if raw is not None else self.client.default_folder(document), must_exist=must_exist)
 
     async def _session(self, session_id: str) -> SessionInfo:
-        session = await self.store.get_session(session_id)
+        session = None if session_id in self._deleting else await self.store.get_session(session_id)
         if session is None:
-            raise WireError(UNKNOWN_SESSION, f"unknown session '{session_id}': it does not exist or was deleted")
+            raise UnknownSession(f"unknown session '{session_id}': it does not exist or was deleted")
         return session
 
     # ------------------------------------------------------------------ sessions
@@ -209,7 +180,7 @@ class RunManager:
 
     async def _config_for(self, folder: str) -> ServerConfig:
         """The settings of a run in `folder`."""
-        return self.config if self._settings is None else await self._settings(folder)
+        return await self.client.settings(folder)
 
     async def list_sessions(self, params: ListSessionsParams) -> SessionList:
         folder = None
@@ -238,13 +209,20 @@ class RunManager:
         await self._session(params.session_id)
         updated = await self.store.update_session(params.session_id, title=params.title, model=params.model)
         if updated is None:
-            raise WireError(UNKNOWN_SESSION, f"unknown session '{params.session_id}': it was deleted")
+            raise UnknownSession(f"unknown session '{params.session_id}': it was deleted")
         return updated
 
     async def delete_session(self, params: DeleteSessionParams) -> bool:
-        await self.cancel_session(params.session_id, wait=True)
-        self._forget(params.session_id)
-        return await self.store.delete_session(params.session_id)
+        """Its runs end (cancelled, committed), then it is gone; from the first moment it is
+        unknown to every request (a run sent right after finds no session)."""
+        session_id = params.session_id
+        self._deleting.add(session_id)
+        try:
+            await self.cancel_session(session_id, wait=True)
+            self._forget(session_id)
+            return await self.store.delete_session(session_id)
+        finally:
+            self._deleting.discard(session_id)
 
     def _forget(self, session_id: str) -> None:
         self._history.pop(session_id, None)
@@ -336,17 +314,32 @@ class RunManager:
         self.runs[run_id] = run
         return run
 
-    async def run(self, run: LiveRun, params: RunParams) -> RunResult:
-        """Execute a registered run and return its result.
+    async def admit(self, params: RunParams) -> LiveRun:
+        """Take a run request in: register it, find (or create) its session, queue its message.
+        Raises (InvalidParams, UnknownSession) when it cannot run; once this returns, the
+        message is queued (or running) and `outcome` gives its result. Not cancel-safe on its
+        own: a face shields it (the request's effect is taken in order, then cancelled)."""
+        run = self.register(params)
+        await self._start(run, params)
+        return run
 
-        Cancel-safe: if the caller is cancelled ($/cancelRequest), the run is
-        cancelled, still sends `session_start` and its terminal chunk, and then the
-        CancelledError goes on to the caller.
-        """
+    async def outcome(self, run: LiveRun) -> RunResult:
+        """The admitted run's result. Cancel-safe: if the caller is cancelled ($/cancelRequest),
+        the run is cancelled, still sends its terminal event, and then the CancelledError goes
+        on to the caller."""
+        try:
+            return await asyncio.shield(run.result)
+        except asyncio.CancelledError:
+            self._cancel_run(run)
+            await run.result
+            raise
+
+    async def run(self, run: LiveRun, params: RunParams) -> RunResult:
+        """Execute a registered run and return its result (`admit` and `outcome` in one, for a
+        caller that registered the run itself). Cancel-safe as `outcome` is."""
         start = asyncio.ensure_future(self._start(run, params))
         try:
             await asyncio.shield(start)
-            return await asyncio.shield(run.result)
         except asyncio.CancelledError:
             self._cancel_run(run)
             try:
@@ -355,6 +348,7 @@ class RunManager:
                 raise asyncio.CancelledError from None
             await run.result
             raise
+        return await self.outcome(run)
 
     async def _start(self, run: LiveRun, params: RunParams) -> None:
         try:
@@ -402,7 +396,7 @@ class RunManager:
             run.policy = ToolPolicy(run.config.tool_policy)
         run.session_id = session.id
         run.folder = session.workspace_folder
-        run.chunks = ChunkStream(run.run_id, session.id, self._send, self.config.text_flush_interval)
+        run.events = RunEventStream(run.run_id, session.id, self.client.send, self.config.text_flush_interval)
         return session
 
     async def _execute(self, run: LiveRun, session: SessionInfo, model: str, queue: SessionQueue) -> None:
@@ -455,12 +449,12 @@ class RunManager:
         """The run's first chunk, once."""
         if not run.announced:
             run.announced = True
-            self._chunks(run).emit(SessionStart(session.workspace_folder, model))
+            self._events(run).emit(SessionStart(session.workspace_folder, model))
 
     def _show_message(self, run: LiveRun, message: LiveRun) -> None:
-        """`message` enters `run` (its first prompt, or one taken in): a user_message chunk."""
-        if self._steering():
-            self._chunks(run).emit(UserMessage(message.message_id, message.prompt, message.priority))
+        """`message` enters `run` (its first prompt, or one taken in): a user_message event."""
+        if self.client.features.steering:
+            self._events(run).emit(UserMessage(message.message_id, message.prompt, message.priority))
 
     def _take_inbox(self, run: LiveRun) -> list[str]:
         """The safe boundary of `run`: the `next` messages waiting for its session join it."""
@@ -476,8 +470,8 @@ class RunManager:
         return prompts
 
     def _queue_changed(self, queue: SessionQueue) -> None:
-        if self._notify is not None and self._steering():
-            self._notify("cody/queueChanged", to_wire(QueueChanged(queue.session_id, queue.listed())))
+        if self.client.features.steering:
+            self.client.queue_changed(QueueChanged(queue.session_id, queue.listed()))
 
     async def _turn(self, run: LiveRun, session: SessionInfo, model: str) -> Ending:
         """Record the run's start, then let the agent run the turn to its Ending."""
@@ -494,14 +488,14 @@ class RunManager:
             model=model,
             prompt=prompt,
             history=[],
-            chunks=self._chunks(run),
+            output=self._events(run),
             model_config=config.model,
             limits=config.limits,
             ask_permission=self._permission_for(run),
             step=self._step,
             run_tool=self._tool_runner,
             inbox=lambda: self._take_inbox(run),
-            tools=(self._tool_config(session.id) if self._tool_config is not None else ToolConfig()).with_limits(
+            tools=self.client.tools(session.id).with_limits(
                 config.tool_limits, allow_vcs_writes=config.allow_vcs_writes
             ),
         )
@@ -520,9 +514,9 @@ class RunManager:
         return run.config or self.config
 
     @staticmethod
-    def _chunks(run: LiveRun) -> ChunkStream:
-        assert run.chunks is not None, "a run's chunk stream exists from _prepare on"
-        return run.chunks
+    def _events(run: LiveRun) -> RunEventStream:
+        assert run.events is not None, "a run's event stream exists from _prepare on"
+        return run.events
 
     async def _finish(self, run: LiveRun, session: SessionInfo, ending: Ending) -> None:
         """The one place a run ends: commit the turn, then send its terminal chunk, then answer."""
@@ -534,7 +528,7 @@ class RunManager:
             log.exception("could not commit run %s", run.run_id)
             info = ErrorInfo("store", f"the turn could not be saved: {type(exc).__name__}: {exc}")
             ending = Ending("error", Error(info.code, info.message), [], ending.usage, error=info)
-        self._chunks(run).emit(ending.terminal)
+        self._events(run).emit(ending.terminal)
         run.result.set_result(self._result(run, session.id, ending))
 
     @staticmethod
@@ -615,20 +609,27 @@ class RunManager:
             # A run counts its summary's usage in its own (committed with its turn).
             return await self.store.add_compaction(session_id, run_id, record, Usage() if run_id else usage)
 
-        wanted = self._context_chunks()
+        wants = self.client.features
         return SessionContext(
             budget_for(model, settings),
             history,
             save,
             lambda compacted: self._cache(session_id, compacted),
-            send_usage="usage" in wanted,
-            send_compact="compaction" in wanted,
+            send_usage=wants.usage,
+            send_compact=wants.compaction,
         )
 
     # ------------------------------------------------------------------ compaction
 
     async def compact(self, params: CompactParams) -> CompactResult:
         """cody/compact: summarize the session's history now (not while a run has the session)."""
+        work = await self.begin_compact(params)
+        return await work.run()
+
+    async def begin_compact(self, params: CompactParams) -> Compaction:
+        """Take a cody/compact in (in request order): the session is marked as being compacted,
+        or the answer is decided (busy, misconfigured). `Compaction.run()` then does the work,
+        outside the request order; `abort()` gives up a compaction that never ran."""
         session = await self._session(params.session_id)
         config = await self._config_for(session.workspace_folder)
         model = session.model or config.model.model or ""
@@ -642,11 +643,8 @@ class RunManager:
             info = ErrorInfo("config", problem)
         else:
             self._compacting.add(session.id)
-            try:
-                return await self._compact_now(session, model, config)
-            finally:
-                self._compacting.discard(session.id)
-        return CompactResult(session, False, 0, 0, 0, 0, Usage(), info)
+            return Compaction(self, session, model, config)
+        return Compaction(self, session, model, config, CompactResult(session, False, 0, 0, 0, 0, Usage(), info))
 
     async def _compact_now(self, session: SessionInfo, model: str, config: ServerConfig) -> CompactResult:
         folder = Path(session.workspace_folder)
@@ -659,7 +657,7 @@ class RunManager:
             model=model,
             prompt="",
             history=[],
-            chunks=ChunkStream("", session.id, lambda _chunk: None, 0.0),
+            output=NoOutput(),
             model_config=config.model,
             limits=config.limits,
             step=self._step,
@@ -676,6 +674,18 @@ class RunManager:
         return CompactResult(
             after, True, r.messages_before, r.messages_after, r.tokens_before, r.tokens_after, outcome.usage
         )
+
+    def approvals_enabled(self) -> bool:
+        """Whether permission requests go to the client (`CODY_APPROVALS`: always, never, or
+        when it said it can answer)."""
+        mode = self.config.approvals
+        return mode == "ask" or (mode == "auto" and self.client.features.approvals)
+
+    async def _ask(self, _run: LiveRun, request: PermissionParams) -> PermissionResult | str:
+        """The client's answer (permissions.py reads it); "allow" at once when approvals are off."""
+        if not self.approvals_enabled():
+            return "allow"
+        return await self.client.ask_permission(request)
 
     def _permission_for(self, run: LiveRun) -> AskPermission:
         async def check(call_id: str, tool_name: str, args: dict[str, Any]) -> str | None:
@@ -701,3 +711,26 @@ class RunManager:
 
     async def revoke_permission_rule(self, rule_id: str) -> bool:
         return await self.permissions.revoke(rule_id)
+
+
+@dataclass
+class Compaction:
+    """A cody/compact taken in: its decided answer, or the work to do (`RunManager.begin_compact`)."""
+
+    manager: RunManager
+    session: SessionInfo
+    model: str
+    config: ServerConfig
+    answer: CompactResult | None = None
+
+    async def run(self) -> CompactResult:
+        if self.answer is not None:
+            return self.answer
+        try:
+            return await self.manager._compact_now(self.session, self.model, self.config)
+        finally:
+            self.abort()
+
+    def abort(self) -> None:
+        if self.answer is None:
+            self.manager._compacting.discard(self.session.id)

@@ -1,7 +1,7 @@
 """The editor's open documents: `textDocument/didOpen`, `didChange` (incremental) and `didClose`.
 
 The server keeps each open document's text as the editor has it, unsaved changes included, so the
-file tools see it (tools/editor.py, the overlay). A document is a list of lines, each with its line
+file tools see it (tools/editor_view.py, the overlay). A document is a list of lines, each with its line
 ending: an incremental change replaces the few lines it touches, so typing in a 1 MB document costs
 microseconds per change, not a copy of the document (pygls' own `TextDocument` re-splits the whole
 text on every change, ~3 ms for 1 MB: too slow for a loop that also streams runs). Positions count

@@ -1,10 +1,10 @@
 """The editor's live state, as the server learns it besides the cody/* methods.
 
 One `Editor` per server holds what the client tells a language server — its open documents
-(documents.py), its workspace folders (roots.py), its configuration (settings.py) — and what it
-can do for runs: apply edits (editing.py), show progress (progress.py), show messages. Each part
+(documents.py), its workspace folders (workspace_folders.py), its configuration (configuration.py) — and what it
+can do for runs: apply edits (workspace_edits.py), show progress (progress.py), show messages. Each part
 is used only when the client says at `initialize` that it supports it; an old client gets the
-server as before. lsp.py routes the notifications here, and makes the `Editor` once `initialize`
+server as before. server.py routes the notifications here, and makes the `Editor` once `initialize`
 was answered (nothing here slows the server's start).
 """
 
@@ -18,14 +18,15 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.uris import to_fs_path
 
-from ...protocol.wire import CancelParams, InvalidParams
+from ...protocol.wire import CancelParams, InvalidParams, Retry
 from ...secrets import redact
+from ..core.events import RunEvent
 from ..core.folders import normalize_folder
 from .client_requests import ask_client
 from .configuration import SECTION, Settings
 from .documents import DocumentStore
 from .progress import RunProgress
-from .roots import Roots
+from .workspace_folders import WorkspaceFolders
 
 if TYPE_CHECKING:
     from .server import CodyServer
@@ -53,7 +54,7 @@ class Editor:
         self.documents = DocumentStore(encoding=server.position_encoding)
         self.progress = RunProgress(server.protocol, notify, self._cancel_run)
         self.settings = Settings(server.config, self.show_warning)
-        self.roots = Roots(self.folder_paths)
+        self.workspace_folders = WorkspaceFolders(self.folder_paths)
         self.capabilities = types.ClientCapabilities()
         if server.initialize_params is not None:
             self.initialize(server.initialize_params)
@@ -96,7 +97,7 @@ class Editor:
 
     def folders_changed(self, params: types.DidChangeWorkspaceFoldersParams) -> None:
         """A removed folder's runs are cancelled (its sessions stay)."""
-        manager = self.server.manager
+        manager = self.server.app.running
         for removed in params.event.removed or []:
             try:
                 folder = normalize_folder(removed.uri, must_exist=False)
@@ -108,14 +109,14 @@ class Editor:
 
     # ------------------------------------------------------------------ runs
 
-    def on_chunk(self, chunk: dict[str, Any]) -> None:
-        """Every cody/chunk sent: progress follows it; a retry is logged in the editor too."""
-        self.progress.on_chunk(chunk)
-        if chunk.get("type") == "retry":
-            delay = chunk.get("delayMs", 0) / 1000
+    def on_event(self, event: RunEvent) -> None:
+        """Every run event sent: progress follows it; a retry is logged in the editor too."""
+        self.progress.on_event(event)
+        retry = event.payload
+        if isinstance(retry, Retry):
             text = (
-                f"Cody: a model request failed ({chunk.get('reason')}); retry {chunk.get('retryAttempt')} of "
-                f"{chunk.get('retryMaxAttempts')} in {delay:.1f} s"
+                f"Cody: a model request failed ({retry.reason}); retry {retry.retry_attempt} of "
+                f"{retry.retry_max_attempts} in {retry.delay_ms / 1000:.1f} s"
             )
             self.log(types.MessageType.Warning, text)
 
@@ -129,7 +130,7 @@ class Editor:
         self.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(type=types.MessageType.Warning, message=text))
 
     def _cancel_run(self, run_id: str) -> bool:
-        manager = self.server.manager
+        manager = self.server.app.running
         return manager is not None and manager.cancel(CancelParams(run_id=run_id))
 
     async def _configuration(self, folder_uri: str) -> Any:

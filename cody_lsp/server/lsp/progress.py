@@ -1,6 +1,6 @@
 """Work-done progress of each run, when the client supports it (`window.workDoneProgress`).
 
-A run's progress follows its chunks: its `session_start` creates a token
+A run's progress follows its events (the chunks the client is sent): its `session_start` creates a token
 (`window/workDoneProgress/create`, token `cody-<runId>`) and begins the progress (title "Cody",
 cancellable), each change of activity is reported ("thinking", "writing", "running
 run_command", "retrying", "compacting the history"), and its terminal chunk ends it. A
@@ -23,7 +23,8 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from ...private_api.jsonrpc import FencedProtocol
-from ...protocol.wire import TERMINAL_TYPES
+from ...protocol.wire import SessionStart, ToolCall
+from ..core.events import RunEvent
 from .client_requests import ask_client
 
 log = logging.getLogger(__name__)
@@ -32,11 +33,11 @@ TITLE = "Cody"
 ENDINGS = {"done": "done", "cancelled": "cancelled", "circuit_breaker": "stopped by a safety limit", "error": "failed"}
 
 
-def activity(chunk: dict[str, Any]) -> str | None:
-    """What a chunk says the run is doing now (None: no change)."""
-    kind = chunk.get("type")
-    if kind == "tool_call":
-        return f"running {chunk.get('toolName')}"
+def activity(event: RunEvent) -> str | None:
+    """What an event says the run is doing now (None: no change)."""
+    payload = event.payload
+    if isinstance(payload, ToolCall):
+        return f"running {payload.tool_name}"
     return {
         "session_start": "starting",
         "thinking": "thinking",
@@ -44,7 +45,7 @@ def activity(chunk: dict[str, Any]) -> str | None:
         "text_delta": "writing",
         "retry": "retrying after an error",
         "compact": "compacting the history",
-    }.get(str(kind))
+    }.get(event.type)
 
 
 @dataclass(eq=False)
@@ -71,22 +72,20 @@ class RunProgress:
         window = capabilities.window
         self.enabled = bool(window is not None and window.work_done_progress)
 
-    def on_chunk(self, chunk: dict[str, Any]) -> None:
-        """Follow one `cody/chunk` (its params) of any run."""
+    def on_event(self, event: RunEvent) -> None:
+        """Follow one event of any run."""
         if not self.enabled:
             return
-        run_id, kind = chunk.get("runId"), chunk.get("type")
-        if not isinstance(run_id, str):
-            return
+        run_id = event.run_id
         progress = self._runs.get(run_id)
-        if kind == "session_start" and progress is None:
+        if isinstance(event.payload, SessionStart) and progress is None:
             self._start(run_id)
         elif progress is None:
             return
-        elif kind in TERMINAL_TYPES:
-            self._end(run_id, progress, ENDINGS.get(str(kind), str(kind)))
+        elif event.terminal:
+            self._end(run_id, progress, ENDINGS.get(event.type, event.type))
         else:
-            message = activity(chunk)
+            message = activity(event)
             if message is not None and message != progress.message:
                 progress.message = message
                 if progress.created:

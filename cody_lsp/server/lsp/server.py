@@ -1,10 +1,13 @@
-"""The cody/* language server: one table of method → handler, and the server's lifecycle.
+"""The LSP face: the cody/* language server, one table of method → handler.
 
 `ROUTES` maps each method of `wire.METHODS` to its handler; the params type comes from
 `wire.METHODS`, so adding a method is one row there and one row here. Each handler gets
 its params validated (`wire.parse`), calls the run manager and returns a wire type; every
-failure becomes a JSON-RPC error that says what to fix. The bytes and the JSON-RPC
-envelope are `transport.py`'s: the server never dies of bad input.
+failure becomes a JSON-RPC error that says what to fix. Requests take effect in the order
+they arrived (core/order.py): each takes its ticket when it is read. The bytes and the
+JSON-RPC envelope are `transport.py`'s: the server never dies of bad input. The lifecycle
+(store, signals, closing) is the `Application`'s (server/app.py); the run core reaches the
+client through `LspClient` (client_port.py).
 """
 
 from __future__ import annotations
@@ -12,7 +15,6 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
-import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable
@@ -23,7 +25,6 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
 from pygls.lsp.server import LanguageServer
 from pygls.protocol import lsp_method
-from pygls.uris import to_fs_path
 
 from ... import __version__
 from ...config import ServerConfig
@@ -33,6 +34,7 @@ from ...protocol.wire import (
     METHOD_NOT_FOUND,
     METHODS,
     SERVER_CAPABILITIES,
+    UNKNOWN_SESSION,
     CancelParams,
     CancelQueuedParams,
     CancelResult,
@@ -42,7 +44,6 @@ from ...protocol.wire import (
     InvalidParams,
     ListPermissionRulesParams,
     ListQueuedParams,
-    PermissionParams,
     PermissionRuleList,
     QueueList,
     RevokePermissionRuleParams,
@@ -52,22 +53,25 @@ from ...protocol.wire import (
     parse,
     to_wire,
 )
-from .client_requests import ask_client
+from ..app import Application
+from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
+from ..core.order import RequestOrder, Ticket
+from .client_port import LspClient, features_from
 from .transport import ClientWriter, HardenedProtocol, WireLimits, open_stdin, open_stdout, strict_converter
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
-    from ..core.runs import LiveRun, RunManager
+    from ..core.runs import RunManager
     from .early_initialize import EarlyStart
     from .editor_state import Editor
 
 log = logging.getLogger(__name__)
 
-SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+SESSION_BUSY = -32002
 
 
 class CodyProtocol(HardenedProtocol):
     """The hardened protocol; the initialize result advertises the cody protocol version. The
-    editor's documents and progress cancels go to editor.py (pygls' own keeping of documents is
+    editor's documents and progress cancels go to editor_state.py (pygls' own keeping of documents is
     replaced: documents.py says why)."""
 
     server: CodyServer | None = None
@@ -108,16 +112,10 @@ class CodyServer(LanguageServer):
     def __init__(self, config: ServerConfig):
         super().__init__(SERVER_NAME, __version__, protocol_cls=CodyProtocol, converter_factory=strict_converter)
         self.config = config
-        self.manager: RunManager | None = None
-        self._manager_ready: asyncio.Future[RunManager] | None = None
-        self.client_can_approve = False
-        self.client_steering = False  # wants user_message chunks and cody/queueChanged
-        self.client_context_chunks: frozenset[str] = frozenset()  # "usage", "compaction": wants those chunks
-        self.exit_code = 0
+        self.client = LspClient(self)
+        self.app = Application(config, self.client)
+        self.requests = RequestOrder()
         self._client_gone = False
-        self._closing = False
-        self._stopped_by: str | None = None  # what stopped the server: a signal's name, a stuck client
-        self._main_task: asyncio.Task[None] | None = None
         self._limits = WireLimits()
         self.initialize_params: types.InitializeParams | None = None
         self.position_encoding = "utf-16"  # agreed at initialize
@@ -125,11 +123,15 @@ class CodyServer(LanguageServer):
 
     @functools.cached_property
     def editor(self) -> Editor:
-        """The editor's live state: documents, folders, settings, edits, progress (editor.py).
+        """The editor's live state: documents, folders, settings, edits, progress (editor_state.py).
         Made on first use, after `initialize` was answered."""
         from .editor_state import Editor
 
-        return Editor(self, self._notify)
+        return Editor(self, self.notify)
+
+    @property
+    def exit_code(self) -> int:
+        return self.app.exit_code
 
     # ---------------------------------------------------------------- serving
 
@@ -165,7 +167,7 @@ class CodyServer(LanguageServer):
                 try:
                     await self.protocol.serve(reader, self._limits)
                 except SystemExit as exc:  # the `exit` notification
-                    self.exit_code = _exit_code(exc)
+                    self.app.exit_code = _exit_code(exc)
                 except ConnectionError as exc:
                     log.warning("the connection to the client failed: %s", exc)
                 finally:
@@ -182,86 +184,46 @@ class CodyServer(LanguageServer):
         self._serve(connect)
 
     def _serve(self, connect: Callable[[], Awaitable[None]]) -> None:
-        """Run `connect` in an event loop; however it ends (end of input, `exit`, a
-        signal), every run is cancelled and recorded and the store closed before returning."""
+        """Serve with `connect` inside the Application's loop; however it ends (end of input,
+        `exit`, a signal, a stuck client), every run is cancelled and recorded, the requests
+        still open are answered and the store closed before returning."""
         try:
             self._limits = WireLimits.from_env()
         except ValueError as exc:
             log.error("%s", exc)
-            self.exit_code = 2
+            self.app.exit_code = 2
             return
 
-        async def main() -> None:
-            loop = asyncio.get_running_loop()
-            task = asyncio.current_task()
-            assert task is not None
-            self._main_task = task
-            for signum in SHUTDOWN_SIGNALS:
-                loop.add_signal_handler(signum, self._on_signal, signum, task)
+        async def serving() -> None:
             try:
                 await connect()
             except SystemExit as exc:  # the `exit` notification
-                self.exit_code = _exit_code(exc)
-            except asyncio.CancelledError:
-                if self._stopped_by is None:
-                    raise
-                task.uncancel()
+                self.app.exit_code = _exit_code(exc)
             except (BrokenPipeError, ConnectionError) as exc:
                 log.error("the connection to the client failed (%s); shutting down", exc)
-            finally:
-                await self.close()
-                writer = self.protocol.writer
-                if isinstance(writer, ClientWriter):  # the last answers and chunks, before the process ends
-                    await writer.drain(timeout=5)
-                for signum in SHUTDOWN_SIGNALS:
-                    loop.remove_signal_handler(signum)
 
-        try:
-            asyncio.run(main())
-        except KeyboardInterrupt:  # before the signal handlers were installed
-            pass
-
-    def _on_signal(self, signum: int, task: asyncio.Task[None]) -> None:
-        name = signal.Signals(signum).name
-        if self._stopped_by is not None or self._closing:
-            log.warning("%s: already shutting down", name)
-            return
-        log.warning("%s: cancelling the runs and shutting down", name)
-        self._stopped_by = name
-        self.exit_code = 0
-        task.cancel()
+        self.app.serve(serving, close=self.close)
 
     def _client_stuck(self, reason: str) -> None:
         """The client stopped reading (ClientWriter): it is gone for the server, which shuts down
         (every run cancelled and committed, unheard), exit code 1."""
         self._client_gone = True
-        if self._stopped_by is not None or self._closing or self._main_task is None:
-            return
-        log.error("%s: it is treated as gone; cancelling the runs and shutting down", reason)
-        self._stopped_by = "a stuck client"
-        self.exit_code = 1
-        self._main_task.cancel()
+        if not self.app.closing:
+            log.error("%s: it is treated as gone; cancelling the runs and shutting down", reason)
+        self.app.stop("a stuck client", exit_code=1)
 
     async def close(self) -> None:
         """Stop every run (each commits what it completed and sends its terminal chunk),
         answer the requests still open, and close the store. Bounded in time."""
-        self._closing = True
         self.protocol.shutting_down = True
-        opening = self._manager_ready
-        if self.manager is None and opening is not None and not opening.done():
-            await asyncio.wait([opening], timeout=10)
-        if self.manager is None:
-            return
-        manager, self.manager = self.manager, None
-        try:
-            await asyncio.wait_for(manager.cancel_all(), 10)
-            handlers = [f for f in self.protocol.pending_requests().values() if isinstance(f, asyncio.Task)]
-            if handlers:
-                await asyncio.wait(handlers, timeout=5)  # their responses are written before this returns
-        except TimeoutError:
-            log.error("runs did not end within 10 s of being cancelled; closing anyway")
-        finally:
-            await manager.store.close()
+        await self.app.stop_runs()
+        handlers = [f for f in self.protocol.pending_requests().values() if isinstance(f, asyncio.Task)]
+        if handlers:
+            await asyncio.wait(handlers, timeout=5)  # their responses are written before this returns
+        await self.app.close_store()
+        writer = self.protocol.writer
+        if isinstance(writer, ClientWriter):  # the last answers and chunks, before the process ends
+            await writer.drain(timeout=5)
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # Log only: a pop-up in the user's editor for a server-side hiccup (or a
@@ -271,56 +233,9 @@ class CodyServer(LanguageServer):
             return
         log.error("server error (%s): %s", getattr(source, "__name__", source), error)
 
-    # ---------------------------------------------------------------- manager
+    # ---------------------------------------------------------------- the client
 
-    async def get_manager(self) -> RunManager:
-        if self.manager is not None:
-            return self.manager
-        ready = self._manager_ready
-        if ready is None or (ready.done() and (ready.cancelled() or ready.exception() is not None)):
-            ready = self._manager_ready = asyncio.ensure_future(self._open_manager())
-        return await asyncio.shield(ready)
-
-    async def _open_manager(self) -> RunManager:
-        from ..core.runs import RunManager
-        from ..store.database import Store
-        from ..tools.shell import enable_subreaper
-
-        # The server is the parent of every process a command leaves behind (setsid,
-        # nohup …): they are ended with the command that started them (SECURITY.md).
-        enable_subreaper()
-
-        try:
-            store = await Store.open(self.config.db)
-        except Exception as exc:
-            log.exception("could not open the session store %s", self.config.db)
-            raise WireError(
-                INTERNAL_ERROR,
-                f"cannot open the session database {self.config.db}: {exc}; set CODY_DB to a writable file",
-            ) from None
-        interrupted = await store.mark_interrupted_runs()
-        if interrupted:
-            log.warning("marked %d run(s) left by an ended server process as interrupted", interrupted)
-        self.manager = RunManager(
-            store,
-            self.config,
-            self._send_chunk,
-            self.default_folder,
-            self._ask_permission,
-            notify=self._notify,
-            steering=lambda: self.client_steering,
-            context_chunks=lambda: self.client_context_chunks,
-            settings=self.editor.settings.for_folder,
-            tool_config=self.editor.bridge.tools_for,
-            roots=self.editor.roots,
-        )
-        return self.manager
-
-    def _send_chunk(self, params: dict[str, Any]) -> None:
-        self._notify("cody/chunk", params)
-        self.editor.on_chunk(params)
-
-    def _notify(self, method: str, params: Any) -> None:
+    def notify(self, method: str, params: Any) -> None:
         if self._client_gone:
             return
         try:
@@ -330,32 +245,6 @@ class CodyServer(LanguageServer):
             self._client_gone = True
             log.warning("the client is gone; dropping the chunks of running runs")
 
-    def default_folder(self) -> str | None:
-        try:
-            folders = list(self.workspace.folders.values())
-        except RuntimeError:
-            return None
-        if len(folders) == 1:
-            return to_fs_path(folders[0].uri)
-        return None
-
-    # ---------------------------------------------------------------- approvals
-
-    def approvals_enabled(self) -> bool:
-        mode = self.config.approvals
-        return mode == "ask" or (mode == "auto" and self.client_can_approve)
-
-    async def _ask_permission(self, run: LiveRun, request: PermissionParams) -> str | dict[str, Any]:
-        """The client's answer (permissions.py reads it; anything invalid counts as deny)."""
-        if not self.approvals_enabled():
-            return "allow"
-        try:
-            answer = await ask_client(self.protocol, "cody/requestPermission", to_wire(request), prefix="perm")
-        except JsonRpcException as exc:
-            log.warning("permission request failed: %s", exc)
-            return "deny"
-        return answer if isinstance(answer, dict) else "deny"
-
 
 def _exit_code(exc: SystemExit) -> int:
     return exc.code if isinstance(exc.code, int) else 0
@@ -363,75 +252,93 @@ def _exit_code(exc: SystemExit) -> int:
 
 # ------------------------------------------------------------------------ the method table
 
-Handler = Callable[["RunManager", Any], Awaitable[Any]]
+RouteHandler = Callable[["RunManager", Any], Awaitable[Any]]
 
 
 @dataclass(frozen=True)
 class Route:
     """How one cody/* method is served. `handle(manager, params)` gets the params already
-    validated into the method's params type (`wire.METHODS`) and returns its result type."""
+    validated into the method's params type (`wire.METHODS`) and takes the request's effect, in
+    the order requests arrived; it returns the result, or `Later` for what is then waited for
+    outside that order (a run's result, a compaction's model call)."""
 
-    handle: Handler
-    # Run instead, before the -32800, when `$/cancelRequest` arrives while the store is
-    # still opening (just after start): finish as if the cancel had come right after.
-    cancelled_early: Handler | None = None
-
-
-async def _run(m: RunManager, params: RunParams) -> Any:
-    # Registered before the first await (so a cancel right behind finds it). `$/cancelRequest`
-    # cancels this handler: the manager stops the run, lets it send its terminal chunk, then
-    # re-raises so the request is answered -32800.
-    return await m.run(m.register(params), params)
+    handle: RouteHandler
 
 
-async def _run_cancelled_early(m: RunManager, params: RunParams) -> None:
-    live = m.register(params)
-    m.cancel(CancelParams(run_id=live.run_id))
-    await m.run(live, params)  # sends session_start, then cancelled
+@dataclass(frozen=True)
+class Later:
+    """What a request waits for once its effect is taken (its ticket passed on meanwhile)."""
+
+    wait: Callable[[], Awaitable[Any]]
+    # The request was cancelled ($/cancelRequest) while its effect was being taken: undo what
+    # can be undone (a run is cancelled; it still sends its terminal chunk) before the -32800.
+    cancelled: Callable[[], Awaitable[None]] | None = None
 
 
-async def _cancel(m: RunManager, params: CancelParams) -> CancelResult:
-    return CancelResult(m.cancel(params))
+async def _run(manager: RunManager, params: RunParams) -> Later:
+    # Once admitted, the message is queued (or running): a cancel right behind finds it.
+    # `$/cancelRequest` cancels the wait: the manager stops the run, lets it send its terminal
+    # chunk, then the handler re-raises so the request is answered -32800.
+    live = await manager.admit(params)
+
+    async def cancelled() -> None:
+        manager.cancel(CancelParams(run_id=live.run_id))
+        await manager.outcome(live)
+
+    return Later(lambda: manager.outcome(live), cancelled)
 
 
-async def _latest_session(m: RunManager, params: Any) -> Any:
-    return await m.latest_session(params.workspace_folder)
+async def _compact(manager: RunManager, params: Any) -> Later:
+    work = await manager.begin_compact(params)
+
+    async def cancelled() -> None:
+        work.abort()
+
+    return Later(work.run, cancelled)
 
 
-async def _delete_session(m: RunManager, params: Any) -> DeleteResult:
-    return DeleteResult(await m.delete_session(params))
+async def _cancel(manager: RunManager, params: CancelParams) -> CancelResult:
+    return CancelResult(manager.cancel(params))
 
 
-async def _interrupt(m: RunManager, params: InterruptParams) -> InterruptResult:
-    return InterruptResult(m.interrupt(params.session_id))
+async def _latest_session(manager: RunManager, params: Any) -> Any:
+    return await manager.latest_session(params.workspace_folder)
 
 
-async def _cancel_queued(m: RunManager, params: CancelQueuedParams) -> CancelResult:
-    return CancelResult(m.cancel_queued(params))
+async def _delete_session(manager: RunManager, params: Any) -> DeleteResult:
+    return DeleteResult(await manager.delete_session(params))
 
 
-async def _list_queued(m: RunManager, params: ListQueuedParams) -> QueueList:
-    return QueueList(await m.list_queued(params.session_id))
+async def _interrupt(manager: RunManager, params: InterruptParams) -> InterruptResult:
+    return InterruptResult(manager.interrupt(params.session_id))
 
 
-async def _list_permission_rules(m: RunManager, params: ListPermissionRulesParams) -> PermissionRuleList:
-    return PermissionRuleList(await m.list_permission_rules(params))
+async def _cancel_queued(manager: RunManager, params: CancelQueuedParams) -> CancelResult:
+    return CancelResult(manager.cancel_queued(params))
 
 
-async def _revoke_permission_rule(m: RunManager, params: RevokePermissionRuleParams) -> RevokeResult:
-    return RevokeResult(await m.revoke_permission_rule(params.rule_id))
+async def _list_queued(manager: RunManager, params: ListQueuedParams) -> QueueList:
+    return QueueList(await manager.list_queued(params.session_id))
+
+
+async def _list_permission_rules(manager: RunManager, params: ListPermissionRulesParams) -> PermissionRuleList:
+    return PermissionRuleList(await manager.list_permission_rules(params))
+
+
+async def _revoke_permission_rule(manager: RunManager, params: RevokePermissionRuleParams) -> RevokeResult:
+    return RevokeResult(await manager.revoke_permission_rule(params.rule_id))
 
 
 ROUTES: dict[str, Route] = {
-    "cody/createSession": Route(lambda m, p: m.create_session(p)),
-    "cody/run": Route(_run, cancelled_early=_run_cancelled_early),
+    "cody/createSession": Route(lambda manager, params: manager.create_session(params)),
+    "cody/run": Route(_run),
     "cody/cancel": Route(_cancel),
-    "cody/listSessions": Route(lambda m, p: m.list_sessions(p)),
+    "cody/listSessions": Route(lambda manager, params: manager.list_sessions(params)),
     "cody/latestSession": Route(_latest_session),
-    "cody/getSession": Route(lambda m, p: m.get_session(p)),
-    "cody/updateSession": Route(lambda m, p: m.update_session(p)),
+    "cody/getSession": Route(lambda manager, params: manager.get_session(params)),
+    "cody/updateSession": Route(lambda manager, params: manager.update_session(params)),
     "cody/deleteSession": Route(_delete_session),
-    "cody/compact": Route(lambda m, p: m.compact(p)),
+    "cody/compact": Route(_compact),
     "cody/interrupt": Route(_interrupt),
     "cody/cancelQueued": Route(_cancel_queued),
     "cody/listQueued": Route(_list_queued),
@@ -441,27 +348,63 @@ ROUTES: dict[str, Route] = {
 
 
 def _handler(server: CodyServer, params_type: type, route: Route) -> Callable[[Any], Awaitable[Any]]:
-    """Wrap a route: raw params in (absent or null: `{}`), a camelCase dict out, errors as JSON-RPC errors."""
+    """Wrap a route: raw params in (absent or null: `{}`), a camelCase dict out, errors as
+    JSON-RPC errors; the request's effect taken in the order requests arrived."""
 
     async def handle(raw: Any) -> Any:
+        ticket = server.requests.ticket()  # before any await: the order the request was read in
         try:
-            params = parse(params_type, {} if raw is None else raw)
             try:
-                manager = await server.get_manager()
-            except asyncio.CancelledError:
-                if route.cancelled_early is not None:
-                    try:
-                        await route.cancelled_early(await server.get_manager(), params)
-                    except Exception:
-                        pass
+                params = parse(params_type, {} if raw is None else raw)
+            except BaseException:
+                ticket.release()
                 raise
-            return to_wire(await route.handle(manager, params))
+            taking = asyncio.ensure_future(_take_effect(server, route, ticket, params))
+            try:
+                value = await asyncio.shield(taking)
+            except asyncio.CancelledError:
+                # Cancelled before its effect was taken: it is taken anyway, in its turn (as if
+                # the cancel had come right after), then undone where it can be.
+                _uncancel()
+                try:
+                    value = await taking
+                except Exception:
+                    raise asyncio.CancelledError from None
+                if isinstance(value, Later) and value.cancelled is not None:
+                    await value.cancelled()
+                raise asyncio.CancelledError from None
+            if isinstance(value, Later):
+                value = await value.wait()
+            return to_wire(value)
         except InvalidParams as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
+        except RequestError as exc:
+            raise JsonRpcException(exc.message, code=_error_code(exc)) from None
         except WireError as exc:
             raise JsonRpcException(exc.message, code=exc.code, data=exc.data) from None
 
     return handle
+
+
+async def _take_effect(server: CodyServer, route: Route, ticket: Ticket, params: Any) -> Any:
+    async with ticket:
+        return await route.handle(await server.app.manager(), params)
+
+
+def _error_code(error: RequestError) -> int:
+    if isinstance(error, UnknownSession):
+        return UNKNOWN_SESSION
+    if isinstance(error, SessionBusy):
+        return SESSION_BUSY
+    if isinstance(error, StoreUnavailable):
+        return INTERNAL_ERROR
+    return INTERNAL_ERROR
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
 
 
 def create_server(config: ServerConfig | None = None) -> CodyServer:
@@ -473,14 +416,8 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams) -> None:
-        experimental = getattr(params.capabilities, "experimental", None)
-        cody = experimental.get("cody") if isinstance(experimental, dict) else None
-        server.client_can_approve = bool(isinstance(cody, dict) and cody.get("permissions"))
-        server.client_steering = bool(isinstance(cody, dict) and cody.get("steering"))
-        server.client_context_chunks = frozenset(
-            name for name in ("usage", "compaction") if isinstance(cody, dict) and cody.get(name)
-        )
-        server.initialize_params = params  # the editor's capabilities and settings (editor.py)
+        server.client.features = features_from(getattr(params.capabilities, "experimental", None))
+        server.initialize_params = params  # the editor's capabilities and settings (editor_state.py)
 
     @server.feature(types.INITIALIZED)
     def on_initialized(_params: Any) -> None:
@@ -492,7 +429,7 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
             if not future.cancelled() and future.exception() is None:
                 threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
 
-        asyncio.ensure_future(server.get_manager()).add_done_callback(opened)
+        asyncio.ensure_future(server.app.manager()).add_done_callback(opened)
         server.editor.warm_up()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -506,8 +443,9 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
         server.protocol.shutting_down = True
-        if server.manager is not None:
-            await server.manager.cancel_all()
+        manager = server.app.running
+        if manager is not None:
+            await manager.cancel_all()
 
     return server
 

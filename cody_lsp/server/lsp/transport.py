@@ -378,7 +378,7 @@ def encode(data: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     return framed(raw)
 
 
-def internal_error(exc: BaseException, what: str) -> ResponseError:
+def internal_error_response(exc: BaseException, what: str) -> ResponseError:
     """-32603 for an unexpected failure: the traceback is logged (stderr), the client
     gets a generic message with an incident number to find it, and no `data`."""
     incident = uuid.uuid4().hex[:8]
@@ -514,7 +514,7 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
             self.handle_message(message)
         except Exception as exc:
             method = message.get("method") if isinstance(message, dict) else None
-            error = internal_error(exc, f"handling a message ({method!r})")
+            error = internal_error_response(exc, f"handling a message ({method!r})")
             msg_id = message.get("id") if isinstance(message, dict) and method is not None else None
             if valid_id(msg_id):
                 self.reply_error(msg_id, error.code, error.message)
@@ -604,7 +604,7 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
                 data = None if exc.code == INTERNAL_ERROR else exc.data
                 error = ResponseError(code=exc.code, message=exc.message, data=data)
             else:
-                error = internal_error(exc, f"handling request {msg_id!r}")
+                error = internal_error_response(exc, f"handling request {msg_id!r}")
         self._respond(msg_id, error=error)
 
     def _respond(self, msg_id: MsgId, result: Any = None, error: ResponseError | None = None) -> None:
@@ -637,7 +637,7 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
             log.error("could not serialize a message for the client (%s)", exc)
             if msg_id is None:
                 return
-            error = internal_error(exc, f"serializing the answer to {msg_id!r}")
+            error = internal_error_response(exc, f"serializing the answer to {msg_id!r}")
             payload = encode({"jsonrpc": "2.0", "id": msg_id, "error": {"code": error.code, "message": error.message}})
         result = writer.write(payload)
         if inspect.isawaitable(result):

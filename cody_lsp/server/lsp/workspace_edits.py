@@ -1,6 +1,6 @@
 """Edits through the editor, and what each run's file tools get of the editor.
 
-`EditorBridge` is the tools' `EditorSession` (tools/editor.py) for this server's client: the open
+`EditorBridge` is the tools' `EditorSession` (tools/editor_view.py) for this server's client: the open
 documents (documents.py), the client's workspace folders, and `workspace/applyEdit` when the client
 said at `initialize` that it applies workspace edits with document changes
 (`workspace.applyEdit` and `workspace.workspaceEdit.documentChanges`; creating files too when its

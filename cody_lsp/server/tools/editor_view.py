@@ -2,7 +2,7 @@
 model last read.
 
 A run's :class:`~.workspace.ToolConfig` may carry an :class:`EditorSession` (the server makes one
-per run, server/editing.py) and a :class:`ReadLog` (one per session):
+per run, server/lsp/workspace_edits.py) and a :class:`ReadLog` (one per session):
 
 - **The overlay.** ``read_file``, ``grep`` and ``glob`` see an open document's unsaved text instead of
   the file on disk, and ``list_dir`` lists documents that exist only in the editor. The documents

@@ -14,7 +14,7 @@ import errno
 import os
 import posixpath
 import stat
-from collections.abc import Awaitable, Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,8 +24,8 @@ from .fsaccess import Target, Workspace
 from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
 from .names import show, show_parts, vcs_component
-from .worker import Budget, run_blocking
-from .workspace import ToolConfig, ToolError, ToolResult, limit_source
+from .worker import WorkBudget, run_blocking
+from .workspace import ToolConfig, ToolError, ToolHandler, ToolResult, limit_source
 
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})  # glob and grep do not enter these
 MAX_ENTRIES = 1000  # list_dir / glob lines shown
@@ -38,8 +38,7 @@ _OPEN_READ = os.O_RDONLY | os.O_NONBLOCK  # O_NONBLOCK: opening a FIFO must not 
 
 UNSAVED = "[unsaved: open in the editor, not on disk]"
 
-Work = Callable[[Workspace, dict, ToolConfig, Budget, Overlay], ToolResult]
-Handler = Callable[[Path, dict, ToolConfig], Awaitable[ToolResult]]
+Work = Callable[[Workspace, dict, ToolConfig, WorkBudget, Overlay], ToolResult]
 
 
 # --------------------------------------------------------------------------- helpers
@@ -51,7 +50,7 @@ def _open_files(config: ToolConfig) -> tuple[Sequence[OpenFile], Sequence[str]]:
     return (editor.open_files(), editor.folders) if editor is not None else ((), ())
 
 
-def _file_tool(work: Work) -> Handler:
+def _file_tool(work: Work) -> ToolHandler:
     """The async handler of a file tool: ``work`` runs on its own thread, inside the folder,
     with the open documents of the folder (:class:`~.editor.Overlay`)."""
     name = work.__name__.lstrip("_")
@@ -59,7 +58,7 @@ def _file_tool(work: Work) -> Handler:
     async def handler(root: Path, args: dict, config: ToolConfig) -> ToolResult:
         files, folders = _open_files(config)
 
-        def blocking(budget: Budget) -> ToolResult:
+        def blocking(budget: WorkBudget) -> ToolResult:
             with Workspace(root) as ws, _os_errors(args.get("path", ".")):
                 return work(ws, args, config, budget, Overlay.build(ws.root, files, folders))
 
@@ -130,7 +129,7 @@ def _decode(data: bytes, complete: bool) -> tuple[str, bool]:
         return codecs.getincrementaldecoder("utf-8")("replace").decode(data, final=complete), False
 
 
-def _stopped_note(budget: Budget, ws: Workspace, what: str) -> list[str]:
+def _stopped_note(budget: WorkBudget, ws: Workspace, what: str) -> list[str]:
     notes = []
     if budget.stopped is not None:
         notes.append(f"[{what} stopped early at {budget.stopped}; narrow the path to cover the rest]")
@@ -152,14 +151,14 @@ def _line_text(line: Line) -> tuple[str, bool]:
     return text, valid
 
 
-def _sniff(source: int | bytes, budget: Budget) -> bytes | None:
+def _sniff(source: int | bytes, budget: WorkBudget) -> bytes | None:
     """The first bytes of a file or of a document's text, to tell text from binary (None: the budget is spent)."""
     if isinstance(source, int):
         return budget.read(source, BINARY_SNIFF_BYTES, 0)
     return budget.read_bytes(source, 0, BINARY_SNIFF_BYTES)
 
 
-def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay: Overlay) -> ToolResult:
+def _read_file(ws: Workspace, args: dict, config: ToolConfig, budget: WorkBudget, overlay: Overlay) -> ToolResult:
     """Read a text file with line numbers, a page at a time (start_line/end_line)."""
     path = args["path"]
     start, end = args.get("start_line"), args.get("end_line")
@@ -245,7 +244,7 @@ def _unsaved_names(overlay: Overlay, real_dir: tuple[str, ...], taken: set[str])
     return [rows[name] for name in sorted(rows)]
 
 
-def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay: Overlay) -> ToolResult:
+def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: WorkBudget, overlay: Overlay) -> ToolResult:
     """List a directory's entries, and the documents open in the editor that are not on disk yet."""
     path = args.get("path", ".")
     real = _real(ws, ws.parts(path), path) if overlay else ()
@@ -293,7 +292,7 @@ def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, ove
 # --------------------------------------------------------------------------- glob
 
 
-def _glob(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay: Overlay) -> ToolResult:
+def _glob(ws: Workspace, args: dict, config: ToolConfig, budget: WorkBudget, overlay: Overlay) -> ToolResult:
     """Find paths matching a glob pattern."""
     pattern = args["pattern"].strip()
     if pattern.startswith("./"):
@@ -335,7 +334,7 @@ def _glob(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay
 class _Grep:
     """One grep call's matching and its counts."""
 
-    def __init__(self, args: dict, config: ToolConfig, budget: Budget) -> None:
+    def __init__(self, args: dict, config: ToolConfig, budget: WorkBudget) -> None:
         self.search = grep_regex(args["pattern"])
         include = args.get("include")
         self.include = glob_matcher(include) if include else None
@@ -401,7 +400,7 @@ def _unsaved_files(overlay: Overlay, real_dir: tuple[str, ...]) -> Iterator[tupl
             yield rel
 
 
-def _grep(ws: Workspace, args: dict, config: ToolConfig, budget: Budget, overlay: Overlay) -> ToolResult:
+def _grep(ws: Workspace, args: dict, config: ToolConfig, budget: WorkBudget, overlay: Overlay) -> ToolResult:
     """Search file contents with an RE2 regular expression; open documents as the editor has them."""
     grep = _Grep(args, config, budget)
     path = args.get("path", ".")
@@ -665,7 +664,7 @@ APPLIED = (
 )
 
 
-def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]) -> Handler:
+def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]) -> ToolHandler:
     """The async handler of write_file/edit_file: the change is worked out (and, unless it goes to
     an open document through the editor, written) on the tool's thread; an edit the editor declines
     is written to disk instead. The session's read log and the editor's view follow either way."""
@@ -674,7 +673,7 @@ def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]
     async def handler(root: Path, args: dict, config: ToolConfig) -> ToolResult:
         files, folders = _open_files(config)
 
-        def planning(_budget: Budget) -> _Planned:
+        def planning(_budget: WorkBudget) -> _Planned:
             with Workspace(root) as ws, _os_errors(args["path"]):
                 return plan(ws, args, config, Overlay.build(ws.root, files, folders))
 

@@ -43,10 +43,10 @@ from pathlib import Path
 from typing import NamedTuple
 
 from .names import outside, relative_parts, show
-from .worker import Budget
+from .worker import WorkBudget
 from .workspace import OutsideWorkspace, ToolError
 
-__all__ = ["Workspace", "Target", "Entry", "resolve_in_workspace", "MAX_SYMLINKS", "MAX_DEPTH"]
+__all__ = ["Workspace", "Target", "WalkEntry", "resolve_in_workspace", "MAX_SYMLINKS", "MAX_DEPTH"]
 
 MAX_SYMLINKS = 40  # like the kernel's limit
 MAX_DEPTH = 64  # walks (glob, grep) do not enter directories deeper than this below their start
@@ -109,7 +109,7 @@ _openat2 = _load_openat2()
 # --------------------------------------------------------------------------- the walk
 
 
-class Entry(NamedTuple):
+class WalkEntry(NamedTuple):
     """One entry found by :meth:`Workspace.walk`."""
 
     parts: tuple[str, ...]  # the names from the folder, as walked
@@ -265,7 +265,7 @@ class Workspace:
 
     # ------------------------------------------------------------------ walking a tree
 
-    def entries(self, dir_fd: int, budget: Budget) -> list[tuple[str, int]]:
+    def entries(self, dir_fd: int, budget: WorkBudget) -> list[tuple[str, int]]:
         """``(name, st_mode)`` of a directory's entries (symlinks not followed), sorted by name.
 
         Reading stops when the budget runs out (``budget.stopped`` then says why).
@@ -290,7 +290,9 @@ class Workspace:
         found.sort()
         return found
 
-    def walk(self, top_fd: int, top: tuple[str, ...], budget: Budget, skip_dirs: frozenset[str]) -> Iterator[Entry]:
+    def walk(
+        self, top_fd: int, top: tuple[str, ...], budget: WorkBudget, skip_dirs: frozenset[str]
+    ) -> Iterator[WalkEntry]:
         """Every entry below the open directory ``top_fd`` (at ``top``), depth first, sorted per directory.
 
         Directories named in ``skip_dirs`` are neither listed nor entered. A
@@ -321,11 +323,11 @@ class Workspace:
                 if stat.S_ISLNK(mode):
                     status = self.link_status(parts)
                     if isinstance(status, int):
-                        yield Entry(parts, status, dir_fd, True)
+                        yield WalkEntry(parts, status, dir_fd, True)
                     continue
                 if stat.S_ISDIR(mode) and name in skip_dirs:
                     continue
-                yield Entry(parts, mode, dir_fd, False)
+                yield WalkEntry(parts, mode, dir_fd, False)
                 if not stat.S_ISDIR(mode):
                     continue
                 if len(stack) > MAX_DEPTH:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import NamedTuple, Protocol
 
-from .worker import Budget
+from .worker import WorkBudget
 
 __all__ = ["CHUNK_BYTES", "Hasher", "Line", "LineReader", "is_binary", "BINARY_SNIFF_BYTES"]
 
@@ -46,7 +46,7 @@ class LineReader:
     def __init__(
         self,
         source: int | bytes,
-        budget: Budget,
+        budget: WorkBudget,
         head_bytes: int,
         chunk_bytes: int = CHUNK_BYTES,
         hasher: Hasher | None = None,

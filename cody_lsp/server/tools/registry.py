@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import functools
 import os
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,9 +16,7 @@ from typing import Any
 from ...secrets import env_secrets, redact_all
 from . import files, shell
 from .schema import SchemaError, check, describe
-from .workspace import ToolConfig, ToolError, ToolResult, cap_text
-
-Handler = Callable[[Path, dict[str, Any], ToolConfig], Awaitable[ToolResult]]
+from .workspace import ToolConfig, ToolError, ToolHandler, ToolResult, cap_text
 
 # Limits of the arguments a model may send (SECURITY.md, "Tool arguments are validated").
 MAX_PATH_CHARS = 4096
@@ -38,18 +35,18 @@ class ToolSpec:
     description: str
     parameters: dict[str, Any]  # JSON schema of the arguments object
     mutating: bool  # needs approval before running (write_file, edit_file, run_command)
-    handler: Handler
+    handler: ToolHandler
 
 
 def _params(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-def _s(description: str, max_length: int = MAX_PATH_CHARS) -> dict[str, Any]:
+def _string(description: str, max_length: int = MAX_PATH_CHARS) -> dict[str, Any]:
     return {"type": "string", "maxLength": max_length, "description": description}
 
 
-def _i(description: str) -> dict[str, Any]:
+def _integer(description: str) -> dict[str, Any]:
     return {"type": "integer", "minimum": 1, "maximum": MAX_LINE, "description": description}
 
 
@@ -63,9 +60,9 @@ _SPECS = [
         "For large files pass start_line/end_line (1-based, inclusive).",
         _params(
             ["path"],
-            path=_s(_PATH),
-            start_line=_i("First line to show (1-based). Default: 1."),
-            end_line=_i("Last line to show (inclusive). Default: end of file."),
+            path=_string(_PATH),
+            start_line=_integer("First line to show (1-based). Default: 1."),
+            end_line=_integer("Last line to show (inclusive). Default: end of file."),
         ),
         False,
         files.read_file,
@@ -73,7 +70,7 @@ _SPECS = [
     ToolSpec(
         "list_dir",
         "List a directory: entries sorted by name, directories end with '/', symlinks show their target.",
-        _params([], path=_s("Directory relative to the workspace root. Default: '.'.")),
+        _params([], path=_string("Directory relative to the workspace root. Default: '.'.")),
         False,
         files.list_dir,
     ),
@@ -82,7 +79,9 @@ _SPECS = [
         "Find files and directories whose path matches a glob pattern, e.g. '**/*.py' (any depth) "
         "or 'src/*.ts'. Results are relative to the workspace root, sorted. Skips .git, "
         "node_modules, __pycache__ and .venv.",
-        _params(["pattern"], pattern=_s("Glob pattern relative to `path`.", MAX_PATTERN_CHARS), path=_s(_DIR)),
+        _params(
+            ["pattern"], pattern=_string("Glob pattern relative to `path`.", MAX_PATTERN_CHARS), path=_string(_DIR)
+        ),
         False,
         files.glob,
     ),
@@ -93,9 +92,9 @@ _SPECS = [
         "10 MB, .git, node_modules, __pycache__ and .venv.",
         _params(
             ["pattern"],
-            pattern=_s("RE2 regex, e.g. 'def \\w+_handler'.", MAX_PATTERN_CHARS),
-            path=_s("File or directory to search, relative to the workspace root. Default: the root."),
-            include=_s("Only search files whose name matches this glob, e.g. '*.py'.", MAX_PATTERN_CHARS),
+            pattern=_string("RE2 regex, e.g. 'def \\w+_handler'.", MAX_PATTERN_CHARS),
+            path=_string("File or directory to search, relative to the workspace root. Default: the root."),
+            include=_string("Only search files whose name matches this glob, e.g. '*.py'.", MAX_PATTERN_CHARS),
         ),
         False,
         files.grep,
@@ -104,7 +103,9 @@ _SPECS = [
         "write_file",
         "Create or overwrite a file with the given content (parent directories are created). "
         "Prefer edit_file for changing part of an existing file.",
-        _params(["path", "content"], path=_s(_PATH), content=_s("The complete new file content.", MAX_TEXT_CHARS)),
+        _params(
+            ["path", "content"], path=_string(_PATH), content=_string("The complete new file content.", MAX_TEXT_CHARS)
+        ),
         True,
         files.write_file,
     ),
@@ -115,9 +116,9 @@ _SPECS = [
         "surrounding lines to make it unique. Do not include the line-number prefixes of read_file.",
         _params(
             ["path", "old_string", "new_string"],
-            path=_s(_PATH),
-            old_string=_s("Exact text to replace.", MAX_TEXT_CHARS),
-            new_string=_s("Replacement text.", MAX_TEXT_CHARS),
+            path=_string(_PATH),
+            old_string=_string("Exact text to replace.", MAX_TEXT_CHARS),
+            new_string=_string("Replacement text.", MAX_TEXT_CHARS),
         ),
         True,
         files.edit_file,
@@ -128,7 +129,7 @@ _SPECS = [
         "and the combined stdout/stderr. Long-running commands are killed at the timeout.",
         _params(
             ["command"],
-            command=_s("Shell command line.", MAX_COMMAND_CHARS),
+            command=_string("Shell command line.", MAX_COMMAND_CHARS),
             timeout={
                 "type": "number",
                 "exclusiveMinimum": 0,

@@ -1,8 +1,8 @@
 """The blocking part of a file tool runs on a thread, with a deadline, caps and cancel.
 
 :func:`run_blocking` is the one way a file tool leaves the event loop. The work
-gets a :class:`Budget` and reads through :meth:`Budget.read` and calls
-:meth:`Budget.take` before each other piece of work (a directory entry): both
+gets a :class:`WorkBudget` and reads through :meth:`WorkBudget.read` and calls
+:meth:`WorkBudget.take` before each other piece of work (a directory entry): both
 say no once the deadline or a cap is reached (the tool then stops and says so),
 and raise
 :class:`Abandoned` once the call was cancelled or timed out, so the thread ends
@@ -25,7 +25,7 @@ from typing import TypeVar
 
 from .workspace import ToolConfig, ToolError, limit_source
 
-__all__ = ["Abandoned", "Budget", "run_blocking", "GRACE"]
+__all__ = ["Abandoned", "WorkBudget", "run_blocking", "GRACE"]
 
 T = TypeVar("T")
 
@@ -37,7 +37,7 @@ class Abandoned(Exception):
 
 
 @dataclass
-class Budget:
+class WorkBudget:
     """What one tool call may still spend: time, bytes read, directory entries visited."""
 
     deadline: float  # time.monotonic() value
@@ -50,7 +50,7 @@ class Budget:
     _abandoned: threading.Event = field(default_factory=threading.Event)
 
     @classmethod
-    def start(cls, config: ToolConfig) -> Budget:
+    def start(cls, config: ToolConfig) -> WorkBudget:
         return cls(time.monotonic() + config.deadline, config.deadline, config.max_scan_bytes, config.max_scan_entries)
 
     def take(self, *, entries: int = 0) -> bool:
@@ -113,10 +113,10 @@ def _deliver(fut: asyncio.Future[T], result: T | None, error: BaseException | No
         fut.set_result(result)  # type: ignore[arg-type]
 
 
-async def run_blocking(work: Callable[[Budget], T], config: ToolConfig, what: str) -> T:
+async def run_blocking(work: Callable[[WorkBudget], T], config: ToolConfig, what: str) -> T:
     """Run ``work(budget)`` on its own thread; ``what`` names the tool in a timeout message."""
     loop = asyncio.get_running_loop()
-    budget = Budget.start(config)
+    budget = WorkBudget.start(config)
     fut: asyncio.Future[T] = loop.create_future()
 
     def target() -> None:

@@ -7,8 +7,10 @@ shown in :mod:`.names`; the limits a user sets, in :mod:`cody_lsp.config` (``Too
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from ...config import TOOL_LIMIT_SOURCES, ToolLimits
 
@@ -86,3 +88,8 @@ def cap_text(text: str, limit: int) -> str:
 
     keep = max(0, limit - len(marker(len(text))))
     return text[:keep] + marker(len(text) - keep)
+
+
+# A tool's implementation: (the workspace folder, the validated arguments, the run's tool
+# settings) → its result.
+ToolHandler = Callable[[Path, dict[str, Any], ToolConfig], Awaitable[ToolResult]]

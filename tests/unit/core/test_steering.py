@@ -16,7 +16,7 @@ import pytest
 from cody_lsp.protocol.wire import CancelParams, CancelQueuedParams, InvalidParams, RunParams
 from cody_lsp.server.tools import ToolResult
 
-from .harness import Harness, answer, calls, close_stores, make_harness, model_error
+from ..harness import Harness, answer, calls, close_stores, make_harness, model_error
 
 pytestmark = pytest.mark.timeout(20)
 

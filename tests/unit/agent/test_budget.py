@@ -14,8 +14,8 @@ from cody_lsp.server.agent.budget import (
     DEFAULT_RESERVE,
     DEFAULT_WINDOW,
     KNOWN_MODELS,
-    Budget,
     Calibration,
+    TokenBudget,
     budget_for,
     calibrated,
     is_context_overflow,
@@ -47,13 +47,13 @@ from cody_lsp.server.store.database import MIGRATIONS, SCHEMA_VERSION, Store
     ],
 )
 def test_known_models_and_the_default(model: str, window: int, reserve: int):
-    assert budget_for(model, ContextSettings()) == Budget(window, reserve)
+    assert budget_for(model, ContextSettings()) == TokenBudget(window, reserve)
 
 
 def test_the_environment_overrides_the_table(monkeypatch):
-    assert budget_for("gpt-4o", ContextSettings(window=8_000)) == Budget(8_000, 2_000)  # reserve ≤ a quarter
+    assert budget_for("gpt-4o", ContextSettings(window=8_000)) == TokenBudget(8_000, 2_000)  # reserve ≤ a quarter
     assert budget_for("gpt-4o", ContextSettings(window=8_000, output_reserve=500)).limit == 7_500
-    assert budget_for("gpt-4o", ContextSettings(output_reserve=1_000)) == Budget(128_000, 1_000)
+    assert budget_for("gpt-4o", ContextSettings(output_reserve=1_000)) == TokenBudget(128_000, 1_000)
     monkeypatch.setenv("CODY_CONTEXT_WINDOW", "16000")
     monkeypatch.setenv("CODY_OUTPUT_RESERVE", "2000")
     assert ServerConfig().context == ContextSettings(16_000, 2_000)
@@ -105,7 +105,7 @@ def rows(*roles: str) -> list[tuple[int, dict]]:
 
 def test_a_cut_is_only_made_before_a_user_message():
     history = History(7, rows("user", "assistant", "tool", "tool", "assistant", "user", "assistant"))
-    budget = Budget(1000, 0)
+    budget = TokenBudget(1000, 0)
     sizes = [10] * 7
     # Room to keep two messages verbatim: the cut goes before the last user message.
     chosen = plan(history, sizes, sizes, 500, 0, budget, "overflow")
@@ -115,14 +115,14 @@ def test_a_cut_is_only_made_before_a_user_message():
     # Room for six: before the first user message, which keeps everything (nothing to compact).
     assert plan(history, sizes, sizes, 200, 0, budget, "overflow") is None
     # Everything fits the room: nothing to compact.
-    assert plan(history, sizes, sizes, 100, 0, Budget(100_000, 0), "auto") is None
+    assert plan(history, sizes, sizes, 100, 0, TokenBudget(100_000, 0), "auto") is None
     # On demand, nothing stays verbatim.
-    assert plan(history, sizes, sizes, 100, 0, Budget(100_000, 0), "manual").keep_from == 7
+    assert plan(history, sizes, sizes, 100, 0, TokenBudget(100_000, 0), "manual").keep_from == 7
 
 
 def test_the_summary_request_fits_the_budget_and_leaves_out_the_oldest():
     messages = [{"role": "user", "content": f"message {i} " + "y" * 400} for i in range(100)]
-    budget = Budget(3_000, 500)
+    budget = TokenBudget(3_000, 500)
     request = summary_request("the earlier summary", messages, budget, None)
     assert raw_tokens(request) <= budget.limit
     text = request[1]["content"]
@@ -188,7 +188,7 @@ async def test_the_migration_fills_in_the_usage_of_existing_sessions(tmp_path: P
 
 
 def test_protocol_md_lists_the_known_models_and_the_defaults():
-    from .test_protocol_doc import load_doc
+    from ..protocol.test_protocol_doc import load_doc
 
     doc = load_doc()
     table = doc.table("Model prefix")

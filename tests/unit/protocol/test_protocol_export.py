@@ -20,9 +20,9 @@ import pytest
 from cody_lsp.protocol import export as protocol_export
 from cody_lsp.protocol import wire
 from cody_lsp.protocol.export import COMMAND, ExportError, Spec, render_schema, render_ts
-from tests.unit.test_protocol_doc import load_doc, transcript_messages, wire_classes
+from tests.unit.protocol.test_protocol_doc import load_doc, transcript_messages, wire_classes
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 # --------------------------------------------------------------------------------------

@@ -31,7 +31,7 @@ def _contains(folder: str, path: str) -> bool:
     return path == folder or path.startswith(folder.rstrip("/") + "/")
 
 
-class Roots:
+class WorkspaceFolders:
     def __init__(self, folders: Callable[[], Sequence[str]]):
         self._folders = folders  # the client's workspace folders, as absolute paths
 

@@ -23,7 +23,7 @@ from cody_lsp.server.agent.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
 from cody_lsp.server.agent.model import ModelError
 from cody_lsp.server.tools import ToolResult
 
-from .harness import Harness, close_stores, make_harness
+from ..harness import Harness, close_stores, make_harness
 
 pytestmark = pytest.mark.timeout(120)
 

@@ -13,10 +13,11 @@ from cody_lsp.protocol.wire import SessionMode
 from cody_lsp.server.agent.assembly import StepResult
 from cody_lsp.server.agent.modes import MODES, offered, refusal
 from cody_lsp.server.agent.turn import SYSTEM_PROMPT, Turn, system_message
-from cody_lsp.server.core.events import ChunkStream
+from cody_lsp.server.core.events import RunEventStream
+from cody_lsp.server.lsp.notifications import chunk_params
 from cody_lsp.server.tools import TOOLS, OfferedTool, ToolConfig, ToolResult, builtin_tools
 
-from .harness import MODEL, answer, calls
+from ..harness import MODEL, answer, calls
 
 READ_ONLY = ["read_file", "list_dir", "glob", "grep"]
 
@@ -49,7 +50,7 @@ class Recorder:
             model="m",
             prompt="do it",
             history=[],
-            chunks=ChunkStream("run", "ses", self.sent.append, 0.0),
+            output=RunEventStream("run", "ses", lambda event: self.sent.append(chunk_params(event)), 0.0),
             model_config=MODEL,
             limits=Limits(),
             ask_permission=self.ask,

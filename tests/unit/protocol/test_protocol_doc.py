@@ -35,7 +35,7 @@ from cody_lsp.protocol import wire
 from cody_lsp.protocol.wire import CHUNK_TYPES, METHODS, NOTIFICATIONS, SERVER_REQUESTS, TERMINAL_TYPES
 from cody_lsp.server.tools import TOOLS
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 DOC_PATH = ROOT / "protocol.md"
 
 EXAMPLE_KINDS = {"params", "result", "chunk", "error"}

@@ -1,16 +1,22 @@
-"""The chunk stream: seq numbers, coalescing and ordering (no timing assertions)."""
+"""A run's event stream: seq numbers, coalescing and ordering (no timing assertions)."""
 
 from __future__ import annotations
 
 import asyncio
 
 from cody_lsp.protocol.wire import Cancelled, Done, Retry, ToolCall, Usage
-from cody_lsp.server.core.events import ChunkStream
+from cody_lsp.server.core.events import RunEventStream
+from cody_lsp.server.lsp.notifications import chunk_params
 
 
-def stream() -> tuple[ChunkStream, list[dict]]:
+def sink(sent: list[dict]):
+    """Events as the LSP face sends them (cody/chunk params)."""
+    return lambda event: sent.append(chunk_params(event))
+
+
+def stream() -> tuple[RunEventStream, list[dict]]:
     sent: list[dict] = []
-    return ChunkStream("run_1", "ses_1", sent.append, flush_interval=60.0), sent
+    return RunEventStream("run_1", "ses_1", sink(sent), flush_interval=60.0), sent
 
 
 async def test_text_is_coalesced_and_flushed_before_any_other_chunk():
@@ -43,7 +49,7 @@ async def test_nothing_after_the_terminal_chunk_and_retry_discards_unsent_text()
 
 async def test_buffered_text_is_flushed_by_the_timer():
     sent: list[dict] = []
-    chunks = ChunkStream("r", "s", sent.append, flush_interval=0.01)
+    chunks = RunEventStream("r", "s", sink(sent), flush_interval=0.01)
     chunks.text("a")
     chunks.text("b")
     for _ in range(200):

@@ -26,7 +26,7 @@ from cody_lsp.server.core.permissions import (
 )
 from cody_lsp.server.store.database import Store
 
-from .harness import answer, calls, close_stores, make_harness
+from ..harness import answer, calls, close_stores, make_harness
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -164,7 +164,7 @@ class Client:
 
 async def gate(tmp_path: Path, client: Client, policy: dict[str, str] | None = None) -> tuple[Permissions, Store]:
     store = await Store.open(tmp_path / "rules.db")
-    from .harness import OPEN_STORES
+    from ..harness import OPEN_STORES
 
     OPEN_STORES.append(store)
     for session_id, folder in (("ses_a", "/w"), ("ses_b", "/w"), ("ses_c", "/other")):
@@ -186,7 +186,7 @@ async def test_deny_never_asks_and_allow_never_asks(tmp_path: Path):
 
 async def test_without_a_client_to_ask_the_policy_answers(tmp_path: Path):
     store = await Store.open(tmp_path / "rules.db")
-    from .harness import OPEN_STORES
+    from ..harness import OPEN_STORES
 
     OPEN_STORES.append(store)
     permissions = Permissions(store, ToolPolicy({"edit_file": "deny"}), None)
@@ -281,7 +281,7 @@ async def test_rules_survive_a_restart_of_the_store(tmp_path: Path):
     permissions, store = await gate(tmp_path, client)
     await permissions.check(Run("ses_a", "/w"), "c1", "write_file", {"path": "a"})
     await store.close()
-    from .harness import OPEN_STORES
+    from ..harness import OPEN_STORES
 
     OPEN_STORES.remove(store)
     reopened = await Store.open(tmp_path / "rules.db")

@@ -14,7 +14,7 @@ from cody_lsp.server.tools import fsaccess
 from cody_lsp.server.tools.fsaccess import Workspace, resolve_in_workspace
 from cody_lsp.server.tools.workspace import OutsideWorkspace, ToolError
 
-from ..races import Swapper
+from ...races import Swapper
 
 SECRET = b"OUTSIDE-SECRET"
 

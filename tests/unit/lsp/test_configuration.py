@@ -9,12 +9,13 @@ from pathlib import Path
 import pytest
 
 from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
-from cody_lsp.protocol.wire import InvalidParams
+from cody_lsp.protocol.wire import InvalidParams, Thinking, ToolCall, ToolResultChunk, UsageUpdate
+from cody_lsp.server.core.events import RunEvent
 from cody_lsp.server.lsp.configuration import KEYS, Settings, resolve
 from cody_lsp.server.lsp.progress import activity
-from cody_lsp.server.lsp.roots import Roots
+from cody_lsp.server.lsp.workspace_folders import WorkspaceFolders
 
-from .test_protocol_doc import _plain, load_doc
+from ..protocol.test_protocol_doc import _plain, load_doc
 
 BASE = ServerConfig(
     model=ModelConfig("env-model", "https://env.example/v1", "sk-env-key"),
@@ -140,7 +141,7 @@ def test_protocol_md_lists_every_setting():
 
 def test_a_run_is_for_the_folder_of_its_document(tmp_path: Path):
     a, b, inner = tmp_path / "a", tmp_path / "b", tmp_path / "a" / "inner"
-    roots = Roots(lambda: [str(a), str(b), str(inner)])
+    roots = WorkspaceFolders(lambda: [str(a), str(b), str(inner)])
     assert roots.pick((b / "x.py").as_uri()) == str(b)
     assert roots.pick((inner / "y.py").as_uri()) == str(inner)  # the innermost folder
     with pytest.raises(InvalidParams) as info:
@@ -149,23 +150,27 @@ def test_a_run_is_for_the_folder_of_its_document(tmp_path: Path):
     with pytest.raises(InvalidParams) as info:
         roots.pick(None)
     assert str(a) in str(info.value) and str(b) in str(info.value)
-    assert Roots(lambda: [str(a)]).pick("untitled:Untitled-1") == str(a)  # the only folder
+    assert WorkspaceFolders(lambda: [str(a)]).pick("untitled:Untitled-1") == str(a)  # the only folder
     with pytest.raises(InvalidParams, match="has not opened a workspace folder"):
-        Roots(list).pick(None)
+        WorkspaceFolders(list).pick(None)
 
 
 def test_a_folder_opened_through_a_symlink(tmp_path: Path):
     real = tmp_path / "real"
     real.mkdir()
     (tmp_path / "alias").symlink_to(real)
-    roots = Roots(lambda: [str(tmp_path / "alias"), str(tmp_path / "other")])
+    roots = WorkspaceFolders(lambda: [str(tmp_path / "alias"), str(tmp_path / "other")])
     assert roots.pick((real / "x.py").as_uri()) == str(tmp_path / "alias")
 
 
+def _event(payload: object) -> RunEvent:
+    return RunEvent("run_1", "ses_1", 0, payload)
+
+
 def test_progress_messages():
-    assert activity({"type": "tool_call", "toolName": "run_command"}) == "running run_command"
-    assert activity({"type": "thinking"}) == activity({"type": "tool_result"}) == "thinking"
-    assert activity({"type": "usage"}) is None
+    assert activity(_event(ToolCall("c1", "run_command", {}))) == "running run_command"
+    assert activity(_event(Thinking("hmm"))) == activity(_event(ToolResultChunk("c1", "x", True, ""))) == "thinking"
+    assert activity(_event(UsageUpdate(1, 1, 1, 10))) is None
 
 
 def test_tool_limits_are_settings_and_must_be_greater_than_zero():
@@ -191,7 +196,7 @@ def test_vcs_writes_are_not_a_setting():
 
 def test_the_extension_offers_every_setting_and_no_other():
     """editor_client/package.json contributes each server setting (its own settings besides)."""
-    package = json.loads((Path(__file__).parents[2] / "editor_client" / "package.json").read_text())
+    package = json.loads((Path(__file__).parents[3] / "editor_client" / "package.json").read_text())
     contributed = {key.removeprefix("cody.") for key in package["contributes"]["configuration"]["properties"]}
     client_only = {"pythonPath", "serverArgs", "modelApiKey", "modelBaseUrl"}  # editor_client/src/server.ts
     assert contributed - client_only == set(KEYS)

@@ -18,7 +18,7 @@ from cody_lsp.server.agent.assembly import MalformedStream, StepAssembler
 from cody_lsp.server.agent.model import ModelError
 from cody_lsp.server.tools import ToolResult
 
-from .harness import MODEL, answer, calls, close_stores, make_harness, model_error
+from ..harness import MODEL, answer, calls, close_stores, make_harness, model_error
 
 pytestmark = pytest.mark.timeout(20)
 
@@ -129,7 +129,7 @@ async def test_cancelled_while_queued_commits_nothing_and_the_queue_goes_on(tmp_
     first_live, first = h.start("one")
     await asyncio.sleep(0)
     await first_live.result if first_live.result.done() else None
-    while first_live.session_id is None or first_live.chunks is None:
+    while first_live.session_id is None or first_live.events is None:
         await asyncio.sleep(0)
     session_id = first_live.session_id
     second_live, second = h.start("two", session_id=session_id)

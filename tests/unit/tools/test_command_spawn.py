@@ -18,7 +18,7 @@ import pytest
 
 from cody_lsp.server.tools import run_tool, shell
 
-from .test_command_processes import _marker, _running
+from ..tools.test_command_processes import _marker, _running
 
 
 def test_setpriv_is_found_and_can_set_the_parent_death_signal() -> None:

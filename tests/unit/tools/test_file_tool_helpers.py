@@ -15,7 +15,7 @@ from cody_lsp.server.tools import worker
 from cody_lsp.server.tools.lines import Line, LineReader
 from cody_lsp.server.tools.matching import glob_matcher, grep_regex
 from cody_lsp.server.tools.names import relative_parts, show, unescape, vcs_component
-from cody_lsp.server.tools.worker import Abandoned, Budget, run_blocking
+from cody_lsp.server.tools.worker import Abandoned, WorkBudget, run_blocking
 from cody_lsp.server.tools.workspace import OutsideWorkspace, ToolConfig, ToolError
 
 # --------------------------------------------------------------------------- names
@@ -135,9 +135,9 @@ def test_glob_matching(pattern, yes, no):
 # --------------------------------------------------------------------------- lines
 
 
-def _budget(**limits) -> Budget:
+def _budget(**limits) -> WorkBudget:
     config = ToolConfig(**limits)
-    return Budget.start(config)
+    return WorkBudget.start(config)
 
 
 def _lines_of(tmp_path: Path, data: bytes, chunk: int, head: int = 1000) -> list[Line]:
@@ -226,7 +226,7 @@ def test_budget_limits_and_abandon():
 async def test_a_cancel_returns_at_once_and_the_thread_stops_at_its_next_step():
     release, entered, ended = threading.Event(), threading.Event(), threading.Event()
 
-    def work(budget: Budget) -> str:
+    def work(budget: WorkBudget) -> str:
         try:
             entered.set()
             release.wait(30)  # a system call that takes its time
@@ -258,7 +258,7 @@ async def test_a_thread_stuck_past_the_deadline_is_given_up(monkeypatch):
 async def test_errors_and_results_come_back():
     assert await run_blocking(lambda budget: 42, ToolConfig(), "x") == 42
 
-    def boom(budget: Budget) -> None:
+    def boom(budget: WorkBudget) -> None:
         raise ValueError("kaput")
 
     with pytest.raises(ValueError, match="kaput"):

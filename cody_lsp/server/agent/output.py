@@ -1,0 +1,46 @@
+"""What a turn emits as it works: typed payloads, in order.
+
+The agent loop (turn.py) and compaction tell the world what happens through a `TurnOutput`:
+a payload for each thing that happened (a tool call, its result, a retry, a compaction, the
+ending), and the answer's and the reasoning's text as it streams. The run core implements it
+(core/events.py: sequence numbers, text coalescing, one terminal payload) and hands the
+events to the client's face, which serializes them; nothing here knows a wire format.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+
+
+class TurnOutput(Protocol):
+    def emit(self, payload: Any) -> None:
+        """One payload (a `protocol.wire` chunk payload such as ToolCall or Retry), after any text queued."""
+        ...
+
+    def text(self, content: str) -> None:
+        """Answer text as it streams."""
+        ...
+
+    def thinking(self, content: str) -> None:
+        """Reasoning text as it streams."""
+        ...
+
+    def discard_text(self) -> None:
+        """Drop text not yet emitted (a failed attempt's, before a retry)."""
+        ...
+
+
+class NoOutput:
+    """A turn nobody watches (a compaction the client asked for)."""
+
+    def emit(self, payload: Any) -> None:
+        pass
+
+    def text(self, content: str) -> None:
+        pass
+
+    def thinking(self, content: str) -> None:
+        pass
+
+    def discard_text(self) -> None:
+        pass

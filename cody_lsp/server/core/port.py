@@ -1,0 +1,56 @@
+"""What the run core needs from a client: one `ClientPort` per connected client.
+
+Each face implements it (the LSP face in server/lsp/client_port.py, the ACP face in
+server/acp/) over its own protocol; the core calls nothing else of a face. What the core
+asks of a client:
+
+- `features`: what the client said it can do or wants, at its handshake;
+- `send(event)`: a run's typed event (core/events.py) — the face serializes it, and may
+  follow it (work-done progress, a retry logged in the editor);
+- `queue_changed(change)`: a session's queue of waiting messages changed;
+- `ask_permission(request)`: ask the user before a tool runs; the answer, already validated
+  (an answer that is not valid is the face's to turn into a deny);
+- `settings(folder)`: the settings of a run in that folder (the client's configuration over
+  the environment's);
+- `tools(session_id)`: what a run's file tools get of the client — its open documents and the
+  edits it applies (tools/editor_view.py), with the session's read log;
+- `default_folder(document)`: the folder of a run that names none (raises InvalidParams
+  naming the choice).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from ...config import ServerConfig
+from ...protocol.wire import PermissionParams, PermissionResult, QueueChanged
+from ..tools.workspace import ToolConfig
+from .events import RunEvent
+
+
+@dataclass(frozen=True)
+class ClientFeatures:
+    """What a client declared at its handshake (all off for a client that declared nothing)."""
+
+    approvals: bool = False  # it answers permission requests
+    steering: bool = False  # it wants user_message events and queue changes
+    usage: bool = False  # it wants usage events
+    compaction: bool = False  # it wants compact events
+
+
+class ClientPort(Protocol):
+    @property
+    def features(self) -> ClientFeatures: ...
+
+    def send(self, event: RunEvent) -> None: ...
+
+    def queue_changed(self, change: QueueChanged) -> None: ...
+
+    async def ask_permission(self, request: PermissionParams) -> PermissionResult: ...
+
+    async def settings(self, folder: str) -> ServerConfig: ...
+
+    def tools(self, session_id: str) -> ToolConfig: ...
+
+    def default_folder(self, document: str | None) -> str: ...

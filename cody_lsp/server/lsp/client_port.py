@@ -1,0 +1,86 @@
+"""The LSP face's `ClientPort` (core/port.py): the run core's view of an LSP client.
+
+Events become `cody/chunk` notifications (and drive the editor's work-done progress), queue
+changes `cody/queueChanged`, permission questions `cody/requestPermission` (the client's answer
+validated here: anything that is not a valid answer counts as deny), settings come from the
+editor's configuration over the environment's (configuration.py), a run's file tools get the
+editor's documents and edits (workspace_edits.py), and a run that names no folder gets the
+folder of its document or the only workspace folder (workspace_folders.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from pygls.exceptions import JsonRpcException
+
+from ...config import ServerConfig
+from ...protocol.wire import InvalidParams, PermissionParams, PermissionResult, QueueChanged, parse, to_wire
+from ..core.events import RunEvent
+from ..core.port import ClientFeatures
+from .client_requests import ask_client
+from .notifications import CHUNK, QUEUE_CHANGED, chunk_params, queue_changed_params
+
+if TYPE_CHECKING:
+    from ..tools.workspace import ToolConfig
+    from .server import CodyServer
+
+log = logging.getLogger(__name__)
+
+REQUEST_PERMISSION = "cody/requestPermission"
+
+
+def features_from(experimental: Any) -> ClientFeatures:
+    """What `capabilities.experimental.cody` of `initialize` declares."""
+    cody = experimental.get("cody") if isinstance(experimental, dict) else None
+    if not isinstance(cody, dict):
+        return ClientFeatures()
+    return ClientFeatures(
+        approvals=bool(cody.get("permissions")),
+        steering=bool(cody.get("steering")),
+        usage=bool(cody.get("usage")),
+        compaction=bool(cody.get("compaction")),
+    )
+
+
+def permission_answer(raw: Any) -> PermissionResult:
+    """The client's answer to `cody/requestPermission`; anything that is not a valid one counts as deny."""
+    if isinstance(raw, str):
+        raw = {"outcome": raw}
+    try:
+        result: PermissionResult = parse(PermissionResult, raw, "result")
+        return result
+    except InvalidParams as exc:
+        log.warning("a permission answer that is not valid counts as deny: %s", exc)
+        return PermissionResult("deny")
+
+
+class LspClient:
+    def __init__(self, server: CodyServer):
+        self._lsp = server
+        self.features = ClientFeatures()  # set at initialize
+
+    def send(self, event: RunEvent) -> None:
+        self._lsp.notify(CHUNK, chunk_params(event))
+        self._lsp.editor.on_event(event)
+
+    def queue_changed(self, change: QueueChanged) -> None:
+        self._lsp.notify(QUEUE_CHANGED, queue_changed_params(change))
+
+    async def ask_permission(self, request: PermissionParams) -> PermissionResult:
+        try:
+            answer = await ask_client(self._lsp.protocol, REQUEST_PERMISSION, to_wire(request), prefix="perm")
+        except JsonRpcException as exc:
+            log.warning("permission request failed: %s", exc)
+            return PermissionResult("deny")
+        return permission_answer(answer) if isinstance(answer, dict) else PermissionResult("deny")
+
+    async def settings(self, folder: str) -> ServerConfig:
+        return await self._lsp.editor.settings.for_folder(folder)
+
+    def tools(self, session_id: str) -> ToolConfig:
+        return self._lsp.editor.bridge.tools_for(session_id)
+
+    def default_folder(self, document: str | None) -> str:
+        return self._lsp.editor.workspace_folders.pick(document)

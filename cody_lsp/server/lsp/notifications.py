@@ -1,0 +1,25 @@
+"""What the LSP face sends a client unasked, made from the core's typed values.
+
+A run's `RunEvent` (core/events.py) becomes the params of one `cody/chunk` notification
+(`runId`, `sessionId`, `seq`, `type` and the payload's fields in camelCase); a queue change
+becomes the params of `cody/queueChanged`. The one place these wire dicts are made.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...protocol.wire import QueueChanged, chunk_to_wire, to_wire
+from ..core.events import RunEvent
+
+CHUNK = "cody/chunk"
+QUEUE_CHANGED = "cody/queueChanged"
+
+
+def chunk_params(event: RunEvent) -> dict[str, Any]:
+    return chunk_to_wire(event.run_id, event.session_id, event.seq, event.payload)
+
+
+def queue_changed_params(change: QueueChanged) -> dict[str, Any]:
+    result: dict[str, Any] = to_wire(change)
+    return result

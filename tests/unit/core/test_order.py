@@ -1,0 +1,71 @@
+"""Requests take effect in the order they were read (core/order.py), whatever each waits for."""
+
+from __future__ import annotations
+
+import asyncio
+
+from cody_lsp.server.core.order import RequestOrder
+
+
+async def test_tickets_enter_in_the_order_they_were_taken():
+    order = RequestOrder()
+    entered: list[int] = []
+
+    async def request(n: int, work: float) -> None:
+        async with ticket[n]:
+            entered.append(n)
+            await asyncio.sleep(work)  # taking its effect: the next waits
+
+    ticket = [order.ticket() for _ in range(4)]
+    # Started in reverse: the order of the tickets is what counts.
+    await asyncio.gather(*(request(n, 0.01 * (4 - n)) for n in reversed(range(4))))
+    assert entered == [0, 1, 2, 3]
+
+
+async def test_a_ticket_given_up_passes_its_turn_on_only_after_those_ahead():
+    order = RequestOrder()
+    first, skipped, last = order.ticket(), order.ticket(), order.ticket()
+    entered: list[str] = []
+    release = asyncio.Event()
+
+    async def holder() -> None:
+        async with first:
+            entered.append("first")
+            await release.wait()
+
+    async def follower() -> None:
+        async with last:
+            entered.append("last")
+
+    tasks = [asyncio.ensure_future(holder()), asyncio.ensure_future(follower())]
+    await asyncio.sleep(0.01)
+    skipped.release()  # e.g. params that did not parse: it never enters
+    await asyncio.sleep(0.01)
+    assert entered == ["first"]  # `last` still waits for `first`
+    release.set()
+    await asyncio.gather(*tasks)
+    assert entered == ["first", "last"]
+
+
+async def test_a_request_cancelled_while_it_waits_never_blocks_those_behind():
+    order = RequestOrder()
+    first, cancelled, last = order.ticket(), order.ticket(), order.ticket()
+    release = asyncio.Event()
+    entered: list[str] = []
+
+    async def enter(ticket, name: str, wait: asyncio.Event | None = None) -> None:
+        async with ticket:
+            entered.append(name)
+            if wait is not None:
+                await wait.wait()
+
+    holding = asyncio.ensure_future(enter(first, "first", release))
+    waiting = asyncio.ensure_future(enter(cancelled, "cancelled"))
+    behind = asyncio.ensure_future(enter(last, "last"))
+    await asyncio.sleep(0.01)
+    waiting.cancel()
+    await asyncio.sleep(0.01)
+    assert entered == ["first"]
+    release.set()
+    await asyncio.gather(holding, behind)
+    assert entered == ["first", "last"] and waiting.cancelled()

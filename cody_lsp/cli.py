@@ -57,7 +57,15 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    argv = sys.argv[1:] if argv is None else list(argv)
+    """Run a command; a Ctrl+C that arrives before the command handles it (while its modules
+    load, in the first fraction of a second) ends it quietly with code 130, never a traceback."""
+    try:
+        return _main(sys.argv[1:] if argv is None else list(argv))
+    except KeyboardInterrupt:
+        return 130
+
+
+def _main(argv: list[str]) -> int:
     if not argv or (argv[0].startswith("-") and argv[0] not in TOP_LEVEL_FLAGS):
         argv = [DEFAULT_COMMAND, *argv]
     command = argv[0]

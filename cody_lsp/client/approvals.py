@@ -127,6 +127,7 @@ class TerminalApprover:
         self.reader = reader
         self.renderer = renderer
         self.on_interrupt = on_interrupt
+        self.denied = 0  # calls the person answered no to
 
     async def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
         self.renderer.line_break()
@@ -148,6 +149,8 @@ class TerminalApprover:
             if self.on_interrupt is not None:
                 self.on_interrupt()
             return DENY.answer
+        if choice is DENY:
+            self.denied += 1
         if choice.said is not None:
             self.console.print(f"  [dim]{RESULT_MARK}[/] {choice.said}")
         return choice.answer

@@ -40,7 +40,7 @@ from .render import (
     setup_cli_logging,
     summarize_args,
 )
-from .sessions import print_sessions, resolve_session
+from .sessions import print_sessions, resolve_session, session_exists
 from .typeahead import TypeAhead
 
 HELP = """\
@@ -55,8 +55,9 @@ HELP = """\
   /exit          leave (also Ctrl+D)
 [bold]Keys[/]
   Enter sends the message; typed during a run, the model reads it at its next step
-  Ctrl+C during a run interrupts it (queued messages go on), at the prompt clears the line
-  Ctrl+D quits · ↑/↓ recall earlier messages"""
+  Ctrl+C during a run interrupts it (the messages queued behind it go on; a second Ctrl+C,
+    while it is being stopped, stops waiting for it); at the prompt Ctrl+C clears the line
+  Ctrl+D (or /exit) quits · ↑/↓ recall earlier messages"""
 
 PROMPT = "› "
 
@@ -199,13 +200,13 @@ class Chat:
                     markup=False,
                 )
                 return False
-            resumed = (session, (await self.client.get_session(session.id, limit=10)).messages)
+            resumed = await recent_messages(self.client, session.id)
         elif self.args.cont:
             latest = await self.client.latest_session(self.folder)
             if latest is None:
                 note = "No earlier session in this folder: starting a new one."
             else:
-                resumed = (latest, (await self.client.get_session(latest.id, limit=10)).messages)
+                resumed = await recent_messages(self.client, latest.id)
         if resumed is not None:
             self.model = resumed[0].model or self.default_model
         console.print(
@@ -279,9 +280,11 @@ class Chat:
         """One turn: the message typed at the prompt, and those typed while its runs go."""
         assert self.client is not None
         message_id = _message_id()
+        new_session = self.session_id is None
         stream = self.client.stream(prompt, session_id=self.session_id, message_id=message_id)
         self.run_id, self.run_ids, self.typed_ids = stream.run_id, {stream.run_id}, {message_id}
         self.follow(stream)
+        answer = self.pending[stream]
         gave_up: list[bool] = []
 
         def first() -> None:
@@ -306,6 +309,8 @@ class Chat:
             if gave_up:
                 self.renderer.line_break()
                 self.console.print("[yellow]stopped waiting for the run[/]")
+            elif new_session and _status(answer) not in (None, "done"):
+                await self.forget_unkept_session()
         finally:
             self.typeahead.pause()
             for waiting in self.pending.values():
@@ -335,6 +340,15 @@ class Chat:
         self.console.print(f"✗ {exc.message}", style="red", markup=False)
         if exc.code == UNKNOWN_SESSION:  # the session was deleted meanwhile
             self.session_id = None
+
+    async def forget_unkept_session(self) -> None:
+        """A run that made its session and failed before anything happened leaves no session
+        behind (protocol.md): the next message then starts a new one, not in the deleted id."""
+        assert self.client is not None
+        if self.session_id is not None and not await session_exists(self.client, self.session_id):
+            self.session_id = None
+            self.model = self.default_model
+            self.console.print("[dim]Nothing of this turn was kept: the next message starts a new session.[/]")
 
     def typed_during_run(self, line: str) -> None:
         """A line typed while a run goes: a `next` message for the session, or /queue."""
@@ -397,8 +411,7 @@ class Chat:
                 console.print("usage: /resume ID  (/sessions lists the ids)")
                 return None
             session = await resolve_session(self.client, arg)
-            history = await self.client.get_session(session.id, limit=10)
-            self.resumed(history.session, history.messages)
+            self.resumed(*await recent_messages(self.client, session.id))
         elif name == "/model":
             await self.set_model(arg)
         elif name == "/queue":
@@ -452,7 +465,7 @@ class Chat:
             )
         if messages:
             console.rule("[dim]recent messages[/]", style="dim")
-            show_history(console, messages)
+            show_history(console, messages, session.message_count)
             console.rule(style="dim")
 
 
@@ -473,35 +486,84 @@ class InterruptOnCtrlC(CancelOnInterrupt):
             await client.interrupt(session_id)
 
 
+def _status(answer: asyncio.Future[Any]) -> str | None:
+    """The status of a run's answer (None: it did not answer with a result)."""
+    if not answer.done() or answer.cancelled() or answer.exception() is not None:
+        return None
+    return str(answer.result().status)
+
+
 def _message_id() -> str:
     return f"msg_{uuid.uuid4().hex[:20]}"
 
 
 # ----------------------------------------------------------------------- history
 
+# A resumed session shows its last turns only, however long it is: the turns shown, the messages
+# fetched to find them (pages, at most), and per message the lines of its text and the tool calls listed.
+HISTORY_TURNS = 3
+HISTORY_PAGE, HISTORY_PAGES = 50, 4
+PROMPT_LINES, ANSWER_LINES, CALLS_SHOWN, RESULTS_SHOWN = 3, 6, 3, 3
 
-def show_history(console: Console, messages: list[Message]) -> None:
-    """Earlier messages of a session, compactly."""
-    for message in messages:
+
+async def recent_messages(client: CodyClient, session_id: str) -> tuple[SessionInfo, list[Message]]:
+    """The session and its last messages: enough pages for its last HISTORY_TURNS turns, or as
+    many as HISTORY_PAGES give (a turn may hold hundreds of tool calls)."""
+    page = await client.get_session(session_id, limit=HISTORY_PAGE)
+    messages = page.messages
+    for _ in range(HISTORY_PAGES - 1):
+        if page.next_before is None or len(_prompts(messages)) >= HISTORY_TURNS:
+            break
+        page = await client.get_session(session_id, limit=HISTORY_PAGE, before=page.next_before)
+        messages = page.messages + messages
+    return page.session, messages
+
+
+def _prompts(messages: list[Message]) -> list[int]:
+    """Where the turns start: the prompts the user typed."""
+    return [i for i, m in enumerate(messages) if m.role == "user" and m.kind == "message"]
+
+
+def last_turns(messages: list[Message]) -> list[Message]:
+    """The messages of the last HISTORY_TURNS turns (a turn starts at a prompt the user typed)."""
+    starts = _prompts(messages)
+    return messages[starts[-HISTORY_TURNS] if len(starts) >= HISTORY_TURNS else 0 :]
+
+
+def show_history(console: Console, messages: list[Message], total: int) -> None:
+    """The last turns of a session, compactly: a few lines a message, each line fitted to a
+    terminal, whatever the session holds; the messages before them are counted."""
+    shown = last_turns(messages)
+    earlier = max(0, total - len(shown))
+    if earlier:
+        console.print(f"[dim]… {earlier:,} earlier message{'s' if earlier != 1 else ''}[/]")
+    results = 0  # tool results shown in a row
+    for message in shown:
         content = (message.content or "").strip()
+        if message.role != "tool":
+            if results > RESULTS_SHOWN:
+                print_line(console, f"  [dim]{RESULT_MARK} … {results - RESULTS_SHOWN} more results[/]")
+            results = 0
         if message.role == "user":
             error = message.error
             if message.kind == "interrupted":
                 console.print("[dim](interrupted)[/]")
             elif message.kind == "failed":
                 why = f" ({error.code}): {error.message}" if error else ""
-                console.print(f"✗ failed{why}", style="red", markup=False, soft_wrap=True)
+                print_line(console, Text(f"✗ failed{why}", style="red"))
             elif message.kind == "compaction":
                 console.print("[dim](earlier messages compacted for the model)[/]")
             elif message.kind == "circuit_breaker":
                 why = f": {error.message}" if error else ""
-                console.print(f"⚠ stopped by a safety limit{why}", style="red", markup=False, soft_wrap=True)
+                print_line(console, Text(f"⚠ stopped by a safety limit{why}", style="red"))
             else:
-                console.print(Text.assemble(("› ", "bold green"), _first_lines(content, 3)))
+                for i, line in enumerate(_first_lines(content, PROMPT_LINES)):
+                    print_line(console, Text.assemble(("› " if i == 0 else "  ", "bold green"), line))
         elif message.role == "assistant":
-            if content:
-                console.print(_first_lines(content, 6), markup=False)
-            for call in message.tool_calls or []:
+            for line in _first_lines(content, ANSWER_LINES) if content else []:
+                print_line(console, Text(line))
+            calls = message.tool_calls or []
+            for call in calls[:CALLS_SHOWN]:
                 try:
                     args = json.loads(call.arguments) if call.arguments else {}
                 except (json.JSONDecodeError, TypeError):
@@ -511,11 +573,17 @@ def show_history(console: Console, messages: list[Message]) -> None:
                     f"[bold cyan]{TOOL_MARK}[/] [bold]{escape(call.name)}[/] "
                     f"[dim]{escape(summarize_args(call.name, args))}[/]",
                 )
+            if len(calls) > CALLS_SHOWN:
+                print_line(console, f"[dim]… {len(calls) - CALLS_SHOWN} more tool calls[/]")
         elif message.role == "tool":
-            first = content.splitlines()[0] if content else ""
-            print_line(console, f"  [dim]{RESULT_MARK} {escape(first)}[/]")
+            results += 1
+            if results <= RESULTS_SHOWN:
+                first = content.splitlines()[0] if content else ""
+                print_line(console, f"  [dim]{RESULT_MARK} {escape(first)}[/]")
+    if results > RESULTS_SHOWN:
+        print_line(console, f"  [dim]{RESULT_MARK} … {results - RESULTS_SHOWN} more results[/]")
 
 
-def _first_lines(text: str, n: int) -> str:
+def _first_lines(text: str, n: int) -> list[str]:
     lines = text.splitlines()
-    return "\n".join(lines[:n]) + (f"\n… ({len(lines) - n} more lines)" if len(lines) > n else "")
+    return lines[:n] + ([f"… ({len(lines) - n} more lines)"] if len(lines) > n else [])

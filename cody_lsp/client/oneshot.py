@@ -6,7 +6,8 @@ In a terminal it asks before a tool changes anything, as the chat does;
 elsewhere such tools need `--yes`, and without it they are refused (the model
 is told, and the output says so). Ctrl+C cancels the run (a second one, while
 the cancel is under way, stops waiting). Exit codes: 0 done, 1 error, 2 bad
-usage (e.g. an unknown session), 3 stopped by a safety limit, 130 cancelled.
+usage (e.g. an unknown session), 3 stopped by a safety limit, 4 done but a tool call
+was refused (so CI notices what did not run), 130 cancelled.
 """
 
 from __future__ import annotations
@@ -25,9 +26,12 @@ from .connection import CodyClient, CodyError, PermissionHandler
 from .interrupts import CancelOnInterrupt, stop_on_termination
 from .reader import LineReader
 from .render import ChunkRenderer, make_console, preflight, setup_cli_logging
-from .sessions import exit_code_of_error, resolve_session
+from .sessions import exit_code_of_error, resolve_session, session_exists
 
 EXIT_CODES = {"done": 0, "error": 1, "circuit_breaker": 3, "cancelled": 130}
+# The run ended `done`, but this command refused a tool call (nobody could be asked and --yes
+# was not given, or the person answered no): CI notices what did not run.
+REFUSED = 4
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -36,7 +40,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         description="Run one prompt to the end and exit (for scripts and CI). In a terminal, tools that change "
         "files or run commands are asked about; elsewhere they need --yes.",
         epilog="Exit codes: 0 done, 1 error, 2 bad usage or unknown session, 3 stopped by a safety limit, "
-        "130 cancelled (Ctrl+C). Needs CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY.",
+        "4 done but a tool call was refused (no --yes where nobody can be asked, or answered no), 130 cancelled (Ctrl+C). Needs CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY.",
     )
     parser.add_argument(
         "prompt",
@@ -101,6 +105,7 @@ class OneShot:
         self.renderer = ChunkRenderer(self.console)
         self.interrupt: CancelOnInterrupt | None = None
         self.refuser: RefuseWithoutYes | None = None
+        self.approver: TerminalApprover | None = None
         self.run_id: str | None = None
         self.waiting: asyncio.Future | None = None
         self.broken_pipe = False
@@ -110,7 +115,8 @@ class OneShot:
             return lambda _params: "allow"
         if not self.args.json and sys.stdin.isatty() and sys.stdout.isatty():
             reader = LineReader(self.console, history=False)
-            return TerminalApprover(self.console, reader, self.renderer, on_interrupt=self._interrupt)
+            self.approver = TerminalApprover(self.console, reader, self.renderer, on_interrupt=self._interrupt)
+            return self.approver
         self.refuser = RefuseWithoutYes(None if self.args.json else self.renderer)
         return self.refuser
 
@@ -176,7 +182,8 @@ class OneShot:
 
     async def run(self, client: CodyClient) -> int:
         args, err = self.args, self.err
-        stream = client.stream(self.prompt, session_id=await self.session_to_continue(client))
+        continued = await self.session_to_continue(client)
+        stream = client.stream(self.prompt, session_id=continued)
         self.run_id = stream.run_id
         self.waiting = waiting = asyncio.ensure_future(stream.result())
         gave_up: list[bool] = []
@@ -208,8 +215,19 @@ class OneShot:
         if summary:
             err.print(f"cody-lsp run: {summary}", markup=False, style="yellow")
         if not args.json:
-            err.print(
-                f'[dim]session {result.session_id} · continue with: cody-lsp run --session {result.session_id} "…"[/]',
-                soft_wrap=True,
-            )
-        return EXIT_CODES.get(result.status, 1)
+            if continued is None and result.status != "done" and not await session_exists(client, result.session_id):
+                # A run that made its session and failed before anything happened leaves none behind.
+                err.print("[dim]no session was kept: nothing happened in it[/]")
+            else:
+                err.print(
+                    f'[dim]session {result.session_id} · continue with: cody-lsp run --session {result.session_id} "…"[/]',
+                    soft_wrap=True,
+                )
+        code = EXIT_CODES.get(result.status, 1)
+        return REFUSED if code == 0 and self.refusals() else code
+
+    def refusals(self) -> int:
+        """How many tool calls of the run this command refused (nobody to ask, or the person said no)."""
+        return (len(self.refuser.refused) if self.refuser is not None else 0) + (
+            self.approver.denied if self.approver is not None else 0
+        )

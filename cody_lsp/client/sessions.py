@@ -59,6 +59,18 @@ async def resolve_session(client: CodyClient, ref: str) -> SessionInfo:
     return matches[0]
 
 
+async def session_exists(client: CodyClient, session_id: str) -> bool:
+    """Whether the session is still stored (a run that made its session and failed before
+    anything happened leaves none behind; another client may have deleted it)."""
+    try:
+        await client.get_session(session_id, limit=1)
+    except CodyError as exc:
+        if exc.code != UNKNOWN_SESSION:
+            raise
+        return False
+    return True
+
+
 def format_time(stamp: str) -> str:
     """An ISO UTC timestamp as local 'YYYY-MM-DD HH:MM'."""
     try:

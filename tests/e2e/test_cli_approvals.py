@@ -26,7 +26,7 @@ async def test_without_yes_a_mutating_tool_is_refused_and_the_output_names_the_f
     provider.add(Reply(text="Writing.", tool_calls=[WRITE]), Reply(text="I could not write it."))
     env = cli_env(provider, db_path, CODY_APPROVALS=approvals)
     code, out, err = await cody(["run", "write notes"], env, workspace)
-    assert code == 0, err
+    assert code == 4, err  # done, but a tool call was refused: CI notices
     assert not (workspace / "notes.txt").exists()
     assert "I could not write it." in out
     # Nobody was asked: nothing says a user denied anything; the output says why, and the flag.
@@ -40,7 +40,7 @@ async def test_without_yes_a_mutating_tool_is_refused_and_the_output_names_the_f
 async def test_json_output_without_yes_names_the_flag_on_stderr(provider, db_path: Path, workspace: Path):
     provider.add(Reply(tool_calls=[WRITE]), Reply(text="Not written."))
     code, out, err = await cody(["run", "--json", "write notes"], cli_env(provider, db_path), workspace)
-    assert code == 0, err
+    assert code == 4, err
     chunks = [json.loads(line) for line in out.splitlines()]
     result = next(c for c in chunks if c["type"] == "tool_result")
     assert result["ok"] is False and not (workspace / "notes.txt").exists()
@@ -71,7 +71,7 @@ async def test_in_a_terminal_run_asks_like_the_chat(provider, db_path: Path, wor
         assert "$ echo hi > other.txt" in before
         term.send_line("n")
         await term.expect("One written, one not.")
-        assert await term.exit_status() == 0
+        assert await term.exit_status() == 4  # answered no: a tool call was refused
     finally:
         term.kill()
     assert (workspace / "notes.txt").read_text() == "one\n"
@@ -127,7 +127,29 @@ async def test_in_a_terminal_always_can_be_for_the_session_the_folder_or_a_comma
         term.send_line("n")
         await term.expect("denied")
         await term.expect("Second done.")
-        assert await term.exit_status() == 0
+        assert await term.exit_status() == 4  # the write was refused
     finally:
         term.kill()
     assert (workspace / "notes.txt").read_text() == "two\n"
+
+
+async def test_a_refused_call_makes_run_exit_4_whatever_else_the_run_did(provider, db_path: Path, workspace: Path):
+    """The class: any refused call among allowed ones and read-only tools, with or without --json."""
+    for flags in ([], ["--json"]):
+        provider.add(
+            Reply(tool_calls=[ToolCall("read_file", {"path": "."}), ToolCall("run_command", {"command": "true"})]),
+            Reply(tool_calls=[ToolCall("list_dir", {})]),
+            Reply(text="Finished."),
+        )
+        code, _, err = await cody(["run", *flags, "look around"], cli_env(provider, db_path), workspace)
+        assert code == 4, err
+        assert "1 tool call refused (run_command)" in err
+    # Nothing refused (read-only tools only): 0.
+    provider.add(Reply(tool_calls=[ToolCall("list_dir", {})]), Reply(text="Only looked."))
+    code, _, err = await cody(["run", "look"], cli_env(provider, db_path), workspace)
+    assert code == 0, err
+
+
+async def test_run_help_documents_the_refused_exit_code(provider, db_path: Path, workspace: Path):
+    code, out, _ = await cody(["run", "--help"], cli_env(provider, db_path), workspace)
+    assert code == 0 and "4 done but a tool call was refused" in " ".join(out.split())

@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -211,3 +212,26 @@ def test_a_bad_provider_script_is_one_line(tmp_path: Path, script: str, reason: 
     )
     assert done.returncode == 2 and done.stdout == ""
     assert done.stderr.count("\n") == 1 and reason in done.stderr and str(path) in done.stderr
+
+
+@pytest.mark.parametrize("command", [["chat"], ["run", "hello"], ["sessions"], ["serve"], ["demo", "demo-dir"]])
+def test_ctrl_c_while_a_command_starts_prints_no_traceback(tmp_path: Path, command: list[str]):
+    """Ctrl+C in the first fraction of a second, at several moments of the start (the modules
+    loading, the server starting): the command ends or carries on, never with a traceback.
+    (Before the interpreter has loaded cody_lsp nothing of ours runs: such a traceback, in
+    Python's own start-up, is not counted.)"""
+    env = server_env(None, tmp_path / "db.sqlite", CODY_MODEL="m", CODY_MODEL_BASE_URL="http://127.0.0.1:9/v1")
+    env.update(CODY_MODEL_API_KEY="k", TERM="dumb", XDG_STATE_HOME=str(tmp_path))
+    for delay in (0.1, 0.2, 0.3, 0.45, 0.7):
+        child = pexpect.spawn(
+            sys.executable, ["-m", "cody_lsp", *command], env=env, cwd=str(tmp_path), encoding="utf-8", timeout=10
+        )
+        try:
+            time.sleep(delay)
+            child.sendintr()
+            child.expect([pexpect.EOF, pexpect.TIMEOUT], timeout=3)
+            out = child.before
+        finally:
+            child.terminate(force=True)
+        if "Traceback" in out:
+            assert "cody_lsp" not in out.split("Traceback", 1)[1], f"after {delay}s:\n{out}"

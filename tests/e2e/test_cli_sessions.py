@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from cody_lsp.client import CodyClient
-from cody_lsp.testing.provider import Reply
+from cody_lsp.testing.provider import Fault, Reply, ToolCall
 
 from .cli_support import cli_env, cody, user_messages
 
@@ -103,3 +103,21 @@ async def test_a_session_with_its_own_model_needs_no_cody_model(provider, db_pat
     # A new session does need CODY_MODEL, and says so before starting anything.
     code, out, err = await cody(["run", "hi"], env, workspace)
     assert code == 2 and "CODY_MODEL is not set" in err and len(provider.requests) == 1
+
+
+async def test_run_offers_to_continue_only_a_session_that_was_kept(provider, db_path: Path, workspace: Path):
+    env = cli_env(provider, db_path, CODY_RETRY_ATTEMPTS="0")
+    provider.add(Reply(fault=Fault.http(401)))
+    code, out, err = await cody(["run", "first"], env, workspace)
+    assert code == 1
+    assert "continue with" not in err and "no session was kept: nothing happened in it" in err
+    # The same failure after a tool ran: the session is kept, and run says how to continue it.
+    provider.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "a"})]), Reply(fault=Fault.http(401))
+    )
+    code, out, err = await cody(["run", "--yes", "second"], env, workspace)
+    assert code == 1
+    (line,) = [line for line in err.splitlines() if "continue with" in line]
+    session_id = line.split()[1]
+    code, out, _ = await cody(["sessions", "--json"], env, workspace)
+    assert [json.loads(row)["id"] for row in out.splitlines()] == [session_id]

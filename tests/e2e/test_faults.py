@@ -197,3 +197,44 @@ async def test_the_api_key_never_reaches_the_logs(provider, db_path, workspace):
     assert key not in logs
     assert provider.request_headers[0]["authorization"] == f"Bearer {key}"  # it was really sent
     assert provider.request_headers[0]["content-type"] == "application/json"  # the body is sent as bytes
+
+
+BASE_URL_HINT = "Check the base URL setting (CODY_MODEL_BASE_URL, or cody.baseUrl in the editor)."
+
+
+@pytest.mark.parametrize("path", ["", "/", "/api", "/compatible-mode"])
+async def test_a_base_url_whose_chat_completions_answer_404_suggests_the_missing_v1(wire_factory, provider, path):
+    root = provider.base_url.removesuffix("/v1")
+    wire = await wire_factory(CODY_MODEL_BASE_URL=root + path)
+    result, chunks = await wire.run("hello")
+    error = result["error"]
+    assert result["status"] == "error" and error["code"] == "endpoint_not_found"
+    assert f"try {(root + path).rstrip('/')}/v1" in error["message"] and error["message"].endswith(BASE_URL_HINT)
+    assert types_of(chunks) == ["session_start", "error"]  # not retried
+
+
+async def test_an_unknown_model_at_a_versioned_base_url_is_still_model_not_found(wire_factory, provider):
+    wire = await wire_factory(CODY_MODEL_BASE_URL=provider.base_url.removesuffix("/v1") + "/v2")  # no such route
+    result, _ = await wire.run("hello")
+    assert result["error"]["code"] == "model_not_found" and "/v1" not in result["error"]["message"]
+
+
+async def test_a_host_that_does_not_resolve_is_not_retried_and_says_so(wire_factory, provider):
+    wire = await wire_factory(CODY_MODEL_BASE_URL="http://no-such-host.invalid/v1", CODY_RETRY_ATTEMPTS="4")
+    result, chunks = await wire.run("hello")
+    message = result["error"]["message"]
+    assert result["error"]["code"] == "connection"
+    assert message.startswith("cannot resolve host 'no-such-host.invalid'") and message.endswith(BASE_URL_HINT)
+    assert types_of(chunks) == ["session_start", "error"]
+
+
+async def test_a_refused_connection_is_retried_then_ends_with_the_base_url_hint(wire_factory, provider):
+    import socket
+
+    with socket.socket() as unused:  # a port nobody listens on
+        unused.bind(("127.0.0.1", 0))
+        port = unused.getsockname()[1]
+    wire = await wire_factory(CODY_MODEL_BASE_URL=f"http://127.0.0.1:{port}/v1", CODY_RETRY_ATTEMPTS="1")
+    result, chunks = await wire.run("hello")
+    assert types_of(chunks) == ["session_start", "retry", "error"]
+    assert result["error"]["code"] == "connection" and result["error"]["message"].endswith(BASE_URL_HINT)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
+import socket
 import threading
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import urlparse
 
 from ...config import Limits, ModelConfig
 from ...private_api.openai_stream import post_chat_stream
@@ -33,6 +36,8 @@ NON_RETRYABLE_EVENT_CODES = frozenset(
     }
 )
 MAX_RETRY_AFTER = 60.0
+# How every error about reaching the endpoint ends: where its address is set.
+BASE_URL_HINT = "Check the base URL setting (CODY_MODEL_BASE_URL, or cody.baseUrl in the editor)."
 
 
 class ModelError(Exception):
@@ -136,6 +141,19 @@ def _body_message(body: Any, fallback: str) -> str:
     return fallback
 
 
+def _no_such_path(body: Any, config: ModelConfig) -> bool:
+    """Whether a 404 means the base URL has no chat-completions route (rather than no such
+    model): the answer does not speak of the model, and the URL's path lacks a version (`/v1`)."""
+    path = urlparse(config.base_url or "").path.rstrip("/")
+    if re.search(r"/v\d+[a-z0-9]*$", path):
+        return False
+    err = body.get("error", body) if isinstance(body, dict) else None
+    if isinstance(err, dict) and err.get("code") == "model_not_found":
+        return False
+    text = json.dumps(body) if body is not None else ""
+    return not (config.model and config.model in text)
+
+
 def _root_cause(exc: BaseException) -> BaseException:
     for _ in range(16):
         if exc.__cause__ is None:
@@ -164,9 +182,13 @@ def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelEr
     if isinstance(exc, openai.APIConnectionError):
         # (a connection failure reported as a timeout: its root cause says what happened)
         cause = _root_cause(exc) if isinstance(exc, openai.APITimeoutError) else exc.__cause__ or exc
-        return ModelError(
-            "connection", redact(f"connection to {base} failed: {type(cause).__name__}: {cause}", key), retryable=True
-        )
+        failed = redact(f"connection to {base} failed: {type(cause).__name__}: {cause}", key)
+        if isinstance(_root_cause(exc), socket.gaierror):  # retrying does not make a name resolve
+            host = urlparse(base or "").hostname or base
+            return ModelError(
+                "connection", f"cannot resolve host '{host}' ({failed}). {BASE_URL_HINT}", retryable=False
+            )
+        return ModelError("connection", f"{failed}. {BASE_URL_HINT}", retryable=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code
         detail = redact(_body_message(exc.body, exc.message), key)
@@ -177,10 +199,18 @@ def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelEr
                 retryable=False,
             )
         if status == 404:
+            if _no_such_path(exc.body, config):
+                return ModelError(
+                    "endpoint_not_found",
+                    f"{base}/chat/completions does not exist (HTTP 404: {detail}): the base URL of an "
+                    f"OpenAI-compatible endpoint usually ends with /v1 — try {base.rstrip('/') if base else ''}/v1. "
+                    f"{BASE_URL_HINT}",
+                    retryable=False,
+                )
             return ModelError(
                 "model_not_found",
                 f"{base} does not serve model '{config.model}' (HTTP 404): "
-                f"{detail}. Check CODY_MODEL and CODY_MODEL_BASE_URL.",
+                f"{detail}. Check CODY_MODEL and CODY_MODEL_BASE_URL (or cody.model and cody.baseUrl in the editor).",
                 retryable=False,
             )
         if status in RETRYABLE_STATUS:

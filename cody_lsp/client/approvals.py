@@ -2,8 +2,10 @@
 
 The server asks before a tool changes anything (write_file, edit_file,
 run_command). The chat, and `run` in a terminal, show what the tool will do and
-ask. `run` elsewhere (a script, CI) cannot ask anybody: without `--yes` it
-refuses those tools and says so (the model is told the call was denied).
+ask; on a terminal one key answers (no Enter), and `v` shows the whole change or
+command first. A rule that would allow every command of the folder is confirmed
+before it is made. `run` elsewhere (a script, CI) cannot ask anybody: without
+`--yes` it refuses those tools and says so (the model is told the call was denied).
 
 Chunks are shown the moment they are received, and a request is handled after
 the chunks that came before it, so the tool call asked about is on screen
@@ -13,12 +15,15 @@ before its question.
 from __future__ import annotations
 
 import argparse
+import difflib
+import json
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from rich.console import Console
 from rich.markup import escape
+from rich.text import Text
 
 from .reader import LineReader
 from .render import RESULT_MARK, ChunkRenderer, print_line, summarize_args
@@ -29,6 +34,8 @@ SCOPE_CHOICES = {
     "session": (("a", "always"), "[a]lways in this session"),
     "folder": (("f", "folder"), "always in this [f]older"),
 }
+# For run_command a rule without a prefix covers every command, compound ones too: said so.
+ANY_COMMAND_LABELS = {"session": "[a]ny command in this session", "folder": "any command in this [f]older"}
 
 
 @dataclass(frozen=True)
@@ -40,10 +47,13 @@ class Choice:
     label: str
     answer: dict[str, Any]
     said: str | None = None
+    # Asked again before it is given (a rule that allows every command of the folder).
+    confirm: str | None = None
 
 
-ALLOW = Choice(("", "y", "yes"), "[Y]es", {"outcome": "allow"})
+ALLOW = Choice(("y", "yes"), "[y]es", {"outcome": "allow"})
 DENY = Choice(("n", "no"), "[n]o", {"outcome": "deny"}, "[yellow]denied[/]")
+VIEW = ("v", "view")  # the keys that show the whole change or command
 
 
 def choices_for(tool: str, options: Any) -> list[Choice]:
@@ -56,7 +66,16 @@ def choices_for(tool: str, options: Any) -> list[Choice]:
     for scope in scopes:
         keys, label = SCOPE_CHOICES[scope]
         said = f"always allowed {SCOPE_WORDS[scope]}"
-        choices.append(Choice(keys, label, {"outcome": "allow_always", "scope": scope}, said))
+        confirm = None
+        if tool == "run_command":  # a rule without a prefix covers every command, compound ones too
+            label = ANY_COMMAND_LABELS[scope]
+            said = f"every command always allowed {SCOPE_WORDS[scope]}"
+            if scope == "folder":
+                confirm = (
+                    "This rule allows every command — any program, compound commands too — in every session "
+                    "of this folder, without asking, until /permissions revokes it."
+                )
+        choices.append(Choice(keys, label, {"outcome": "allow_always", "scope": scope}, said, confirm))
     prefix = options.get("commandPrefix")
     if tool == "run_command" and isinstance(prefix, str) and prefix:
         scope = "folder" if "folder" in scopes else scopes[0]
@@ -72,7 +91,7 @@ def choices_for(tool: str, options: Any) -> list[Choice]:
 
 
 def question(tool: str, choices: list[Choice]) -> str:
-    return f"Allow {tool}? " + " · ".join(choice.label for choice in choices) + " "
+    return f"Allow {tool}? " + " · ".join([*(choice.label for choice in choices), "[v]iew all"]) + " "
 
 
 def add_yes_flag(parser: argparse.ArgumentParser) -> None:
@@ -85,28 +104,56 @@ def add_yes_flag(parser: argparse.ArgumentParser) -> None:
     )
 
 
+PREVIEW_LINES = 8
+
+
 def preview(tool: str, args: dict[str, Any]) -> list[str]:
-    """What a tool call will do, in a few lines (markup), before it is approved."""
+    """What a tool call will do, in a few lines (markup), before it is approved (`v`: all of it)."""
     lines: list[str] = []
     if tool == "run_command":
-        lines.append(f"  [dim]$[/] {escape(str(args.get('command', '')))}")
+        command = str(args.get("command", "")).splitlines() or [""]
+        lines += [
+            f"  [dim]{'$' if i == 0 else '>'}[/] {escape(line)}" for i, line in enumerate(command[:PREVIEW_LINES])
+        ]
+        lines += _more(len(command) - PREVIEW_LINES)
     elif tool == "write_file" and isinstance(args.get("content"), str):
         content = args["content"].splitlines()
-        lines += [f"  [green]+ {escape(line)}[/]" for line in content[:8]]
-        if len(content) > 8:
-            lines.append(f"  [dim]… {len(content) - 8} more lines[/]")
+        lines += [f"  [green]+ {escape(line)}[/]" for line in content[:PREVIEW_LINES]]
+        lines += _more(len(content) - PREVIEW_LINES)
     elif tool == "edit_file" and isinstance(args.get("old_string"), str):
         old = args["old_string"].splitlines()
         new = str(args.get("new_string", "")).splitlines()
         lines += [f"  [red]- {escape(line)}[/]" for line in old[:6]]
-        if len(old) > 6:
-            lines.append(f"  [dim]… {len(old) - 6} more lines[/]")
+        lines += _more(len(old) - 6)
         lines += [f"  [green]+ {escape(line)}[/]" for line in new[:6]]
-        if len(new) > 6:
-            lines.append(f"  [dim]… {len(new) - 6} more lines[/]")
+        lines += _more(len(new) - 6)
     else:
         lines.append(f"  [dim]{escape(summarize_args(tool, args))}[/]")
     return lines
+
+
+def _more(count: int) -> list[str]:
+    return [f"  [dim]… {count} more line{'s' if count != 1 else ''} (v shows all)[/]"] if count > 0 else []
+
+
+def full_view(tool: str, args: dict[str, Any]) -> list[Text]:
+    """The whole change or command, every line of it (nothing clipped): what `v` shows."""
+    if tool == "run_command":
+        command = str(args.get("command", "")).splitlines() or [""]
+        return [Text.assemble(("$ " if i == 0 else "> ", "dim"), line) for i, line in enumerate(command)]
+    if tool == "write_file" and isinstance(args.get("content"), str):
+        head = Text(f"{args.get('path', '')} (whole new content)", style="bold")
+        return [head, *(Text(f"+ {line}", style="green") for line in args["content"].splitlines())]
+    if tool == "edit_file" and isinstance(args.get("old_string"), str):
+        old = args["old_string"].splitlines()
+        new = str(args.get("new_string", "")).splitlines()
+        path = str(args.get("path", ""))
+        style = {"+": "green", "-": "red", "@": "cyan"}
+        return [
+            Text(line, style=style.get(line[:1], "") if not line.startswith(("+++", "---")) else "bold")
+            for line in difflib.unified_diff(old, new, f"{path} (now)", f"{path} (after the edit)", lineterm="")
+        ]
+    return [Text(line) for line in json.dumps(args, indent=2, ensure_ascii=False).splitlines()]
 
 
 class TerminalApprover:
@@ -132,19 +179,25 @@ class TerminalApprover:
     async def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
         self.renderer.line_break()
         tool = str(params.get("toolName", "?"))
-        args = params.get("args")
-        for line in preview(tool, args if isinstance(args, dict) else {}):
+        raw = params.get("args")
+        args = raw if isinstance(raw, dict) else {}
+        for line in preview(tool, args):
             print_line(self.console, line)
         choices = choices_for(tool, params.get("options"))
         by_key = {key: choice for choice in choices for key in choice.keys}
         try:
             while True:
-                answer = await self.reader.read(question(tool, choices), ask=True)
-                choice = by_key.get(answer.strip().lower())
-                if choice is not None:
+                answer = (await self.reader.read_key(question(tool, choices))).strip().lower()
+                if answer in VIEW:
+                    for text in full_view(tool, args):
+                        self.console.print(text, soft_wrap=not self.console.is_terminal)
+                    continue
+                choice = by_key.get(answer)
+                if choice is None:
+                    keys = ", ".join(f"{c.keys[0]} ({c.keys[-1]})" for c in choices)
+                    self.console.print(f"[dim]answer {escape(keys)}, or v to view all[/]")
+                elif choice.confirm is None or await self._confirmed(choice):
                     break
-                keys = ", ".join(f"{c.keys[1] if c is ALLOW else c.keys[0]} ({c.keys[-1]})" for c in choices)
-                self.console.print(f"[dim]answer {escape(keys)}[/]")
         except (EOFError, KeyboardInterrupt):
             if self.on_interrupt is not None:
                 self.on_interrupt()
@@ -154,6 +207,13 @@ class TerminalApprover:
         if choice.said is not None:
             self.console.print(f"  [dim]{RESULT_MARK}[/] {choice.said}")
         return choice.answer
+
+    async def _confirmed(self, choice: Choice) -> bool:
+        """A rule this broad is made only when the same key is pressed again."""
+        self.console.print(f"  [yellow]{escape(choice.confirm or '')}[/]", soft_wrap=not self.console.is_terminal)
+        key = choice.keys[0]
+        answer = await self.reader.read_key(f"Press {key} again to make it, any other key to go back: ")
+        return answer.strip().lower() in choice.keys
 
 
 class RefuseWithoutYes:

@@ -29,6 +29,7 @@ from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, Message, SessionInf
 from .approvals import TerminalApprover, add_yes_flag
 from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream
 from .interrupts import CancelOnInterrupt, stop_on_termination
+from .permission_rules import PermissionRules
 from .reader import LineReader
 from .render import (
     RESULT_MARK,
@@ -52,6 +53,7 @@ HELP = """\
   /model [NAME]  show the model, or set the one this session's next runs use
   /queue         list the messages waiting for this session (also during a run)
   /compact       summarize this session for the model, to free its context (all messages stay)
+  /permissions   list the rules that let tools run without asking; /permissions revoke N removes one
   /exit          leave (also Ctrl+D)
 [bold]Keys[/]
   Enter sends the message; typed during a run, the model reads it at its next step
@@ -117,6 +119,7 @@ class Chat:
         self.typeahead = TypeAhead(self.typed_during_run)
         self.interrupt: CancelOnInterrupt | None = None
         self.hinted_exit = False
+        self.rules = PermissionRules(self.console, folder)
 
     # ----------------------------------------------------------------- main
 
@@ -418,6 +421,8 @@ class Chat:
             await self.show_queue()
         elif name == "/compact":
             await self.compact()
+        elif name == "/permissions":
+            await self.rules.command(self.client, arg, self.session_id)
         else:
             console.print(f"[red]unknown command {escape(name)}[/] — /help lists the commands")
         return None

@@ -1,13 +1,16 @@
-"""The lines a person types: prompt_toolkit on a terminal, plain stdin lines otherwise."""
+"""What a person types: lines (prompt_toolkit on a terminal, plain stdin lines otherwise), and
+single keys for the questions that one key answers (a line, where stdin is not a terminal)."""
 
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import threading
 from typing import Any
 
 from rich.console import Console
+from rich.text import Text
 
 
 class LineReader:
@@ -40,10 +43,22 @@ class LineReader:
     async def read(self, message: str, *, ask: bool = False) -> str:
         """A line (without the newline); EOFError on Ctrl+D, KeyboardInterrupt on Ctrl+C.
         `ask`: a question (an approval), styled apart and kept out of the history."""
+        return await self._run(self._read(message, ask))
+
+    async def read_key(self, message: str) -> str:
+        """A question one key answers, no Enter (EOFError on Ctrl+D, KeyboardInterrupt on Ctrl+C):
+        the key, lower-cased. Keys typed before the question are dropped, never taken as its
+        answer. Where stdin is not a terminal, a line is read instead."""
+        if not self.interactive:
+            return await self.read(message, ask=True)
+        return await self._run(self._guarded(self._read_key(message)))
+
+    async def _run(self, reading: Any) -> str:
         if self._pending:
             self._pending = False
+            reading.close()
             raise KeyboardInterrupt
-        task = self._task = asyncio.ensure_future(self._read(message, ask))
+        task = self._task = asyncio.ensure_future(reading)
         try:
             kind, line = await task
         except asyncio.CancelledError:
@@ -59,13 +74,51 @@ class LineReader:
         return line
 
     async def _read(self, message: str, ask: bool) -> tuple[str, str]:
+        return await self._guarded(self._read_line(message, ask))
+
+    @staticmethod
+    async def _guarded(reading: Any) -> tuple[str, str]:
         # KeyboardInterrupt must not leave a task (asyncio would end the loop with it).
         try:
-            return "line", await self._read_line(message, ask)
+            return "line", await reading
         except KeyboardInterrupt:
             return "interrupt", ""
         except EOFError:
             return "eof", ""
+
+    async def _read_key(self, message: str) -> str:
+        import termios
+
+        self.console.print(Text(message, style="bold yellow"), end="", soft_wrap=True)
+        fd = sys.stdin.fileno()
+        cooked = termios.tcgetattr(fd)
+        raw = termios.tcgetattr(fd)
+        raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # Ctrl+C is a key here
+        raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+        termios.tcsetattr(fd, termios.TCSAFLUSH, raw)  # (TCSAFLUSH: what was typed before is dropped)
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(fd, readable)
+        try:
+            await ready
+            data = os.read(fd, 64)
+        finally:
+            loop.remove_reader(fd)
+            termios.tcsetattr(fd, termios.TCSADRAIN, cooked)
+        key = data.decode("utf-8", "replace")[:1]
+        if key == "\x03":
+            self.console.print("^C")
+            raise KeyboardInterrupt
+        if not key or key == "\x04":
+            self.console.print()
+            raise EOFError
+        self.console.print(key if key.isprintable() else "", markup=False, highlight=False)
+        return key.lower()
 
     def _session(self, ask: bool) -> Any:
         if ask not in self._sessions:

@@ -3,14 +3,16 @@ change something need --yes, and without it they are refused, saying so."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
 import pytest
 
+from cody_lsp.client import CodyClient
 from cody_lsp.testing.provider import Reply, ToolCall
 
-from .cli_support import Terminal, cli_env, cody
+from .cli_support import PROMPT, Terminal, cli_env, cody
 
 WRITE = ToolCall("write_file", {"path": "notes.txt", "content": "one\n"})
 
@@ -101,17 +103,22 @@ async def test_in_a_terminal_always_can_be_for_the_session_the_folder_or_a_comma
     try:
         before = await term.expect("Allow run_command?")
         assert "$ ls -a" in before
-        await term.expect("[Y]es · [a]lways in this session · always in this [f]older · always for `ls` ([p]) · [n]o")
-        term.send_line("p")
+        await term.expect(
+            "[y]es · [a]ny command in this session · any command in this [f]older · always for `ls` ([p]) · [n]o · [v]iew all"
+        )
+        term.child.send("p")  # one key, no Enter
         await term.expect("always allowed for `ls` in this folder")
         before = await term.expect("Allow run_command?")
         assert "ls -l" in before and "$ pwd" in before and "Allow" not in before
-        term.send_line("f")
-        await term.expect("always allowed in this folder")
+        term.child.send("f")  # every command of the folder: confirmed first
+        await term.expect("This rule allows every command")
+        await term.expect("Press f again to make it")
+        term.child.send("f")
+        await term.expect("every command always allowed in this folder")
         before = await term.expect("Allow write_file?")
         assert "echo x" in before and "Allow" not in before
-        await term.expect("· always in this [f]older · [n]o")  # no prefix for write_file
-        term.send_line("a")
+        await term.expect("· always in this [f]older · [n]o · [v]iew all")  # no prefix for write_file
+        term.child.send("a")
         await term.expect("always allowed in this session")
         before = await term.expect("All done.")
         assert "Allow" not in before
@@ -153,3 +160,146 @@ async def test_a_refused_call_makes_run_exit_4_whatever_else_the_run_did(provide
 async def test_run_help_documents_the_refused_exit_code(provider, db_path: Path, workspace: Path):
     code, out, _ = await cody(["run", "--help"], cli_env(provider, db_path), workspace)
     assert code == 0 and "4 done but a tool call was refused" in " ".join(out.split())
+
+
+# ------------------------------------------------------------------ one key, the whole view
+
+
+LINES = "".join(f"line {i}\n" for i in range(1, 31))  # 30 lines: more than the preview shows
+CALLS = {
+    "write_file": ToolCall("write_file", {"path": "notes.txt", "content": LINES}),
+    "edit_file": ToolCall(
+        "edit_file", {"path": "notes.txt", "old_string": LINES, "new_string": LINES.replace("line 29", "LINE 29")}
+    ),
+    "run_command": ToolCall(
+        "run_command", {"command": "printf '%s\\n' " + " ".join(f"w{i}" for i in range(80)) + " END"}
+    ),
+}
+
+
+@pytest.mark.parametrize("tool", list(CALLS))
+async def test_one_key_answers_and_v_shows_the_whole_change_first(provider, db_path: Path, workspace: Path, tool: str):
+    (workspace / "notes.txt").write_text(LINES)
+    provider.add(Reply(tool_calls=[CALLS[tool]]), Reply(text="Finished."))
+    term = Terminal(["run", "do it"], cli_env(provider, db_path), workspace, dimensions=(50, 100))
+    try:
+        before = await term.expect(f"Allow {tool}?")
+        if tool == "run_command":
+            assert "END" not in before  # the preview is one line, fitted to the terminal
+        else:
+            assert "more lines (v shows all)" in before and "line 29" not in before
+        term.child.send("v")
+        shown = await term.expect(f"Allow {tool}?")
+        if tool == "run_command":
+            assert "END" in shown and "w79" in shown
+        elif tool == "write_file":
+            assert all(f"+ line {i}" in shown for i in (1, 9, 29, 30))
+        else:
+            assert "-line 29" in shown and "+LINE 29" in shown
+        term.child.send("y")  # no Enter
+        await term.expect("Finished.")
+        assert await term.exit_status() == 0
+    finally:
+        term.kill()
+    assert (
+        provider.requests[1]["messages"][-1]["content"]
+        and "refused" not in provider.requests[1]["messages"][-1]["content"]
+    )
+
+
+async def test_keys_typed_before_the_question_do_not_answer_it(provider, db_path: Path, workspace: Path):
+    provider.add(
+        Reply(text="Thinking about it for a while. " * 4, text_deltas=8, delay=0.1, tool_calls=[CALLS["write_file"]]),
+        Reply(text="Finished."),
+    )
+    term = Terminal(["run", "do it"], cli_env(provider, db_path), workspace, dimensions=(50, 100))
+    try:
+        await term.expect("Thinking about it")
+        term.child.send("y")  # typed while the answer streams: not an answer to what is not asked yet
+        await term.expect("Allow write_file?")
+        await asyncio.sleep(0.5)
+        assert not (workspace / "notes.txt").exists()
+        term.child.send("n")
+        await term.expect("denied")
+        await term.expect("Finished.")
+        assert await term.exit_status() == 4
+    finally:
+        term.kill()
+    assert not (workspace / "notes.txt").exists()
+
+
+@pytest.mark.parametrize("command", ["rm -rf build && make", "ls"])
+async def test_a_rule_for_every_command_of_the_folder_says_so_before_it_is_made(
+    provider, db_path: Path, workspace: Path, command: str
+):
+    """Compound or not, a rule without a prefix covers every command: going back makes none."""
+    provider.add(
+        Reply(tool_calls=[ToolCall("run_command", {"command": command})]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo next"})]),
+        Reply(text="Finished."),
+    )
+    env = cli_env(provider, db_path)
+    term = Terminal(["run", "build"], env, workspace, dimensions=(50, 200))
+    try:
+        await term.expect("Allow run_command?")
+        question = await term.expect("[v]iew all")
+        assert "any command in this [f]older" in question
+        assert ("([p])" in question) == (command == "ls")  # a compound command gets no prefix to offer
+        term.child.send("f")
+        said = await term.expect("until /permissions revokes it.")
+        assert "allows every command — any program, compound commands too — in every session of this folder" in (
+            " ".join(said.split())
+        )
+        term.child.send("x")  # any other key: back to the question, no rule made
+        await term.expect("Allow run_command?")
+        term.child.send("y")
+        await term.expect("Allow run_command?")  # the next command is asked: no rule was made
+        term.child.send("y")
+        await term.expect("Finished.")
+        assert await term.exit_status() == 0
+    finally:
+        term.kill()
+    async with await CodyClient.spawn(env=env, workspace_folders=[workspace]) as client:
+        assert await client.list_permission_rules(workspace_folder=workspace) == []
+
+
+async def test_permissions_in_the_chat_lists_and_revokes_rules(chat, provider, db_path: Path, workspace: Path):
+    provider.add(
+        Reply(tool_calls=[ToolCall("run_command", {"command": "ls -a"})]),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "a"})]),
+        Reply(text="Both allowed."),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "ls -l"})]),  # asked again: its rule is revoked
+        Reply(tool_calls=[ToolCall("write_file", {"path": "a.txt", "content": "b"})]),  # still allowed
+        Reply(text="Again."),
+    )
+    term = await chat()
+    term.send_line("/permissions")
+    await term.expect("No rule lets a tool run without asking here.")
+    term.send_line("look and write")
+    await term.expect("Allow run_command?")
+    term.child.send("p")
+    await term.expect("Allow write_file?")
+    term.child.send("a")
+    await term.expect("Both allowed.")
+    await term.expect(PROMPT)
+    term.send_line("/permissions")
+    listing = await term.expect("› ")
+    rows = [line for line in listing.splitlines() if line.strip()[:1].isdigit()]
+    assert len(rows) == 2, listing
+    assert "`ls …`" in rows[0] and "run_command" in rows[0] and "this folder (every session)" in rows[0]
+    assert "every call" in rows[1] and "write_file" in rows[1] and "this session" in rows[1]
+    term.send_line("/permissions revoke 1")
+    await term.expect("revoked: run_command `ls …` in this folder (every session)")
+    term.send_line("again")
+    before = await term.expect("Allow run_command?")
+    assert "ls -l" in before
+    term.child.send("y")
+    await term.expect("Again.")
+    assert (workspace / "a.txt").read_text() == "b"
+    term.send_line("/permissions revoke rule_nope")
+    await term.expect("no rule rule_nope here")
+    term.send_line("/exit")
+    assert await term.exit_status() == 0
+    async with await CodyClient.spawn(env=cli_env(provider, db_path), workspace_folders=[workspace]) as client:
+        (rule,) = await client.list_permission_rules(workspace_folder=workspace)
+    assert rule.tool_name == "write_file"

@@ -26,8 +26,13 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
     "run": ("cody_lsp.client.oneshot", "run one prompt to its end and exit (for scripts and CI)"),
     "sessions": ("cody_lsp.client.sessions", "list, delete or rename the stored sessions"),
     "demo": ("cody_lsp.client.demo", "play a scripted coding session offline (no model needed)"),
+    "config": ("cody_lsp.client.show_config", "show the effective settings and where each comes from"),
 }
 DEFAULT_COMMAND = "serve"
+# The commands that take their settings from the configuration file too (config_file.py), and
+# those that need the API key (read from its file or command once, by the command: its server inherits it).
+CONFIGURED = ("chat", "run", "sessions")
+NEED_THE_KEY = ("chat", "run")
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 
 
@@ -78,6 +83,16 @@ def _main(argv: list[str]) -> int:
     module_name = COMMANDS[command][0]
     if module_name is None:
         return serve(build_parser()[1].parse_args(argv[1:]))
+    if command in CONFIGURED and not {"-h", "--help"} & set(argv[1:]):
+        from . import config_file
+
+        config_file.apply()
+        if command in NEED_THE_KEY:
+            config_file.apply_key()
+        problem = config_file.problem()
+        if problem is not None:
+            print(f"cody-lsp {command}: {problem}", file=sys.stderr)
+            return 2
     import importlib
 
     return int(importlib.import_module(module_name).main(argv))
@@ -87,6 +102,9 @@ def _main(argv: list[str]) -> int:
 
 
 def serve(args: argparse.Namespace) -> int:
+    from . import config_file
+
+    config_file.apply()  # the file's settings where the environment has none (its problem fails every run)
     address = None
     if args.tcp:
         address = parse_address(args.tcp)
@@ -108,12 +126,15 @@ def serve(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
     _setup_logging()
+    if config_file.problem() is not None:
+        logging.getLogger(__name__).warning("%s (every run fails until it is fixed)", config_file.problem())
     early = None
     if address is None and not sys.stdin.isatty():
         try:
             early = _answer_initialize_early()
         except KeyboardInterrupt:  # SIGINT or SIGTERM before the client said anything
             return 0
+    config_file.apply_key()  # after initialize is answered: a key command may take a moment
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
     _use_pidfd_child_watcher()
     from .server.lsp.server import create_server

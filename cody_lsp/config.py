@@ -70,7 +70,8 @@ def missing_message(missing: list[str]) -> str:
     verb = "is" if len(missing) == 1 else "are"
     return (
         f"{' and '.join(missing)} {verb} not set: set CODY_MODEL, CODY_MODEL_BASE_URL and CODY_MODEL_API_KEY "
-        "to point cody-lsp at an OpenAI-compatible endpoint (or try `cody-lsp demo`)"
+        "to point cody-lsp at an OpenAI-compatible endpoint, or model, base_url and api_key_file (or "
+        "api_key_command) in ~/.config/cody-lsp/config.toml (or try `cody-lsp demo`)"
     )
 
 
@@ -272,6 +273,10 @@ def _limits_from_env() -> Limits:
 
 
 def _settings_problem() -> str | None:
+    from .config_file import problem as file_problem
+
+    if file_problem() is not None:
+        return file_problem()
     try:
         Limits.from_env()
         ToolLimits.from_env()

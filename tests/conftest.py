@@ -111,6 +111,8 @@ def server_env(provider: ScriptedProvider | None, db: Path, **extra: str) -> dic
                 "CODY_MODEL_API_KEY": "sk-test-secret-key-123",
             }
         )
+    # The user's configuration file is not the test's (config_file.py): an empty folder of its own.
+    env["XDG_CONFIG_HOME"] = str(db.parent / "xdg-config")
     env.update(extra)
     return env
 

@@ -1,9 +1,10 @@
 """`cody-lsp chat`: a terminal chat over the cody/* protocol.
 
-Text streams as it arrives, tool calls and results take a line each, and the
-approvals of mutating tools are asked inline. A line typed while a run goes is
-sent to the session with priority `next`: the model reads it at its next step
-(/queue lists what waits). Ctrl+C during a run interrupts it — the messages queued
+Text streams as it arrives (on a terminal, as Markdown once each block is complete),
+tool calls and results take a line each, and the approvals of mutating tools are
+asked inline (one key answers). A line typed while a run goes — drawn below the
+answer, never mixed into it — is sent to the session with priority `next`: the
+model reads it at its next step (/queue lists what waits). Ctrl+C during a run interrupts it — the messages queued
 behind it go on — (a second Ctrl+C while it is being stopped stops waiting for
 it); at the prompt Ctrl+C clears the line and Ctrl+D (or /exit) leaves. Line
 editing and history come from prompt_toolkit, rendering from rich.
@@ -116,7 +117,8 @@ class Chat:
         self.typed_ids: set[str] = set()  # messages already on screen as typed at the prompt
         self.pending: dict[RunStream, asyncio.Future[Any]] = {}  # requests sent during this turn, unanswered
         self._wake: asyncio.Future[None] | None = None
-        self.typeahead = TypeAhead(self.typed_during_run)
+        # On a terminal that can move the cursor, the line typed during a run is drawn below the answer.
+        self.typeahead = TypeAhead(self.typed_during_run, on_edit=self.show_typed if self.renderer.live else None)
         self.interrupt: CancelOnInterrupt | None = None
         self.hinted_exit = False
         self.rules = PermissionRules(self.console, folder)
@@ -130,9 +132,13 @@ class Chat:
 
         async def ask(params: dict[str, Any]) -> dict[str, Any]:
             self.typeahead.pause()  # the question's prompt reads the terminal now
+            if self.renderer.live is not None:
+                self.renderer.live.pause()
             try:
                 return await approver(params)
             finally:
+                if self.renderer.live is not None:
+                    self.renderer.live.resume()
                 if self.pending:
                     self.typeahead.resume()
 
@@ -158,7 +164,7 @@ class Chat:
                     return 2
                 return await self.loop()
         except CodyConnectionError as exc:
-            self.renderer.line_break()
+            self.renderer.close_live()
             self.console.print(f"[red]the server stopped:[/] {escape(exc.message)}")
             return 1
         finally:
@@ -236,7 +242,7 @@ class Chat:
         while True:
             self.console.print()
             try:
-                line = await self.reader.read(PROMPT)
+                line = await self.reader.read(PROMPT, default=self.typeahead.unfinished())
             except EOFError:
                 self.console.print()
                 return 0
@@ -319,7 +325,7 @@ class Chat:
             for waiting in self.pending.values():
                 waiting.cancel()
             self.pending.clear()
-            self.renderer.line_break()
+            self.renderer.close_live()
             self.run_id = None
             self.interrupt = None
 
@@ -352,6 +358,11 @@ class Chat:
             self.session_id = None
             self.model = self.default_model
             self.console.print("[dim]Nothing of this turn was kept: the next message starts a new session.[/]")
+
+    def show_typed(self, typed: str) -> None:
+        """The line being typed during a run, below the answer (nothing when it is empty)."""
+        if self.renderer.live is not None:
+            self.renderer.live.show(typed=typed or None)
 
     def typed_during_run(self, line: str) -> None:
         """A line typed while a run goes: a `next` message for the session, or /queue."""

@@ -130,7 +130,7 @@ async def _play_turns(client: CodyClient, turns, console, *, pause: bool) -> str
         stream = client.stream(turn.prompt, session_id=session_id)
         async for chunk in stream:
             renderer.handle(chunk)
-        renderer.line_break()
+        renderer.close_live()
         result = await stream.result()
         session_id = result.session_id
         if result.status != "done":

@@ -137,7 +137,7 @@ class OneShot:
             with stop_on_termination():
                 return await self.run(client)
         except CodyError as exc:
-            self.renderer.line_break()
+            self.renderer.close_live()
             self.err.print(f"cody-lsp run: {exc.message}", markup=False)
             return exit_code_of_error(exc)
         finally:
@@ -210,7 +210,7 @@ class OneShot:
         finally:
             self.interrupt = None
         if not args.json:
-            self.renderer.line_break()
+            self.renderer.close_live()
         summary = self.refuser.summary() if self.refuser is not None else None
         if summary:
             err.print(f"cody-lsp run: {summary}", markup=False, style="yellow")

@@ -40,10 +40,11 @@ class LineReader:
         else:
             self._pending = True
 
-    async def read(self, message: str, *, ask: bool = False) -> str:
+    async def read(self, message: str, *, ask: bool = False, default: str = "") -> str:
         """A line (without the newline); EOFError on Ctrl+D, KeyboardInterrupt on Ctrl+C.
-        `ask`: a question (an approval), styled apart and kept out of the history."""
-        return await self._run(self._read(message, ask))
+        `ask`: a question (an approval), styled apart and kept out of the history; `default`:
+        text already typed (on a terminal)."""
+        return await self._run(self._read(message, ask, default))
 
     async def read_key(self, message: str) -> str:
         """A question one key answers, no Enter (EOFError on Ctrl+D, KeyboardInterrupt on Ctrl+C):
@@ -73,8 +74,8 @@ class LineReader:
             raise EOFError
         return line
 
-    async def _read(self, message: str, ask: bool) -> tuple[str, str]:
-        return await self._guarded(self._read_line(message, ask))
+    async def _read(self, message: str, ask: bool, default: str = "") -> tuple[str, str]:
+        return await self._guarded(self._read_line(message, ask, default))
 
     @staticmethod
     async def _guarded(reading: Any) -> tuple[str, str]:
@@ -127,13 +128,13 @@ class LineReader:
             self._sessions[ask] = PromptSession(history=_history()) if self._history and not ask else PromptSession()
         return self._sessions[ask]
 
-    async def _read_line(self, message: str, ask: bool) -> str:
+    async def _read_line(self, message: str, ask: bool, default: str = "") -> str:
         if self.interactive:
             from prompt_toolkit.formatted_text import FormattedText
 
             styled = FormattedText([("bold ansiyellow" if ask else "bold ansigreen", message)])
             # The command's own SIGINT handler stays in place: at a prompt Ctrl+C is a key.
-            return await self._session(ask).prompt_async(styled, handle_sigint=False)
+            return await self._session(ask).prompt_async(styled, handle_sigint=False, default=default)
         self.console.print(message, end="", markup=False)
         line = await _read_stdin_line()
         if not line:

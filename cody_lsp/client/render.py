@@ -8,6 +8,8 @@ the final answer is shown once.
 
 Only a terminal gets wrapped and clipped lines. Output that is not a terminal
 (a file, a pipe) is never wrapped or cut: ids, messages and reasons stay whole.
+A terminal that can move the cursor gets the answer as Markdown, each block
+rendered once it is complete, the block still streaming shown below (live.py).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from rich.console import Console
 from rich.control import Control, ControlType
 from rich.markup import escape
 from rich.text import Text
+
+from .live import LiveArea, MarkdownBlocks, markdown, spacing
 
 _TOKENS = re.compile(r"\n|[^\S\n]+|\S+")
 
@@ -140,9 +144,18 @@ def summarize_result(tool: str, ok: bool, content: str) -> tuple[str, list[str]]
 class ChunkRenderer:
     """Renders the chunks of one run after another on a rich Console."""
 
-    def __init__(self, console: Console, *, show_usage: bool = True, wrap: bool | None = None):
+    def __init__(
+        self, console: Console, *, show_usage: bool = True, wrap: bool | None = None, rich_text: bool | None = None
+    ):
         self.console = console
         self.show_usage = show_usage
+        # Markdown, and the live area at the bottom (live.py): a terminal that can move the cursor.
+        self.rich_text = console.is_terminal and not console.is_dumb_terminal if rich_text is None else rich_text
+        self.live = LiveArea(console) if self.rich_text else None
+        self._blocks = MarkdownBlocks()
+        self._blocks_shown = 0  # blocks printed of the current text (a blank line goes between them)
+        self._padded = False  # the last block printed ended with a blank line of its own
+        self._thinking = ""  # the thinking line in progress (rich text)
         # Word-wrap streamed text on a terminal (a partial word waits for its end);
         # elsewhere (a file, a pipe) text is written as it comes, and no line is clipped.
         self.wrap = console.is_terminal if wrap is None else wrap
@@ -222,7 +235,26 @@ class ChunkRenderer:
             self._column += Text(text).cell_len
 
     def line_break(self) -> None:
-        """End the current line if something is on it (before a prompt or a notice)."""
+        """Room for a line of the caller's (a notice, a question): the current line ended if
+        something is on it. With rich text the notice goes above the live area, and the text
+        still streaming stays where it is."""
+        if self.live is None:
+            self._end_text()
+
+    def _end_text(self) -> None:
+        """The text or thinking being shown has ended (a tool call, the run's end): its line
+        ended; with rich text, what still streamed printed (the last Markdown block)."""
+        if self.live is not None:
+            if self._mode == "text":
+                block = self._blocks.finish()
+                if block is not None:
+                    self._print_block(block)
+            elif self._mode == "thinking" and self._thinking:
+                self._print_thinking(self._thinking)
+            self._thinking = ""
+            self.live.show(tail="")
+            self._mode = None
+            return
         self._flush()
         if self._column:
             self.console.print()
@@ -236,11 +268,51 @@ class ChunkRenderer:
         return max(10, self.width - used) if self.clip else None
 
     def _line(self, markup: str) -> None:
-        self.line_break()
+        self._end_text()
         print_line(self.console, markup)
 
     def _new_step(self) -> None:
         self._step = []
+
+    def close_live(self) -> None:
+        """The run is over: the live area leaves the screen (what was typed stays with the typist)."""
+        self._end_text()
+        if self.live is not None:
+            self.live.close()
+
+    def _print_block(self, block: str) -> None:
+        top, bottom = spacing(block)
+        if self._blocks_shown and not top and not self._padded:
+            self.console.print()
+        self.console.print(markdown(block))
+        self._blocks_shown += 1
+        self._padded = bottom
+        self._step.append(block + "\n")
+
+    def _print_thinking(self, line: str) -> None:
+        self.console.print(Text(line, style="dim italic"))
+        self._step.append(line + "\n")
+
+    def _rich_thinking(self, content: str) -> None:
+        if self._mode != "thinking":
+            self._end_text()
+            self._mode = "thinking"
+            self._thinking = "✻ "
+        *lines, self._thinking = (self._thinking + content).split("\n")
+        for line in lines:
+            self._print_thinking(line)
+        assert self.live is not None
+        self.live.show(tail=self._thinking, style="dim italic")
+
+    def _rich_text_delta(self, content: str) -> None:
+        if self._mode != "text":
+            self._end_text()
+            self._mode = "text"
+            self._blocks_shown = 0
+        for block in self._blocks.feed(content.replace("\r\n", "\n").replace("\r", "")):
+            self._print_block(block)
+        assert self.live is not None
+        self.live.show(tail=self._blocks.pending(), style="")
 
     # ----------------------------------------------------------------- chunks
 
@@ -251,12 +323,15 @@ class ChunkRenderer:
             method(chunk)
 
     def _on_session_start(self, chunk: dict[str, Any]) -> None:
-        self.line_break()
+        self._end_text()
         self._new_step()
 
     def _on_thinking(self, chunk: dict[str, Any]) -> None:
+        if self.live is not None:
+            self._rich_thinking(str(chunk.get("content", "")))
+            return
         if self._mode != "thinking":
-            self.line_break()
+            self._end_text()
             self._style = "dim"
             self._emit("✻ ")
             self._mode = "thinking"
@@ -264,8 +339,11 @@ class ChunkRenderer:
         self._stream(str(chunk.get("content", "")))
 
     def _on_text_delta(self, chunk: dict[str, Any]) -> None:
+        if self.live is not None:
+            self._rich_text_delta(str(chunk.get("content", "")))
+            return
         if self._mode != "text":
-            self.line_break()
+            self._end_text()
             self._mode = "text"
             self._style = ""
         self._stream(str(chunk.get("content", "")))
@@ -296,12 +374,16 @@ class ChunkRenderer:
         self._pending = ""  # never shown: nothing to withdraw
         withdrawn = "".join(self._step)
         self._mode = None
+        if self.live is not None:  # what still streamed is dropped; what was printed is marked
+            self._blocks.discard()
+            self._thinking = ""
+            self.live.show(tail="")
         if withdrawn.strip():
-            if not self._erase(withdrawn):
-                self.line_break()
+            if self.live is not None or not self._erase(withdrawn):
+                self._end_text()
                 self.console.print("[yellow]↻ the text above was from a failed attempt and is withdrawn[/]")
         elif self._column:
-            self.line_break()
+            self._end_text()
         self._column = 0
         delay = chunk.get("delayMs", 0) / 1000
         print_line(
@@ -312,7 +394,7 @@ class ChunkRenderer:
         self._new_step()
 
     def _on_done(self, chunk: dict[str, Any]) -> None:
-        self.line_break()
+        self._end_text()
         if self.show_usage:
             usage = chunk.get("usage") or {}
             total = usage.get("totalTokens")
@@ -330,7 +412,7 @@ class ChunkRenderer:
         )
 
     def _on_error(self, chunk: dict[str, Any]) -> None:
-        self.line_break()
+        self._end_text()
         self.console.print(f"[red]✗ error ({escape(str(chunk.get('code')))}):[/] {escape(str(chunk.get('message')))}")
 
     # ----------------------------------------------------------------- retry

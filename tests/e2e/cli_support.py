@@ -86,3 +86,50 @@ async def cody(args: list[str], env: dict[str, str], cwd: Path, stdin: bytes | N
     )
     out, err = await asyncio.wait_for(process.communicate(stdin), 60)
     return process.returncode, out.decode(), err.decode()
+
+
+class Screen:
+    """A `cody-lsp` child in a pty whose output is played on a terminal emulator (pyte), so a
+    test reads the screen as a person sees it (cursor moves, redraws and erasures applied)."""
+
+    def __init__(self, args: list[str], env: dict[str, str], cwd: Path, dimensions: tuple[int, int] = (40, 100)):
+        import pyte
+
+        rows, columns = dimensions
+        env = {**env, "TERM": "xterm-256color", "COLUMNS": str(columns), "LINES": str(rows)}
+        env.pop("NO_COLOR", None)
+        self.term = Terminal(args, env, cwd, dimensions)
+        self.screen = pyte.Screen(columns, rows)
+        self.stream = pyte.Stream(self.screen)
+        self.raw = ""
+
+    @property
+    def child(self) -> pexpect.spawn:
+        return self.term.child
+
+    def lines(self) -> list[str]:
+        return [line.rstrip() for line in self.screen.display]
+
+    def text(self) -> str:
+        return "\n".join(self.lines()).rstrip()
+
+    def _pump(self, timeout: float) -> None:
+        try:
+            data = self.child.read_nonblocking(65536, timeout=timeout)
+        except pexpect.TIMEOUT:
+            return
+        self.raw += data
+        self.stream.feed(data)
+
+    async def until(self, test, timeout: float = 20) -> str:
+        """Read the output until `test(screen text)` holds (a string: it is on the screen)."""
+        check = (lambda text: test in text) if isinstance(test, str) else test
+        deadline = time.monotonic() + timeout
+        while not check(self.text()):
+            if time.monotonic() > deadline:
+                raise AssertionError(f"not on the screen after {timeout}s: {test!r}\n{self.text()}")
+            await asyncio.to_thread(self._pump, 0.05)
+        return self.text()
+
+    def kill(self) -> None:
+        self.term.kill()

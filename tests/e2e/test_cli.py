@@ -319,7 +319,7 @@ def test_demo_builds_the_todo_app(tmp_path: Path):
 def test_renderer_erases_a_failed_attempt_on_a_terminal():
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=40, height=30, color_system=None, _environ={"TERM": "xterm"})
-    renderer = ChunkRenderer(console)
+    renderer = ChunkRenderer(console, rich_text=False)  # the plain stream (a terminal that cannot show Markdown)
     for chunk in (
         {"type": "session_start"},
         {"type": "text_delta", "content": "half an answer\nthat failed "},
@@ -337,7 +337,7 @@ def test_renderer_erases_a_failed_attempt_on_a_terminal():
 def test_renderer_wraps_streamed_text_at_words():
     out = io.StringIO()
     console = Console(file=out, force_terminal=True, width=24, height=30, color_system=None, _environ={"TERM": "xterm"})
-    renderer = ChunkRenderer(console)
+    renderer = ChunkRenderer(console, rich_text=False)
     text = "The quick brown fox jumps over the lazy dog and keeps running far away."
     for i in range(0, len(text), 5):  # pieces that split words
         renderer.handle({"type": "text_delta", "content": text[i : i + 5]})

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from cody_lsp.client import chat
 
-README = (Path(__file__).parents[2] / "README.md").read_text(encoding="utf-8")
+README = (Path(__file__).parents[3] / "README.md").read_text(encoding="utf-8")
 
 
 def help_commands() -> set[str]:

@@ -9,14 +9,17 @@ list, each element must match one documented element; tool `args` are opaque).
 from __future__ import annotations
 
 import asyncio
+import json
+import os
 import uuid
 from pathlib import Path
 from typing import Any
 
 from cody_lsp.testing.provider import Fault, Reply, ToolCall
 
-from ..conftest import CodyWire
-from ..unit.protocol.test_protocol_doc import Doc, apply_retry_rule, load_doc
+from ..conftest import CodyWire, server_env
+from ..unit.protocol.test_protocol_doc import Doc, apply_retry_rule, load_doc, transcript_messages
+from .rawwire import RawServer
 
 OPAQUE = {"args"}  # tool arguments: whatever the model sent
 
@@ -237,3 +240,48 @@ async def test_documented_steering_and_rule_examples(wire_factory, provider, wor
     )
     assert revoked == {"revoked": True}
     assert_shape(revoked, *results(doc, "cody/revokePermissionRule"))
+
+
+async def test_the_minimal_client_exchange_runs_as_written(provider, db_path: Path, workspace: Path):
+    """protocol.md's first transcript ("A minimal client") played against the server: every message
+    the client sends is sent as written (its folder, process id and the id of the permission
+    request it answers made real), and every message the server sends comes, in that order, with
+    exactly the documented shape."""
+    block = next(b for b in load_doc().blocks if b.info == "transcript")
+    messages = transcript_messages(block)
+    assert {m.get("method") for _, m in messages} >= {"initialize", "cody/run", "cody/requestPermission", "exit"}
+    provider.add(
+        Reply(text="I will write it.", tool_calls=[ToolCall("write_file", {"path": "NOTES.md", "content": "hello\n"})]),
+        Reply(text="NOTES.md now says hello."),
+    )
+    server = await RawServer.start(server_env(provider, db_path), initialize=False)
+    asked: dict[Any, Any] = {}  # the documented id of a request the server sent → its real id
+    try:
+        for direction, documented in messages:
+            if direction == "-->":
+                message = json.loads(json.dumps(documented).replace("file:///home/ada/src/shop", workspace.as_uri()))
+                if message.get("method") == "initialize":
+                    message["params"]["processId"] = os.getpid()
+                if "method" not in message:  # the client's answer to a request of the server's
+                    message["id"] = asked[message["id"]]
+                await server.send(message)
+                continue
+            actual = await server.read_message()
+            while actual is not None and actual.get("method") in ("window/logMessage", "window/showMessage"):
+                actual = await server.read_message()
+            assert actual is not None, f"the server stopped before {documented}"
+            if documented.get("id") == 1 and "result" in documented:  # initialize: abridged (pygls' defaults)
+                capabilities = actual["result"]["capabilities"]
+                assert capabilities["experimental"] == documented["result"]["capabilities"]["experimental"]
+                assert set(documented["result"]["capabilities"]) <= set(capabilities)
+                continue
+            assert_shape(actual, documented)
+            assert actual.get("method") == documented.get("method")
+            if documented.get("method") == "cody/chunk":
+                assert actual["params"]["type"] == documented["params"]["type"]
+            if "method" in documented and "id" in documented:
+                asked[documented["id"]] = actual["id"]
+        assert await asyncio.wait_for(server.process.wait(), 10) == 0
+    finally:
+        await server.close()
+    assert (workspace / "NOTES.md").read_text() == "hello\n"

@@ -25,6 +25,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "cody_lsp.private_api": (0, "private APIs"),
     "cody_lsp.testing": (0, "test tooling"),
     "cody_lsp.server": (0, "the server package"),
+    "cody_lsp.server.streams": (0, "a connection's bytes (every face's)"),
     "cody_lsp.server.tools": (1, "tools"),
     "cody_lsp.server.agent": (2, "agent"),
     "cody_lsp.server.store": (3, "store"),

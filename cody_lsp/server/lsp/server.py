@@ -56,8 +56,9 @@ from ...protocol.wire import (
 from ..app import Application
 from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
 from ..core.order import RequestOrder, Ticket
+from ..streams import ClientWriter, WireLimits, open_stdin
 from .client_port import LspClient, features_from
-from .transport import ClientWriter, HardenedProtocol, WireLimits, open_stdin, open_stdout, strict_converter
+from .transport import HardenedProtocol, open_stdout, strict_converter
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
     from ..core.runs import RunManager

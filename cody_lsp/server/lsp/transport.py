@@ -27,15 +27,11 @@ import concurrent.futures
 import inspect
 import json
 import logging
-import math
-import os
 import re
-import stat
-import sys
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Protocol
+from typing import Any, BinaryIO
 
 import attrs
 import cattrs
@@ -65,74 +61,33 @@ from ...protocol.wire import (
     REQUEST_CANCELLED,
     UNKNOWN_SESSION,
 )
-from .framing import CONTENT_LENGTH, HEADER_LINE, DecodeError, WireLimits, decode, framed, valid_id
+from ..streams import (
+    ID_HEAD,
+    ByteSource,
+    ClientWriter,
+    DecodeError,
+    EncodeError,
+    WireLimits,
+    decode,
+    is_pipe,
+    recover_id,
+    strict_json,
+    valid_id,
+)
+from .framing import CONTENT_LENGTH, HEADER_LINE, framed
 
 log = logging.getLogger(__name__)
 
 # Refusals answered without a log line: they are the client's mistake, and say so.
 EXPECTED_ERRORS = frozenset({INVALID_PARAMS, UNKNOWN_SESSION, REQUEST_CANCELLED})
 READ_SIZE = 1 << 16
-ID_HEAD = 4096  # how much of a body is searched for its id when it cannot be parsed
 _TAIL = 64  # bytes kept of an overlong header line: enough to find a `Content-Length: N` ending it
-_ID = re.compile(rb'"id"\s*:\s*("(?:[^"\\]|\\.){0,200}"|-?\d{1,20}(?=\s*[,}]))')
 _CAMEL = re.compile(r"_([a-z])")  # process_id → processId, in the paths of pygls' errors
 TURN = 0.002  # seconds of handling messages back to back before the event loop gets a turn
 
 
 # --------------------------------------------------------------------------------------
 # Bytes in
-
-
-class ByteSource(Protocol):
-    """Where the server reads the client's bytes (an asyncio.StreamReader is one)."""
-
-    async def read(self, n: int) -> bytes: ...  # up to n bytes; b"" at the end
-
-
-class _ThreadedFile:
-    """A file the event loop cannot watch (a regular file, /dev/null): read in a thread."""
-
-    def __init__(self, file: BinaryIO):
-        self._read: Callable[[int], bytes] = getattr(file, "read1", file.read)
-
-    async def read(self, n: int) -> bytes:
-        return await asyncio.to_thread(self._read, n)
-
-
-class _Prefixed:
-    """A ByteSource that gives `prefix` first: bytes read from the stream before the server started."""
-
-    def __init__(self, prefix: bytes, source: ByteSource):
-        self._prefix = prefix
-        self._source = source
-
-    async def read(self, n: int) -> bytes:
-        if self._prefix:
-            data, self._prefix = self._prefix[:n], self._prefix[n:]
-            return data
-        return await self._source.read(n)
-
-
-async def open_stdin(stdin: BinaryIO, prefix: bytes = b"") -> ByteSource:
-    """stdin as a ByteSource, `prefix` (bytes already read from it) first: watched by the event
-    loop when it is a pipe, socket or terminal; otherwise read in a thread (epoll refuses regular
-    files and /dev/null)."""
-    source = await _open(stdin)
-    return _Prefixed(prefix, source) if prefix else source
-
-
-async def _open(stdin: BinaryIO) -> ByteSource:
-    try:
-        mode = os.fstat(stdin.fileno()).st_mode
-        watchable = stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode) or stdin.isatty()
-    except (AttributeError, OSError, ValueError):
-        watchable = False
-    if watchable:
-        reader = asyncio.StreamReader(limit=1 << 20)
-        loop = asyncio.get_running_loop()
-        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
-        return reader
-    return _ThreadedFile(stdin)
 
 
 @dataclass(frozen=True)
@@ -273,109 +228,24 @@ class FrameReader:
 # Bytes out
 
 
-class ClientWriter:
-    """The server's writing end of the connection: an asyncio write transport, so a write never
-    blocks the event loop (runs, cancels and signals go on while the client is slow to read).
-    What the client has not read waits in the transport's buffer; past `limit` bytes of it the
-    client counts as stuck: the connection is dropped and `stuck(reason)` is called. Once the
-    connection is closed, a write raises BrokenPipeError, as a blocking write to a closed pipe does."""
-
-    def __init__(self, transport: asyncio.WriteTransport, limit: int, stuck: Callable[[str], None]):
-        self._transport = transport
-        self._limit = limit
-        self._stuck = stuck
-
-    def write(self, data: bytes) -> None:
-        if self._transport.is_closing():
-            raise BrokenPipeError("the connection to the client is closed")
-        self._transport.write(data)
-        unread = self._transport.get_write_buffer_size()
-        if unread > self._limit:
-            self._transport.abort()
-            self._stuck(
-                f"the client has not read {unread:,} bytes of messages, more than {self._limit:,} "
-                "(CODY_MAX_UNREAD_BYTES)"
-            )
-
-    async def drain(self, timeout: float) -> None:
-        """Wait, at most `timeout` seconds, until the client has taken everything written."""
-        loop = asyncio.get_running_loop()
-        end = loop.time() + timeout
-        while not self._transport.is_closing() and self._transport.get_write_buffer_size() and loop.time() < end:
-            await asyncio.sleep(0.01)
-
-    def close(self) -> None:
-        self._transport.close()
-
-
 async def open_stdout(stdout: BinaryIO, limit: int, stuck: Callable[[str], None]) -> Any:
     """stdout as the server's writer: a ClientWriter on a pipe or a socket; on anything else (a
     file, a terminal, where O_NONBLOCK would outlive the server in its shell), or when stderr is
     the same pipe (`2>&1`: the log's writes would find it non-blocking), pygls' own StdoutWriter,
     whose writes block."""
-    try:
-        info = os.fstat(stdout.fileno())
-        pipe = stat.S_ISFIFO(info.st_mode) or stat.S_ISSOCK(info.st_mode)
-    except (AttributeError, OSError, ValueError):
-        pipe = False
-    if not pipe or _same_file(info, sys.stderr):
+    if not is_pipe(stdout):
         return StdoutWriter(stdout)
     transport, _protocol = await asyncio.get_running_loop().connect_write_pipe(asyncio.Protocol, stdout)
     return ClientWriter(transport, limit, stuck)
-
-
-def _same_file(info: os.stat_result, stream: Any) -> bool:
-    try:
-        other = os.fstat(stream.fileno())
-    except (AttributeError, OSError, ValueError):
-        return False
-    return (other.st_dev, other.st_ino) == (info.st_dev, info.st_ino)
 
 
 # --------------------------------------------------------------------------------------
 # JSON in and out
 
 
-class EncodeError(ValueError):
-    """A message that cannot be written as JSON (a bug of the server, logged)."""
-
-
-def recover_id(raw: bytes) -> MsgId | None:
-    """The `id` of a message that could not be parsed, found in its first bytes, if any."""
-    match = _ID.search(raw[:ID_HEAD])
-    if match is None:
-        return None
-    try:
-        value = json.loads(match.group(1))
-    except ValueError:
-        return None
-    return value if isinstance(value, (str, int)) else None
-
-
-def finite(value: Any) -> Any:
-    """`value` (a JSON tree) with every NaN and ±Infinity replaced by None."""
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
-    if isinstance(value, dict):
-        return {k: finite(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [finite(v) for v in value]
-    return value
-
-
 def encode(data: Any, default: Callable[[Any], Any] | None = None) -> bytes:
     """One framed message: header and strict-JSON body (non-finite numbers become null)."""
-    try:
-        try:
-            body = json.dumps(data, default=default, allow_nan=False, separators=(",", ":"))
-        except ValueError:  # a non-finite number somewhere: NaN and Infinity are not JSON
-            tree = json.loads(json.dumps(data, default=default))
-            body = json.dumps(finite(tree), allow_nan=False, separators=(",", ":"))
-            log.warning("a message held non-finite numbers; they were sent as null")
-    except (ValueError, TypeError, RecursionError) as exc:
-        raise EncodeError(f"{type(exc).__name__}: {exc}") from None
-    raw = body.encode("utf-8")
-    return framed(raw)
+    return framed(strict_json(data, default))
 
 
 def internal_error_response(exc: BaseException, what: str) -> ResponseError:

@@ -15,20 +15,9 @@ from hypothesis import strategies as st
 from lsprotocol.types import ResponseError, ResponseErrorMessage
 from pygls.io_ import StdoutWriter
 
-from cody_lsp.server.lsp.transport import (
-    Body,
-    ClientWriter,
-    DecodeError,
-    FrameReader,
-    Refusal,
-    WireLimits,
-    decode,
-    encode,
-    finite,
-    open_stdout,
-    recover_id,
-)
+from cody_lsp.server.lsp.transport import Body, FrameReader, Refusal, encode, open_stdout
 from cody_lsp.server.lsp.transport import _without_internal_data as without_internal_data
+from cody_lsp.server.streams import ClientWriter, DecodeError, WireLimits, decode, finite, recover_id
 
 LIMITS = WireLimits(max_message_bytes=4096, max_header_bytes=128)
 

@@ -1,0 +1,159 @@
+"""What a client sends, checked against the pinned ACP schema (`messages.DEFS`).
+
+`check(definition, value, where)` returns the value as the agent may read it, or raises
+`Invalid` naming the field that does not fit (`'prompt[0].type' must be one of …`), which the
+face answers -32602. The schema's own leniency is kept: a field marked
+`x-deserialize-default-on-error` that does not fit is dropped (it takes its default), an item
+of a list marked `x-deserialize-skip-invalid-items` that does not fit is skipped, and fields the
+schema does not name are kept (a newer client may send more).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .messages import DEFS
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,),
+    "integer": (int,),
+    "number": (int, float),
+    "boolean": (bool,),
+    "null": (type(None),),
+    "array": (list,),
+    "object": (dict,),
+}
+
+
+_ARTICLE = {
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "a boolean",
+    "null": "null",
+    "array": "an array",
+    "object": "an object",
+}
+
+
+class Invalid(ValueError):
+    """A value that does not fit the schema; the message names the field."""
+
+
+def check(definition: str, value: Any, where: str = "") -> Any:
+    """`value` as checked against the definition; `where`: its path ("" for the params)."""
+    return _node(DEFS[definition], value, where)
+
+
+def _name(where: str) -> str:
+    return f"'{where}'" if where else "params"
+
+
+def _child(where: str, name: str) -> str:
+    return f"{where}.{name}" if where else name
+
+
+def _describe(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"[:60]
+    if isinstance(value, str):
+        return f"the string {value!r}"[:80]
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _type_ok(kind: str, value: Any) -> bool:
+    if isinstance(value, bool) and kind in ("integer", "number"):
+        return False
+    if kind == "integer" and isinstance(value, float):
+        return value.is_integer()
+    return isinstance(value, _JSON_TYPES[kind])
+
+
+def _node(node: dict[str, Any], value: Any, where: str) -> Any:
+    if "$ref" in node:
+        return _node(DEFS[node["$ref"]], value, where)
+    if "const" in node and value != node["const"]:
+        raise Invalid(f"{_name(where)} must be {node['const']!r}, got {_describe(value)}")
+    if "enum" in node and value not in node["enum"]:
+        raise Invalid(f"{_name(where)} must be one of {', '.join(map(repr, node['enum']))}, got {_describe(value)}")
+    kinds = node.get("type")
+    if kinds is not None:
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if not any(_type_ok(kind, value) for kind in kinds):
+            wanted = " or ".join(_ARTICLE[kind] for kind in kinds)
+            raise Invalid(f"{_name(where)} must be {wanted}, got {_describe(value)}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            low, high = node.get("minimum"), node.get("maximum")
+            if (low is not None and value < low) or (high is not None and value > high):
+                raise Invalid(f"{_name(where)} must be between {low} and {high}, got {value!r}")
+    for part in node.get("allOf", ()):
+        value = _node(part, value, where)
+    variants = node.get("oneOf") or node.get("anyOf")
+    if variants:
+        value = _variants(node, variants, value, where)
+    if isinstance(value, dict) and "properties" in node:
+        value = _object(node, value, where)
+    elif isinstance(value, list) and "items" in node:
+        value = _array(node, value, where)
+    return value
+
+
+def _object(node: dict[str, Any], value: dict[str, Any], where: str) -> dict[str, Any]:
+    out = dict(value)
+    for name in node.get("required", ()):
+        if name not in value:
+            raise Invalid(f"missing required field {_name(_child(where, name))}")
+    for name, prop in node["properties"].items():
+        if name not in value:
+            continue
+        try:
+            out[name] = _node(prop, value[name], _child(where, name))
+        except Invalid:
+            if not prop.get("x-deserialize-default-on-error") or name in node.get("required", ()):
+                raise
+            del out[name]
+    return out
+
+
+def _array(node: dict[str, Any], value: list[Any], where: str) -> list[Any]:
+    out = []
+    for index, item in enumerate(value):
+        try:
+            out.append(_node(node["items"], item, f"{where}[{index}]"))
+        except Invalid:
+            if not node.get("x-deserialize-skip-invalid-items"):
+                raise
+    return out
+
+
+def _variants(node: dict[str, Any], variants: list[dict[str, Any]], value: Any, where: str) -> Any:
+    tag = node.get("discriminator")
+    if tag is not None and isinstance(value, dict):
+        for variant in variants:
+            if variant.get("properties", {}).get(tag, {}).get("const") == value.get(tag):
+                return _node(variant, value, where)
+        tags = [v["properties"][tag]["const"] for v in variants if "const" in v.get("properties", {}).get(tag, {})]
+        raise Invalid(
+            f"{_name(_child(where, tag))} must be one of {', '.join(map(repr, tags))}, got {_describe(value.get(tag))}"
+        )
+    problems = []
+    for variant in variants:
+        try:
+            return _node(variant, value, where)
+        except Invalid as exc:
+            problems.append(exc)
+    consts = [v["const"] for v in variants if "const" in v]
+    if len(consts) == len(variants):
+        raise Invalid(f"{_name(where)} must be one of {', '.join(map(repr, consts))}, got {_describe(value)}")
+    if isinstance(value, dict):  # the variant that got furthest: one whose tag or shape fits
+        for variant, problem in zip(variants, problems, strict=True):
+            props = variant.get("properties", {})
+            if any("const" in p and value.get(k) == p["const"] for k, p in props.items()):
+                raise problem
+    raise problems[-1]

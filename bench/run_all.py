@@ -36,6 +36,7 @@ SCRIPTS = [
     ("context_growth", "Context growth"),
     ("steering", "Steering"),
     ("document_sync", "Document sync"),
+    ("acp_face", "ACP face"),
 ]
 
 

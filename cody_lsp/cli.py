@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 # name: (module whose main(argv) runs it, or None for the server; one line for --help)
 COMMANDS: dict[str, tuple[str | None, str]] = {
     "serve": (None, "serve the protocol to an editor on stdio (the default) or --tcp"),
+    "acp": (None, "serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)"),
     "chat": ("cody_lsp.client.chat", "chat with the coding agent in this terminal"),
     "run": ("cody_lsp.client.oneshot", "run one prompt to its end and exit (for scripts and CI)"),
     "sessions": ("cody_lsp.client.sessions", "list, delete or rename the stored sessions"),
@@ -55,8 +56,16 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
     )
     serve_parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
     serve_parser.add_argument("--tcp", metavar="HOST:PORT", help="serve on a TCP socket instead (port 0: a free one)")
+    commands.add_parser(
+        "acp",
+        help=COMMANDS["acp"][1],
+        prog="cody-lsp acp",
+        description="Serve the Agent Client Protocol (v1, newline-delimited JSON-RPC) on stdin/stdout, for an "
+        "editor that starts agents: Zed, JetBrains IDEs, Neovim (CodeCompanion, avante), Emacs (agent-shell). "
+        "Same sessions, tools, approvals and database as the LSP face (acp.md).",
+    )
     for name, (_module, help_line) in COMMANDS.items():
-        if name != "serve":
+        if name not in ("serve", "acp"):
             commands.add_parser(name, help=help_line, add_help=False)
     return parser, serve_parser
 
@@ -81,6 +90,8 @@ def _main(argv: list[str]) -> int:
         print(f"cody-lsp: unknown command '{command}'; try: {', '.join(COMMANDS)} (cody-lsp --help)", file=sys.stderr)
         return 2
     module_name = COMMANDS[command][0]
+    if command == "acp":
+        return acp(argv[1:])
     if module_name is None:
         return serve(build_parser()[1].parse_args(argv[1:]))
     if command in CONFIGURED and not {"-h", "--help"} & set(argv[1:]):
@@ -164,6 +175,60 @@ def serve(args: argparse.Namespace) -> int:
         except (OSError, ValueError):
             pass
     os._exit(server.exit_code)
+
+
+def acp(argv: list[str]) -> int:
+    """`cody-lsp acp`: answer `initialize` before importing the face, then serve it."""
+    if argv:
+        build_parser()[0].parse_args(["acp", *argv])  # --help, or an error naming the argument
+        return 0
+    problem = stdin_problem()
+    if problem is not None:
+        message, code = problem
+        if message:
+            print(f"cody-lsp: {message}", file=sys.stderr)
+        return code
+    if sys.stdin.isatty():
+        print(
+            "cody-lsp: serving the Agent Client Protocol on stdin/stdout, for an editor to start; "
+            "`cody-lsp --help` lists the commands. Ctrl+C stops it.",
+            file=sys.stderr,
+        )
+    _setup_logging()
+    from .config import ServerConfig
+    from .server.acp.initialize import answer_early
+    from .server.streams import WireLimits
+
+    try:
+        limits = WireLimits.from_env()
+    except ValueError as exc:
+        print(f"cody-lsp: {exc}", file=sys.stderr)
+        return 2
+    config = ServerConfig()
+    early = None
+    if not sys.stdin.isatty():
+        import signal
+
+        previous = signal.signal(signal.SIGTERM, _stop_waiting)
+        try:
+            early = answer_early(0, sys.stdout.buffer, config, limits.max_message_bytes)
+        except KeyboardInterrupt:  # SIGINT or SIGTERM before the client said anything
+            return 0
+        except OSError as exc:
+            logging.getLogger(__name__).warning("could not answer initialize early: %s", exc)
+        finally:
+            signal.signal(signal.SIGTERM, previous)
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
+    _use_pidfd_child_watcher()
+    from .server.acp.server import AcpAgent
+
+    code = AcpAgent(config, limits).serve(early)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(code)
 
 
 def parse_address(text: str) -> tuple[str, int] | None:

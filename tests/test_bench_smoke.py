@@ -24,6 +24,7 @@ SCRIPTS = [
     "steering",
     "document_sync",
     "soak",
+    "acp_face",
 ]
 TABLE_HEADER = "| measure | figure | goal | verdict |"
 

@@ -10,11 +10,13 @@ message a line) read and write the same way, with nothing but the standard libra
 - `open_stdin`: stdin as a `ByteSource` the event loop watches (a pipe, a socket, a terminal),
   or read in a thread (a file, /dev/null);
 - `ClientWriter`: a non-blocking writer that counts a client that stops reading as stuck.
+
+asyncio is imported where it is used: the ACP face answers `initialize` with this module's JSON
+functions before the event loop exists (its cold start).
 """
 
 from __future__ import annotations
 
-import asyncio
 import json
 import logging
 import math
@@ -23,7 +25,10 @@ import re
 import stat
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, BinaryIO, Protocol
+from typing import TYPE_CHECKING, Any, BinaryIO, Protocol
+
+if TYPE_CHECKING:
+    import asyncio
 
 log = logging.getLogger(__name__)
 
@@ -166,6 +171,8 @@ class _ThreadedFile:
         self._read: Callable[[int], bytes] = getattr(file, "read1", file.read)
 
     async def read(self, n: int) -> bytes:
+        import asyncio
+
         return await asyncio.to_thread(self._read, n)
 
 
@@ -198,6 +205,8 @@ async def _open(stdin: BinaryIO) -> ByteSource:
     except (AttributeError, OSError, ValueError):
         watchable = False
     if watchable:
+        import asyncio
+
         reader = asyncio.StreamReader(limit=1 << 20)
         loop = asyncio.get_running_loop()
         await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), stdin)
@@ -235,6 +244,8 @@ class ClientWriter:
 
     async def drain(self, timeout: float) -> None:
         """Wait, at most `timeout` seconds, until the client has taken everything written."""
+        import asyncio
+
         loop = asyncio.get_running_loop()
         end = loop.time() + timeout
         while not self._transport.is_closing() and self._transport.get_write_buffer_size() and loop.time() < end:

@@ -20,7 +20,7 @@ from cody_lsp.client import CodyClient
 from ..conftest import server_env
 from .cli_support import cody
 
-COMMANDS = ("serve", "chat", "run", "sessions", "demo", "config")
+COMMANDS = ("serve", "acp", "chat", "run", "sessions", "demo", "config")
 
 
 def cody_lsp(*args: str, env: dict[str, str] | None = None, **kwargs) -> subprocess.CompletedProcess:
@@ -57,7 +57,7 @@ def test_a_typo_names_the_commands():
     assert done.returncode == 2 and done.stdout == ""
     assert (
         done.stderr.strip()
-        == "cody-lsp: unknown command 'chta'; try: serve, chat, run, sessions, demo, config (cody-lsp --help)"
+        == "cody-lsp: unknown command 'chta'; try: serve, acp, chat, run, sessions, demo, config (cody-lsp --help)"
     )
 
 

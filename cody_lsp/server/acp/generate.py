@@ -6,7 +6,7 @@ pinned in `pinned/` with where it came from (`pinned/source.json`). This module 
 
 - the method names (from the schema's `meta.json`) and, per method, the schema definitions of
   its params and result;
-- `DEFS`: the schema's definitions without their prose, which `validate.py` checks what a
+- `DEFS_JSON`: the schema's definitions without their prose, which `validate.py` checks what a
   client sends against (a bad field is -32602 naming it);
 - under `TYPE_CHECKING` only (so importing the module costs nothing at start-up): a TypedDict
   for every object of the schema, a `Literal` for every set of constants and an alias for every
@@ -188,13 +188,13 @@ def generate(pinned: Path = PINNED) -> str:
         '"""The Agent Client Protocol v1 messages, generated from the pinned schema — do not edit.',
         "",
         f"Schema {source['schemaVersion']} of {source['repository']} at {source['commit'][:12]}",
-        f"(pinned/source.json); regenerate with `{COMMAND}`. `DEFS` is what validate.py checks",
+        f"(pinned/source.json); regenerate with `{COMMAND}`. `DEFS_JSON` is what validate.py checks",
         "a client's messages against; the TypedDicts exist for mypy only (TYPE_CHECKING).",
         '"""',
         "",
         "from __future__ import annotations",
         "",
-        "from typing import TYPE_CHECKING, Any",
+        "from typing import TYPE_CHECKING",
         "",
         f"SCHEMA_VERSION = {source['schemaVersion']!r}",
         f"PROTOCOL_VERSION = {int(meta['version'])!r}",
@@ -213,15 +213,12 @@ def generate(pinned: Path = PINNED) -> str:
         f"CLIENT_NOTIFICATIONS: dict[str, str] = {_methods(defs, 'client', 'Notification')!r}",
         f"PROTOCOL_NOTIFICATIONS: dict[str, str] = {_methods(defs, 'protocol', 'Notification')!r}",
         "",
-        "# The schema's definitions, without their prose.",
-        "DEFS: dict[str, Any] = {",
-    ]
-    out += [f"    {name!r}: {compact(defs[name])!r}," for name in sorted(defs)]
-    out += [
-        "}",
+        "# The schema's definitions without their prose, as JSON (validate.py reads it on first use:",
+        "# a string loads at once where a dict literal this size costs milliseconds at every start).",
+        f"DEFS_JSON = {json.dumps({name: compact(defs[name]) for name in sorted(defs)}, separators=(',', ':'))!r}",
         "",
         "if TYPE_CHECKING:",
-        "    from typing import Literal, Required, TypeAlias, TypedDict",
+        "    from typing import Any, Literal, Required, TypeAlias, TypedDict",
         "",
     ]
     out += Types(defs).build()

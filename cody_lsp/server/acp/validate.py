@@ -1,4 +1,4 @@
-"""What a client sends, checked against the pinned ACP schema (`messages.DEFS`).
+"""What a client sends, checked against the pinned ACP schema (`messages.DEFS_JSON`).
 
 `check(definition, value, where)` returns the value as the agent may read it, or raises
 `Invalid` naming the field that does not fit (`'prompt[0].type' must be one of …`), which the
@@ -10,9 +10,11 @@ schema does not name are kept (a newer client may send more).
 
 from __future__ import annotations
 
+import functools
+import json
 from typing import Any
 
-from .messages import DEFS
+from .messages import DEFS_JSON
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -40,9 +42,15 @@ class Invalid(ValueError):
     """A value that does not fit the schema; the message names the field."""
 
 
+@functools.cache
+def definitions() -> dict[str, Any]:
+    defs: dict[str, Any] = json.loads(DEFS_JSON)
+    return defs
+
+
 def check(definition: str, value: Any, where: str = "") -> Any:
     """`value` as checked against the definition; `where`: its path ("" for the params)."""
-    return _node(DEFS[definition], value, where)
+    return _node(definitions()[definition], value, where)
 
 
 def _name(where: str) -> str:
@@ -77,7 +85,7 @@ def _type_ok(kind: str, value: Any) -> bool:
 
 def _node(node: dict[str, Any], value: Any, where: str) -> Any:
     if "$ref" in node:
-        return _node(DEFS[node["$ref"]], value, where)
+        return _node(definitions()[node["$ref"]], value, where)
     if "const" in node and value != node["const"]:
         raise Invalid(f"{_name(where)} must be {node['const']!r}, got {_describe(value)}")
     if "enum" in node and value not in node["enum"]:

@@ -9,7 +9,21 @@ events to the client's face, which serializes them; nothing here knows a wire fo
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from dataclasses import dataclass
+from typing import Any, ClassVar, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class FileEdited:
+    """What a file tool changed (write_file, edit_file), emitted before its result when the
+    run's tools were asked for diffs (tools/workspace.py, `ToolConfig.diffs`): not a cody/chunk.
+    `old_text` is None for a file that did not exist."""
+
+    TYPE: ClassVar[str] = "file_edited"
+    tool_call_id: str
+    path: str  # absolute
+    old_text: str | None
+    new_text: str
 
 
 class TurnOutput(Protocol):

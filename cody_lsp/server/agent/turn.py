@@ -52,7 +52,7 @@ from .history import (
 )
 from .model import ModelError, stream_step
 from .modes import offered, prompt_section, refusal
-from .output import TurnOutput
+from .output import FileEdited, TurnOutput
 
 if TYPE_CHECKING:
     from .compaction import SessionContext
@@ -113,6 +113,9 @@ class Ending:
     usage: Usage
     output: str = ""
     error: ErrorInfo | None = None
+    # Why the model's last response ended, as the provider said ("stop", "length",
+    # "content_filter", …), when the turn got to an answer.
+    finish_reason: str | None = None
 
     @property
     def changed_nothing(self) -> bool:
@@ -180,6 +183,7 @@ class Turn:
     _repeats: int = 0
     _tool_failures: int = 0
     _offered: ToolSet | None = None  # the tools offered this run (the mode's)
+    _finish_reason: str | None = None  # of the step that gave the answer
 
     # ------------------------------------------------------------------ endings
 
@@ -204,7 +208,7 @@ class Turn:
             log.exception("the agent loop failed")
             return self.failed(internal_error(exc))
         entries = [user_entry(self.prompt), *self.completed, Entry({"role": "assistant", "content": output})]
-        return Ending("done", Done(output, self.usage), entries, self.usage, output)
+        return Ending("done", Done(output, self.usage), entries, self.usage, output, finish_reason=self._finish_reason)
 
     def interrupted(self) -> Ending:
         """Cancelled by the user: what ran so far, and the interrupted marker."""
@@ -254,6 +258,7 @@ class Turn:
             self.steps += 1
             self.usage = self.usage + step.usage
             if not step.tool_calls:
+                self._finish_reason = step.finish_reason
                 return step.text
             if self.usage.total_tokens >= self.limits.max_total_tokens:
                 raise CircuitBreakerTripped(
@@ -349,6 +354,9 @@ class Turn:
                 result = ToolResult(False, problem or "")
             else:
                 result = await self._call_tool(call["id"], name, args)
+            if result.diff is not None:  # only when the client's tools asked for diffs
+                diff = result.diff
+                self.output.emit(FileEdited(call["id"], diff.path, diff.old_text, diff.new_text))
             self.output.emit(ToolResultChunk(call["id"], name, result.ok, result.content))
             self._running_results.append(
                 Entry(

@@ -12,24 +12,24 @@ from urllib.parse import unquote, urlparse
 from ...protocol.wire import InvalidParams
 
 
-def normalize_folder(raw: str, *, must_exist: bool = True) -> str:
-    """Absolute real path without a trailing slash; raise InvalidParams if unusable."""
+def normalize_folder(raw: str, *, must_exist: bool = True, field: str = "workspaceFolder") -> str:
+    """Absolute real path without a trailing slash; raise InvalidParams (naming `field`) if unusable."""
     if raw.startswith("file:"):
         parsed = urlparse(raw)
         if parsed.netloc not in ("", "localhost"):
-            raise InvalidParams(f"'workspaceFolder' {raw!r} is a remote file URI; only local folders are supported")
+            raise InvalidParams(f"'{field}' {raw!r} is a remote file URI; only local folders are supported")
         path = unquote(parsed.path)
     elif "://" in raw:
-        raise InvalidParams(f"'workspaceFolder' must be a file:// URI or an absolute path, got {raw!r}")
+        raise InvalidParams(f"'{field}' must be a file:// URI or an absolute path, got {raw!r}")
     else:
         path = os.path.expanduser(raw)
     if "\x00" in path:
-        raise InvalidParams("'workspaceFolder' must not contain NUL characters")
+        raise InvalidParams(f"'{field}' must not contain NUL characters")
     if not os.path.isabs(path):
-        raise InvalidParams(f"'workspaceFolder' must be an absolute path or a file:// URI, got {raw!r}")
+        raise InvalidParams(f"'{field}' must be an absolute path or a file:// URI, got {raw!r}")
     real = os.path.realpath(path)
     if len(real) > 1:
         real = real.rstrip("/") or "/"
     if must_exist and not os.path.isdir(real):
-        raise InvalidParams(f"'workspaceFolder' {raw!r} is not an existing folder")
+        raise InvalidParams(f"'{field}' {raw!r} is not an existing folder")
     return real

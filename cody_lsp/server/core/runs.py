@@ -45,6 +45,7 @@ from ...protocol.wire import (
     InvalidParams,
     ListPermissionRulesParams,
     ListSessionsParams,
+    Message,
     PermissionParams,
     PermissionResult,
     PermissionRule,
@@ -86,6 +87,7 @@ from .folders import normalize_folder
 from .permissions import Permissions, ToolPolicy
 from .port import ClientPort
 from .queue import JOINED, SessionQueue, Waiting
+from .replay import replay
 
 log = logging.getLogger(__name__)
 
@@ -135,6 +137,7 @@ class LiveRun:
     # Its settings: its folder's (the editor's configuration over the environment's), once prepared.
     config: ServerConfig | None = None
     policy: ToolPolicy | None = None  # its tool policy, when its settings change the server's
+    finish_reason: str | None = None  # why the model's answer ended ("stop", "length", …), once done
 
 
 class RunManager:
@@ -195,6 +198,19 @@ class RunManager:
     async def latest_session(self, folder_raw: str | None) -> SessionInfo | None:
         """The folder's most recent session that has anything in it (an empty one is never resumed)."""
         return await self.store.latest_session(self.resolve_folder(folder_raw, must_exist=False))
+
+    async def history(self, session_id: str) -> tuple[SessionInfo, list[Any]]:
+        """The session and its whole conversation as the payloads a run emits (replay.py), for
+        a face to replay it."""
+        session = await self._session(session_id)
+        pages: list[list[Message]] = []
+        before: int | None = None
+        while True:
+            messages, before = await self.store.get_messages(session_id, 1000, before)
+            pages.append(messages)
+            if before is None or not messages:
+                break
+        return session, replay([m for page in reversed(pages) for m in page])
 
     async def get_session(self, params: GetSessionParams) -> SessionPage:
         session = await self._session(params.session_id)
@@ -528,6 +544,7 @@ class RunManager:
             log.exception("could not commit run %s", run.run_id)
             info = ErrorInfo("store", f"the turn could not be saved: {type(exc).__name__}: {exc}")
             ending = Ending("error", Error(info.code, info.message), [], ending.usage, error=info)
+        run.finish_reason = ending.finish_reason
         self._events(run).emit(ending.terminal)
         run.result.set_result(self._result(run, session.id, ending))
 

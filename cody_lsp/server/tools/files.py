@@ -25,7 +25,7 @@ from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
 from .names import show, show_parts, vcs_component
 from .worker import WorkBudget, run_blocking
-from .workspace import ToolConfig, ToolError, ToolHandler, ToolResult, limit_source
+from .workspace import FileDiff, ToolConfig, ToolError, ToolHandler, ToolResult, limit_source
 
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv"})  # glob and grep do not enter these
 MAX_ENTRIES = 1000  # list_dir / glob lines shown
@@ -44,19 +44,28 @@ Work = Callable[[Workspace, dict, ToolConfig, WorkBudget, Overlay], ToolResult]
 # --------------------------------------------------------------------------- helpers
 
 
-def _open_files(config: ToolConfig) -> tuple[Sequence[OpenFile], Sequence[str]]:
-    """The editor's open documents (a snapshot, taken on the event loop) and its folder paths."""
+async def _open_files(
+    config: ToolConfig, root: Path, args: dict, *, fetch: str | None = None
+) -> tuple[Sequence[OpenFile], Sequence[str]]:
+    """The editor's open documents (a snapshot, taken on the event loop) and its folder paths.
+    ``fetch`` ("read" or "write"): the call works on the file at ``args["path"]``, which an editor
+    that reads files on request (its ``fetch``, the ACP face's fs/read_text_file) reads first."""
     editor = config.editor
-    return (editor.open_files(), editor.folders) if editor is not None else ((), ())
+    if editor is None:
+        return (), ()
+    fetching = getattr(editor, "fetch", None)
+    if fetch is not None and fetching is not None and isinstance(args.get("path"), str):
+        await fetching(root, args["path"], fetch == "write")
+    return editor.open_files(), editor.folders
 
 
-def _file_tool(work: Work) -> ToolHandler:
+def _file_tool(work: Work, *, fetch: bool = False) -> ToolHandler:
     """The async handler of a file tool: ``work`` runs on its own thread, inside the folder,
     with the open documents of the folder (:class:`~.editor.Overlay`)."""
     name = work.__name__.lstrip("_")
 
     async def handler(root: Path, args: dict, config: ToolConfig) -> ToolResult:
-        files, folders = _open_files(config)
+        files, folders = await _open_files(config, root, args, fetch="read" if fetch else None)
 
         def blocking(budget: WorkBudget) -> ToolResult:
             with Workspace(root) as ws, _os_errors(args.get("path", ".")):
@@ -507,6 +516,7 @@ class _Planned:
     doc: OpenFile | None = None  # the open document of the file
     text: str = ""  # the new content as text, when the file is open
     change: Change | None = None
+    before: str | None = None  # the file's text before, when the run asks for diffs (ToolConfig.diffs)
 
 
 def _conflict(verb: str, shown: str, doc: object, current: bytes | None) -> ToolError:
@@ -565,13 +575,30 @@ def _write_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay)
         exists = target.mode is not None or (doc is not None and doc.on_disk)
         verb = "overwrote" if exists else "created"
         summary = f"{verb} {shown} ({len(data):,} bytes){_via(target, shown)}"
+        before = _before(target, doc, config) if config.diffs else None
         if doc is not None and _through_editor(config, doc):
             assert config.editor is not None
             edit = text_edit(doc.file.text, 0, len(doc.file.text), content, config.editor.encoding)
             change = _change(doc, edit, content, shown, config)
-            return _Planned(key, data, summary, doc.file, content, change)
+            return _Planned(key, data, summary, doc.file, content, change, before)
         ws.write_atomic(target, data)
-    return _Planned(key, data, summary, doc.file if doc else None, content)
+    return _Planned(key, data, summary, doc.file if doc else None, content, before=before)
+
+
+def _before(target: Target, doc: FolderFile | None, config: ToolConfig) -> str | None:
+    """A file's text before a write, for its diff: the open document's, else the disk's (None when
+    it does not exist, is not a regular file, is larger than the file limit or is not text)."""
+    if doc is not None:
+        return doc.file.text
+    if target.mode is None or target.name is None or not stat.S_ISREG(target.mode):
+        return None
+    try:
+        data = _read_for_edit(target, target.name, config)
+    except (ToolError, OSError):
+        return None
+    if is_binary(data[:BINARY_SNIFF_BYTES]):
+        return None
+    return data.decode("utf-8", errors="replace")
 
 
 def _read_for_edit(target: Target, path: str, config: ToolConfig) -> bytes:
@@ -650,12 +677,14 @@ def _edit_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay) 
             ) from None
         line = text.count("\n", 0, first) + 1
         summary = f"edited {shown}: replaced 1 occurrence starting at line {line}{_via(target, shown)}"
+        before = text if config.diffs else None
         if doc is not None and _through_editor(config, doc):
             assert config.editor is not None
             edit = text_edit(text, first, first + len(old), new, config.editor.encoding)
-            return _Planned(key, encoded, summary, doc.file, edited, _change(doc, edit, edited, shown, config))
+            change = _change(doc, edit, edited, shown, config)
+            return _Planned(key, encoded, summary, doc.file, edited, change, before)
         ws.write_atomic(target, encoded)
-    return _Planned(key, encoded, summary, doc.file if doc else None, edited)
+    return _Planned(key, encoded, summary, doc.file if doc else None, edited, before=before)
 
 
 APPLIED = (
@@ -671,7 +700,7 @@ def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]
     name = plan.__name__.lstrip("_")
 
     async def handler(root: Path, args: dict, config: ToolConfig) -> ToolResult:
-        files, folders = _open_files(config)
+        files, folders = await _open_files(config, root, args, fetch="write" if name == "write_file" else "read")
 
         def planning(_budget: WorkBudget) -> _Planned:
             with Workspace(root) as ws, _os_errors(args["path"]):
@@ -694,11 +723,26 @@ def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]
             editor.written(planned.doc.uri, planned.text, planned.doc.version)
         if config.reads is not None:
             config.reads.saw(planned.key, content_hash(planned.data))
-        return ToolResult(True, planned.summary + where)
+        diff = None
+        if config.diffs:
+            before = None if planned.before is None else _shown_text(planned.before)
+            diff = FileDiff(planned.key, before, _shown_text(planned.text))
+        return ToolResult(True, planned.summary + where, diff)
 
     handler.__name__ = handler.__qualname__ = name
     handler.__doc__ = plan.__doc__
     return handler
+
+
+def _shown_text(text: str) -> str:
+    """Text to show a client: bytes that are not UTF-8 (kept as surrogates) become U+FFFD."""
+    if text.isascii():
+        return text
+    try:
+        data = text.encode("utf-8", "surrogateescape")
+    except UnicodeEncodeError:
+        data = text.encode("utf-8", "surrogatepass")
+    return data.decode("utf-8", "replace")
 
 
 def _write_planned(root: Path, path: str, config: ToolConfig, data: bytes) -> None:
@@ -710,9 +754,20 @@ def _write_planned(root: Path, path: str, config: ToolConfig, data: bytes) -> No
 
 # --------------------------------------------------------------------------- the handlers
 
-read_file = _file_tool(_read_file)
+read_file = _file_tool(_read_file, fetch=True)
 list_dir = _file_tool(_list_dir)
 glob = _file_tool(_glob)
 grep = _file_tool(_grep)
 write_file = _write_tool(_write_file)
 edit_file = _write_tool(_edit_file)
+
+
+def current_text(root: Path, path: str, config: ToolConfig) -> str | None:
+    """A file's text now, through the tools' confinement: what a write or an edit would change
+    (None when it does not exist, is outside the folder, or is not a regular text file within the
+    file limit). Blocking: call it on a thread."""
+    try:
+        with Workspace(root) as ws, ws.resolve(ws.parts(path), path=path) as target:
+            return None if (text := _before(target, None, config)) is None else _shown_text(text)
+    except (ToolError, OSError, ValueError):
+        return None

@@ -231,4 +231,4 @@ async def run_tool(name: str, args: Any, root: Path, config: ToolConfig = ToolCo
     except Exception as e:
         result = ToolResult(False, _failure(name, e))
     content = redact_all(_valid_text(result.content), env_secrets(os.environ))
-    return ToolResult(result.ok, cap_text(content, config.max_result_chars))
+    return ToolResult(result.ok, cap_text(content, config.max_result_chars), result.diff)

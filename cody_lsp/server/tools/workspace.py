@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from .editor_view import EditorSession, ReadLog
 
 __all__ = [
+    "FileDiff",
     "ToolResult",
     "ToolConfig",
     "ToolError",
@@ -28,11 +29,23 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
+class FileDiff:
+    """What a write or an edit changed in one file: its whole text before (None: it did not
+    exist, or could not be read as text within the limits) and after."""
+
+    path: str  # the file's real path
+    old_text: str | None
+    new_text: str
+
+
+@dataclass(frozen=True, slots=True)
 class ToolResult:
     """Outcome of one tool call; ``content`` is what the model sees."""
 
     ok: bool
     content: str
+    # write_file/edit_file, when the run's ToolConfig asks for diffs: what changed.
+    diff: FileDiff | None = None
 
 
 _LIMITS = ToolLimits()
@@ -59,6 +72,8 @@ class ToolConfig:
     # model read (conflict checks); see :mod:`.editor`. None: the disk only, no checks.
     editor: EditorSession | None = None
     reads: ReadLog | None = None
+    # write_file/edit_file report what they changed (`ToolResult.diff`): the ACP face shows it.
+    diffs: bool = False
 
     def with_limits(self, limits: ToolLimits, *, allow_vcs_writes: bool) -> ToolConfig:
         """This config with a run's settings."""

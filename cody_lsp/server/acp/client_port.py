@@ -1,0 +1,171 @@
+"""The ACP face's `ClientPort` (core/port.py): the run core's view of an ACP client.
+
+- Events become `session/update` notifications (updates.py), per session.
+- A permission question becomes `session/request_permission`, with options mapped onto the
+  core's rules (`permission_options`): allow_once = allow; allow_always = a rule of this
+  session (and, where the core offers them, of every session of the folder, and for a command
+  only those starting with its program and subcommand); reject_once = deny; reject_always =
+  deny, and every later call of that tool in the session is denied without asking while this
+  agent runs (the core keeps no refusal rules). A run that is cancelled withdraws its pending
+  question (`$/cancel_request`, connection.py) and goes on at once: a late answer changes nothing.
+- Settings are the environment's (an ACP client sends none); a session's folder is its `cwd`.
+- A run's file tools get the client's editor (fs/read_text_file and fs/write_text_file when the
+  client offers them, editor.py) and ask for diffs, which become the tool calls' `diff` content.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ...config import ServerConfig
+from ...protocol.wire import InvalidParams, PermissionParams, PermissionResult, QueueChanged, RuleScope, SessionStart
+from ..core.events import RunEvent
+from ..core.port import ClientFeatures
+from ..tools.editor_view import ReadLog
+from ..tools.workspace import ToolConfig
+from .connection import RpcError
+from .updates import UpdateStream, permission_tool_call
+
+if TYPE_CHECKING:
+    from .messages import PermissionOption, PermissionOptionKind, ToolCallContent
+    from .server import AcpAgent
+
+log = logging.getLogger(__name__)
+
+SESSION_UPDATE = "session/update"
+REQUEST_PERMISSION = "session/request_permission"
+SESSIONS_TRACKED = 256  # read logs kept (the sessions used last)
+
+
+@dataclass(frozen=True)
+class Choice:
+    """One option of a permission request, and what choosing it means to the core."""
+
+    option_id: str
+    name: str
+    kind: PermissionOptionKind
+    result: PermissionResult
+    refuse_always: bool = False
+
+
+def permission_options(request: PermissionParams) -> list[Choice]:
+    """The options of a session/request_permission, from what the core offers (`options`)."""
+    tool = request.tool_name
+    offered = request.options
+    outcomes = offered.outcomes if offered is not None else ["allow", "deny"]
+    scopes: list[RuleScope] = list(offered.scopes) if offered is not None else []
+    prefix = offered.command_prefix if offered is not None else None
+    choices = []
+    if "allow" in outcomes:
+        choices.append(Choice("allow_once", "Allow once", "allow_once", PermissionResult("allow")))
+    if "allow_always" in outcomes:
+        what = f"`{prefix}` commands" if prefix else ("any command" if tool == "run_command" else tool)
+        for scope in scopes or ["session"]:
+            where = "in this session" if scope == "session" else "in this folder (every session)"
+            result = PermissionResult("allow_always", scope, prefix)
+            option = "allow_always" if scope == "session" else f"allow_always_{scope}"
+            choices.append(Choice(option, f"Always allow {what} {where}", "allow_always", result))
+    if "deny" in outcomes:
+        choices.append(Choice("reject_once", "Reject", "reject_once", PermissionResult("deny")))
+        choices.append(
+            Choice(
+                "reject_always",
+                f"Always reject {tool} in this session",
+                "reject_always",
+                PermissionResult("deny"),
+                refuse_always=True,
+            )
+        )
+    return choices
+
+
+class AcpClient:
+    def __init__(self, agent: AcpAgent):
+        self._agent = agent
+        # Approvals: the client answers session/request_permission. Steering: user_message
+        # events (a prompt taken in from the queue). Usage: usage_update.
+        self.features = ClientFeatures(approvals=True, steering=True, usage=True, compaction=False)
+        self._streams: dict[str, UpdateStream] = {}
+        self._refused: set[tuple[str, str]] = set()  # (session, tool): rejected always
+        self._reads: OrderedDict[str, ReadLog] = OrderedDict()
+
+    # ------------------------------------------------------------------ events
+
+    def stream(self, session_id: str, folder: str) -> UpdateStream:
+        stream = self._streams.get(session_id)
+        if stream is None or stream.folder != folder:
+            stream = self._streams[session_id] = UpdateStream(folder)
+        return stream
+
+    def folder_of(self, session_id: str) -> str | None:
+        stream = self._streams.get(session_id)
+        return stream.folder if stream is not None else None
+
+    def forget(self, session_id: str) -> None:
+        self._streams.pop(session_id, None)
+
+    def send(self, event: RunEvent) -> None:
+        payload = event.payload
+        if isinstance(payload, SessionStart):
+            self.stream(event.session_id, payload.workspace_folder)
+            return
+        stream = self._streams.get(event.session_id)
+        if stream is None:  # a run of a session this client never opened: its folder is the run's
+            return
+        for update in stream.updates(payload):
+            self.update(event.session_id, update)
+
+    def update(self, session_id: str, update: Any) -> None:
+        self._agent.notify(SESSION_UPDATE, {"sessionId": session_id, "update": update})
+
+    def queue_changed(self, change: QueueChanged) -> None:
+        pass  # ACP has no queue to show: a queued prompt's request is simply answered later
+
+    # ------------------------------------------------------------------ permissions
+
+    async def ask_permission(self, request: PermissionParams) -> PermissionResult:
+        if (request.session_id, request.tool_name) in self._refused:
+            return PermissionResult("deny")
+        choices = permission_options(request)
+        options: list[PermissionOption] = [{"optionId": c.option_id, "name": c.name, "kind": c.kind} for c in choices]
+        diffs: list[ToolCallContent] = await self._agent.preview(request)
+        params = {
+            "sessionId": request.session_id,
+            "toolCall": permission_tool_call(request, diffs),
+            "options": options,
+        }
+        try:
+            answer = await self._agent.ask(REQUEST_PERMISSION, params, "RequestPermissionResponse")
+        except RpcError as exc:
+            log.warning("session/request_permission failed (%s); denying", exc.message)
+            return PermissionResult("deny")
+        outcome = answer.get("outcome", {})
+        if outcome.get("outcome") != "selected":
+            return PermissionResult("deny")  # cancelled
+        chosen = next((c for c in choices if c.option_id == outcome.get("optionId")), None)
+        if chosen is None:
+            log.warning("an answer names an option that was not offered (%r); denying", outcome.get("optionId"))
+            return PermissionResult("deny")
+        if chosen.refuse_always:
+            self._refused.add((request.session_id, request.tool_name))
+        return chosen.result
+
+    # ------------------------------------------------------------------ settings and tools
+
+    async def settings(self, folder: str) -> ServerConfig:
+        return self._agent.config
+
+    def tools(self, session_id: str) -> ToolConfig:
+        reads = self._reads.get(session_id)
+        if reads is None:
+            reads = self._reads[session_id] = ReadLog()
+            while len(self._reads) > SESSIONS_TRACKED:
+                self._reads.popitem(last=False)
+        self._reads.move_to_end(session_id)
+        return ToolConfig(editor=self._agent.editor_for(session_id), reads=reads, diffs=True)
+
+    def default_folder(self, document: str | None) -> str:
+        raise InvalidParams("give 'cwd': the absolute path of the session's folder")

@@ -1,0 +1,119 @@
+"""ACP's `initialize`, answered before anything heavy is imported (the cold start: spawn →
+`initialize` result ≤ 100 ms, bench/acp_cold_start.py).
+
+`read_first_line` reads the client's first message from stdin without asyncio; `answer` makes
+the result from the environment's settings alone: nothing is created (no store, no session —
+editors start a second agent process and only initialize it). `serve` (server.py) is handed
+what was read and answered, and goes on from there.
+
+Version negotiation: this agent speaks ACP v1; a client asking for another version gets 1
+(the spec: the agent answers the latest version it supports; the client decides).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ... import __version__
+from ..streams import DecodeError, decode, valid_id
+
+if TYPE_CHECKING:
+    from ...config import ServerConfig
+    from .messages import AuthMethod, InitializeResponse
+
+PROTOCOL_VERSION = 1
+AGENT_NAME = "cody-lsp"
+AGENT_TITLE = "Cody"
+CONFIGURE = "cody-configure"  # the auth method shown when the model is not configured
+
+
+@dataclass
+class EarlyStart:
+    """What was read from stdin before the server started, and whether `initialize` was answered."""
+
+    consumed: bytes = b""  # bytes read (the server reads them first, unless answered)
+    answered: bool = False
+    params: dict[str, Any] = field(default_factory=dict)  # the initialize params, when answered
+
+
+def auth_methods(config: ServerConfig) -> list[AuthMethod]:
+    """None needed when the model is configured; else one that says how to configure it (an
+    editor shows it; `authenticate` answers with the same words)."""
+    problem = config.problem()
+    if problem is None:
+        return []
+    return [{"id": CONFIGURE, "name": "Configure the model", "description": problem}]
+
+
+def answer(config: ServerConfig, params: dict[str, Any]) -> InitializeResponse:
+    del params  # one version, one set of capabilities, whatever the client offers
+    return {
+        "protocolVersion": PROTOCOL_VERSION,
+        "agentCapabilities": {
+            "loadSession": True,
+            # Text and resource links always; embedded resources as context; no images nor audio
+            # (the run core sends the model text only).
+            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            "mcpCapabilities": {"http": False, "sse": False},
+            # One folder per session (the core's folder model): no additionalDirectories.
+            "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}},
+        },
+        "authMethods": auth_methods(config),
+        "agentInfo": {"name": AGENT_NAME, "title": AGENT_TITLE, "version": __version__},
+    }
+
+
+def read_first_line(fd: int, limit: int) -> bytes:
+    """Bytes from `fd` up to and including the first line break (or the end, or past `limit`)."""
+    data = bytearray()
+    while b"\n" not in data and len(data) <= limit:
+        try:
+            chunk = os.read(fd, 1 << 16)
+        except BlockingIOError:
+            import select
+
+            select.select([fd], [], [])
+            continue
+        if not chunk:
+            break
+        data += chunk
+    return bytes(data)
+
+
+def initialize_request(line: bytes) -> tuple[Any, dict[str, Any]] | None:
+    """(id, params) when the line is a well-formed `initialize` request; else None (the server
+    then reads it as any other message, and answers whatever is wrong with it)."""
+    try:
+        message = decode(line)
+    except DecodeError:
+        return None
+    if not isinstance(message, dict) or message.get("jsonrpc") != "2.0" or message.get("method") != "initialize":
+        return None
+    if not valid_id(message.get("id")):
+        return None
+    from .validate import Invalid, check
+
+    try:
+        params = check("InitializeRequest", message.get("params"))
+    except Invalid:
+        return None
+    return message["id"], params
+
+
+def answer_early(fd: int, out: Any, config: ServerConfig, limit: int) -> EarlyStart:
+    """Read the first message; when it is `initialize`, answer it on `out` (a binary stream)."""
+    from ..streams import strict_json
+
+    data = read_first_line(fd, limit)
+    end = data.find(b"\n")
+    if end == -1:
+        return EarlyStart(data)
+    request = initialize_request(data[:end].rstrip(b"\r"))
+    if request is None:
+        return EarlyStart(data)
+    msg_id, params = request
+    out.write(strict_json({"jsonrpc": "2.0", "id": msg_id, "result": answer(config, params)}) + b"\n")
+    out.flush()
+    return EarlyStart(data[end + 1 :], True, params)

@@ -1,0 +1,485 @@
+"""The ACP face: `cody-lsp acp`, the Agent Client Protocol v1 on stdio, over the same run core.
+
+`ROUTES` maps each ACP method to its handler. A request's params are checked against the
+pinned schema (validate.py: -32602 naming the field) and its effect is taken in the order the
+requests were read (core/order.py); what is then waited for (a prompt's turn) happens outside
+that order, so a `session/cancel` behind a `session/prompt` finds the turn. acp.md says what
+each message does in the core's terms. The bytes and the JSON-RPC envelope are
+connection.py's; the lifecycle (store, signals, closing) the `Application`'s; the run core
+reaches the client through `AcpClient` (client_port.py).
+
+Errors: an unknown method is -32601; bad params -32602 naming the field; an unknown or deleted
+`sessionId` -32002 (the spec's resource-not-found); a model that is not configured -32000
+(auth required, saying how); a provider failure answers the prompt with -32603 whose message
+says what to fix (the turn is recorded as in the LSP face). The end of the input ends the
+agent: every run is cancelled and committed, exit code 0.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from ...config import ServerConfig
+from ...protocol.wire import (
+    CancelParams,
+    CreateSessionParams,
+    DeleteSessionParams,
+    InvalidParams,
+    PermissionParams,
+    RunParams,
+)
+from ..app import Application
+from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
+from ..core.order import RequestOrder, Ticket
+from ..streams import ClientWriter, WireLimits, is_pipe, open_stdin
+from . import initialize
+from .client_port import AcpClient
+from .connection import (
+    AUTH_REQUIRED,
+    INTERNAL_ERROR,
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    RESOURCE_NOT_FOUND,
+    Connection,
+    RpcError,
+    Then,
+)
+from .messages import AGENT_REQUESTS, CLIENT_RESPONSES
+from .prompt import prompt_text, stop_reason
+from .validate import Invalid, check
+
+if TYPE_CHECKING:
+    from ..core.runs import RunManager
+    from .messages import ToolCallContent
+
+log = logging.getLogger(__name__)
+
+CLOSE_TIMEOUT = 5.0
+LIST_PAGE = 50
+COMMANDS = [
+    {"name": "compact", "description": "Summarize the conversation so far, to free the model's context"},
+]
+
+
+@dataclass(frozen=True)
+class Later:
+    """What a request waits for once its effect is taken (its ticket passed on meanwhile)."""
+
+    wait: Callable[[], Awaitable[Any]]
+    # The request was cancelled while its effect was being taken: undo what can be undone.
+    cancelled: Callable[[], Awaitable[None]] | None = None
+
+
+Route = Callable[["AcpAgent", dict[str, Any]], Awaitable[Any]]
+
+
+class AcpAgent:
+    def __init__(self, config: ServerConfig, limits: WireLimits | None = None):
+        self.config = config
+        self.limits = limits or WireLimits()
+        self.client = AcpClient(self)
+        self.app = Application(config, self.client)
+        self.requests = RequestOrder()
+        self.conn: Connection | None = None
+        self.client_capabilities: dict[str, Any] = {}
+        self.initialized = False
+
+    # ---------------------------------------------------------------- the connection's handler
+
+    def request(self, method: str, params: Any) -> Awaitable[Any]:
+        route = ROUTES.get(method)
+        if route is None:
+            known = ", ".join(sorted(ROUTES))
+            raise RpcError(METHOD_NOT_FOUND, f"unknown method {method!r}; this agent serves {known}")
+        ticket = self.requests.ticket()  # before any await: the order the request was read in
+        return self._handle(method, route, ticket, params)
+
+    def notification(self, method: str, params: Any) -> None:
+        if method != "session/cancel":
+            log.info("ignored the notification %s", method)
+            return
+        ticket = self.requests.ticket()
+        asyncio.ensure_future(self._cancel(ticket, params))
+
+    async def _handle(self, method: str, route: Route, ticket: Ticket, raw: Any) -> Any:
+        try:
+            try:
+                params = check(AGENT_REQUESTS[method], {} if raw is None else raw)
+                if not self.initialized and method != "initialize":
+                    raise RpcError(INVALID_REQUEST, f"{method} before initialize: call initialize first")
+            except BaseException:
+                ticket.release()
+                raise
+            taking = asyncio.ensure_future(self._take_effect(route, ticket, params))
+            try:
+                value = await asyncio.shield(taking)
+            except asyncio.CancelledError:
+                # Cancelled ($/cancel_request) before its effect was taken: it is taken anyway,
+                # in its turn, then undone where it can be.
+                _uncancel()
+                try:
+                    value = await taking
+                except Exception:
+                    raise asyncio.CancelledError from None
+                if isinstance(value, Later) and value.cancelled is not None:
+                    await value.cancelled()
+                raise asyncio.CancelledError from None
+            if isinstance(value, Later):
+                value = await value.wait()
+            return value
+        except Invalid as exc:
+            raise RpcError(INVALID_PARAMS, str(exc)) from None
+        except InvalidParams as exc:
+            raise RpcError(INVALID_PARAMS, str(exc)) from None
+        except UnknownSession as exc:
+            raise RpcError(RESOURCE_NOT_FOUND, exc.message) from None
+        except SessionBusy as exc:
+            raise RpcError(INVALID_REQUEST, exc.message) from None
+        except StoreUnavailable as exc:
+            raise RpcError(INTERNAL_ERROR, exc.message) from None
+        except RequestError as exc:
+            raise RpcError(INTERNAL_ERROR, exc.message) from None
+
+    async def _take_effect(self, route: Route, ticket: Ticket, params: dict[str, Any]) -> Any:
+        async with ticket:
+            return await route(self, params)
+
+    async def _cancel(self, ticket: Ticket, raw: Any) -> None:
+        try:
+            params = check("CancelNotification", raw)
+        except Invalid as exc:
+            ticket.release()
+            log.warning("session/cancel ignored: %s", exc)
+            return
+        async with ticket:
+            manager = self.app.running
+            if manager is not None:
+                manager.cancel(CancelParams(session_id=params["sessionId"]))
+
+    # ---------------------------------------------------------------- talking to the client
+
+    def notify(self, method: str, params: Any) -> None:
+        if self.conn is not None:
+            self.conn.notify(method, params)
+
+    async def ask(self, method: str, params: Any, result: str | None = None) -> Any:
+        """A request to the client; its result checked against the schema (`result`: the
+        definition's name, else the method's). Cancel-safe: the request is withdrawn."""
+        if self.conn is None:
+            raise RpcError(INTERNAL_ERROR, "no client")
+        answer = await self.conn.request(method, params)
+        try:
+            return check(result or CLIENT_RESPONSES[method], {} if answer is None else answer, "result")
+        except Invalid as exc:
+            raise RpcError(INVALID_PARAMS, f"the client's answer to {method} does not fit: {exc}") from None
+
+    def can(self, *path: str) -> bool:
+        """Whether the client advertised a capability (e.g. can("fs", "readTextFile"))."""
+        node: Any = self.client_capabilities
+        for key in path:
+            node = node.get(key) if isinstance(node, dict) else None
+        return node is True
+
+    def editor_for(self, session_id: str) -> Any:
+        """The session's editor for the file tools: fs/* through the client, when it offers them."""
+        reads, writes = self.can("fs", "readTextFile"), self.can("fs", "writeTextFile")
+        folder = self.client.folder_of(session_id)
+        if not (reads or writes) or folder is None:
+            return None
+        from .editor import AcpEditor
+
+        async def ask(method: str, params: dict[str, Any]) -> Any:
+            return await self.ask(method, params)
+
+        limit = self.config.tool_limits.max_file_bytes
+        return AcpEditor(session_id, folder, ask, reads=reads, writes=writes, max_bytes=limit)
+
+    async def preview(self, request: PermissionParams) -> list[ToolCallContent]:
+        """The diff a permission request shows (editor.py)."""
+        from .editor import preview
+
+        return await preview(request, self.client.tools(request.session_id))
+
+    # ---------------------------------------------------------------- serving
+
+    def serve(self, early: initialize.EarlyStart | None = None) -> int:
+        """Serve on stdin/stdout until the input ends or a signal; the exit code."""
+        if early is not None and early.answered:
+            self.client_capabilities = dict(early.params.get("clientCapabilities") or {})
+            self.initialized = True
+
+        async def main() -> None:
+            writer = await _open_stdout(self.limits.max_unread_bytes, self._client_stuck)
+            self.conn = Connection(writer, self, self.limits)
+            source = await open_stdin(sys.stdin.buffer, early.consumed if early is not None else b"")
+            await self.conn.serve(source)
+            log.info("the input ended; cancelling the runs and shutting down")
+
+        self.app.serve(main, close=self.close)
+        return self.app.exit_code
+
+    def _client_stuck(self, reason: str) -> None:
+        if self.conn is not None:
+            self.conn.closed = True
+        if not self.app.closing:
+            log.error("%s: it is treated as gone; cancelling the runs and shutting down", reason)
+        self.app.stop("a stuck client", exit_code=1)
+
+    async def close(self) -> None:
+        """Every run cancelled and committed (each answers its prompt `cancelled`), the requests
+        still open answered, the store closed; bounded in time."""
+        await self.app.stop_runs()
+        if self.conn is not None:
+            self.conn.fail_waiting("the agent is shutting down")
+            await self.conn.finish(CLOSE_TIMEOUT)
+        await self.app.close_store()
+        writer = self.conn.writer if self.conn is not None else None
+        if isinstance(writer, ClientWriter):
+            await writer.drain(timeout=CLOSE_TIMEOUT)
+
+    # ---------------------------------------------------------------- sessions
+
+    async def manager(self) -> RunManager:
+        return await self.app.manager()
+
+    def commands_after(self, session_id: str) -> Callable[[], None]:
+        def send() -> None:
+            self.client.update(
+                session_id, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS}
+            )
+
+        return send
+
+
+def _normalize(raw: str) -> str:
+    from ..core.folders import normalize_folder
+
+    return normalize_folder(raw, field="cwd")
+
+
+def _mcp_servers(params: dict[str, Any]) -> None:
+    servers = params.get("mcpServers") or []
+    if servers:
+        log.warning("mcpServers given (%d); MCP servers are not supported yet, so they are ignored", len(servers))
+
+
+# ------------------------------------------------------------------------ the routes
+
+
+async def _initialize(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    agent.client_capabilities = dict(params.get("clientCapabilities") or {})
+    agent.initialized = True
+    return initialize.answer(agent.config, params)
+
+
+async def _authenticate(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    problem = agent.config.problem()
+    if problem is None:
+        return {}
+    raise RpcError(AUTH_REQUIRED, f"the model is not configured: {problem}")
+
+
+def _configured(agent: AcpAgent) -> None:
+    problem = agent.config.problem()
+    if problem is not None:
+        raise RpcError(AUTH_REQUIRED, f"the model is not configured: {problem}")
+
+
+def config_options(agent: AcpAgent, model: str) -> list[dict[str, Any]]:
+    """The session's configuration options: its model (category `model`), among the session's own
+    and the environment's (`CODY_MODEL`)."""
+    models = list(dict.fromkeys(m for m in (model, agent.config.model.model) if m))
+    return [
+        {
+            "id": "model",
+            "name": "Model",
+            "description": "The model of the session's next turns",
+            "category": "model",
+            "type": "select",
+            "currentValue": model,
+            "options": [{"value": m, "name": m} for m in models],
+        }
+    ]
+
+
+async def _new_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    _configured(agent)
+    folder = _normalize(params["cwd"])
+    _mcp_servers(params)
+    manager = await agent.manager()
+    session = await manager.create_session(CreateSessionParams(workspace_folder=folder))
+    agent.client.stream(session.id, session.workspace_folder)
+    result = {"sessionId": session.id, "configOptions": config_options(agent, session.model)}
+    return Then(result, agent.commands_after(session.id))
+
+
+async def _set_config_option(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    from ...protocol.wire import UpdateSessionParams
+
+    manager = await agent.manager()
+    session = await manager._session(params["sessionId"])
+    if params["configId"] != "model":
+        raise InvalidParams(f"'configId' {params['configId']!r} is not an option of this agent; it has 'model'")
+    value = params.get("value")
+    allowed = [o["value"] for o in config_options(agent, session.model)[0]["options"]]
+    if value not in allowed:
+        raise InvalidParams(f"'value' must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+    updated = await manager.update_session(UpdateSessionParams(session.id, model=value))
+    return {"configOptions": config_options(agent, updated.model)}
+
+
+async def _open(agent: AcpAgent, params: dict[str, Any]) -> tuple[RunManager, Any]:
+    manager = await agent.manager()
+    session = await manager._session(params["sessionId"])
+    folder = _normalize(params["cwd"]) if params.get("cwd") else session.workspace_folder
+    if folder != session.workspace_folder:
+        raise InvalidParams(
+            f"'cwd' {folder} is not the folder of session '{session.id}' ({session.workspace_folder}); "
+            "a session stays in the folder it was made in"
+        )
+    _mcp_servers(params)
+    return manager, session
+
+
+async def _load_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    manager, _session = await _open(agent, params)
+    session, payloads = await manager.history(params["sessionId"])
+    stream = agent.client.stream(session.id, session.workspace_folder)
+    for payload in payloads:
+        for update in stream.updates(payload, replay=True):
+            agent.client.update(session.id, update)
+    return Then({"configOptions": config_options(agent, session.model)}, agent.commands_after(session.id))
+
+
+async def _resume_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    _manager, session = await _open(agent, params)
+    agent.client.stream(session.id, session.workspace_folder)
+    return Then({"configOptions": config_options(agent, session.model)}, agent.commands_after(session.id))
+
+
+async def _list_sessions(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    from ...protocol.wire import ListSessionsParams
+
+    manager = await agent.manager()
+    cwd = params.get("cwd")
+    listed = await manager.list_sessions(
+        ListSessionsParams(workspace_folder=cwd, limit=LIST_PAGE, cursor=params.get("cursor"))
+    )
+    sessions = [
+        {"sessionId": s.id, "cwd": s.workspace_folder, "title": s.title, "updatedAt": s.updated_at}
+        for s in listed.sessions
+    ]
+    result: dict[str, Any] = {"sessions": sessions}
+    if listed.next_cursor is not None:
+        result["nextCursor"] = listed.next_cursor
+    return result
+
+
+async def _close_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    manager = await agent.manager()
+    await manager._session(params["sessionId"])
+    manager.cancel(CancelParams(session_id=params["sessionId"]))
+    agent.client.forget(params["sessionId"])
+    return {}
+
+
+async def _delete_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    manager = await agent.manager()
+    if not await manager.delete_session(DeleteSessionParams(params["sessionId"])):
+        raise UnknownSession(f"unknown session '{params['sessionId']}': it does not exist or was deleted")
+    agent.client.forget(params["sessionId"])
+    return {}
+
+
+async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    _configured(agent)
+    text = prompt_text(params["prompt"])
+    manager = await agent.manager()
+    session_id = params["sessionId"]
+    if text.strip() == "/compact":
+        return await _compact(agent, manager, session_id)
+    busy = any(r.session_id == session_id for r in manager.runs.values())
+    live = await manager.admit(RunParams(prompt=text, session_id=session_id))
+    if busy:
+        agent.client.stream(session_id, live.folder).queued.add(live.message_id)
+
+    async def wait() -> Any:
+        result = await manager.outcome(live)
+        return {"stopReason": stop_reason(result, live)}
+
+    async def cancelled() -> None:
+        manager.cancel(CancelParams(run_id=live.run_id))
+        await manager.outcome(live)
+
+    return Later(wait, cancelled)
+
+
+async def _compact(agent: AcpAgent, manager: RunManager, session_id: str) -> Later:
+    """`/compact`: the session's history summarized now (cody/compact), told as the answer."""
+    from ...protocol.wire import CompactParams
+    from .updates import text_update
+
+    work = await manager.begin_compact(CompactParams(session_id))
+
+    async def wait() -> Any:
+        done = await work.run()
+        if done.compacted:
+            told = (
+                f"Compacted the conversation: {done.messages_before} messages became {done.messages_after} "
+                f"({done.tokens_before:,} tokens → {done.tokens_after:,})."
+            )
+        elif done.error is not None:
+            told = f"Could not compact: {done.error.message}"
+        else:
+            told = "Nothing to compact yet."
+        agent.client.update(session_id, text_update("agent_message_chunk", told))
+        return {"stopReason": "end_turn"}
+
+    async def cancelled() -> None:
+        work.abort()
+
+    return Later(wait, cancelled)
+
+
+ROUTES: dict[str, Route] = {
+    "initialize": _initialize,
+    "authenticate": _authenticate,
+    "session/new": _new_session,
+    "session/load": _load_session,
+    "session/resume": _resume_session,
+    "session/list": _list_sessions,
+    "session/close": _close_session,
+    "session/delete": _delete_session,
+    "session/prompt": _prompt,
+    "session/set_config_option": _set_config_option,
+}
+
+
+def _uncancel() -> None:
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()
+
+
+async def _open_stdout(limit: int, stuck: Callable[[str], None]) -> Any:
+    """stdout as a ClientWriter on a pipe of its own; else a blocking writer."""
+    stdout = sys.stdout.buffer
+    if not is_pipe(stdout):
+        return _BlockingWriter(stdout)
+    transport, _protocol = await asyncio.get_running_loop().connect_write_pipe(asyncio.Protocol, stdout)
+    return ClientWriter(transport, limit, stuck)
+
+
+class _BlockingWriter:
+    def __init__(self, stream: Any):
+        self._stream = stream
+
+    def write(self, data: bytes) -> None:
+        self._stream.write(data)
+        self._stream.flush()

@@ -1,0 +1,201 @@
+"""Sessions through the ACP face: load (with its replay), resume, list, close, delete — across
+restarts, across processes sharing the database, and sessions the LSP face made."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest_asyncio
+
+from cody_lsp.testing.provider import Reply, ToolCall
+
+from ..conftest import server_env
+from .acp_support import SdkClient
+
+
+@pytest_asyncio.fixture
+async def acp(provider, db_path: Path, workspace: Path):
+    started: list[SdkClient] = []
+
+    async def start() -> SdkClient:
+        client = await SdkClient.start(server_env(provider, db_path), workspace)
+        started.append(client)
+        await client.initialize()
+        return client
+
+    yield start
+    for client in started:
+        problems = client.problems()
+        await client.stop()
+        assert not problems, problems
+
+
+def opened(workspace: Path, session: str) -> dict:
+    return {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
+
+
+async def test_load_after_a_restart_replays_the_whole_conversation(acp, provider, workspace: Path):
+    (workspace / "a.txt").write_text("alpha\n")
+    provider.add(
+        Reply(text="Let me look.", tool_calls=[ToolCall("read_file", {"path": "a.txt"})]),
+        Reply(text="It says alpha."),
+        Reply(text="word " * 300, text_deltas=300, delay=0.03),
+    )
+    first = await acp()
+    session = await first.new_session(workspace)
+    assert await first.prompt(session, "what is in a.txt?") == {"stopReason": "end_turn"}
+    turn = first.prompt(session, "talk")
+    await first.wait_event(lambda e: e["event"] == "update" and "word" in str(e["params"]["update"]))
+    await first.cancel(session)
+    assert await turn == {"stopReason": "cancelled"}
+    assert await first.close() == 0
+
+    second = await acp()
+    loaded = await second.call("loadSession", opened(workspace, session))
+    assert loaded["configOptions"][0]["currentValue"] == "scripted-model"
+    await second.wait_event(lambda e: e["event"] == "update" and "available_commands" in str(e["params"]["update"]))
+    replay = second.updates(session)
+    kinds = [u["sessionUpdate"] for u in replay]
+    assert kinds[:5] == [
+        "user_message_chunk",
+        "agent_message_chunk",
+        "tool_call",
+        "tool_call_update",
+        "agent_message_chunk",
+    ]
+    assert replay[0]["content"]["text"] == "what is in a.txt?"
+    assert replay[2]["kind"] == "read" and replay[2]["rawInput"] == {"path": "a.txt"}
+    assert replay[3]["status"] == "completed" and "alpha" in replay[3]["content"][-1]["content"]["text"]
+    assert replay[4]["content"]["text"] == "It says alpha."
+    assert replay[5] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "talk"}}
+    assert "interrupted by the user" in replay[6]["content"]["text"]  # the cancelled turn's marker, as text
+    assert kinds[-1] == "available_commands_update"  # after the answer
+    # The loaded session goes on where it was: its history reaches the model.
+    provider.add(Reply(text="Still alpha."))
+    assert await second.prompt(session, "and now?") == {"stopReason": "end_turn"}
+    assert "It says alpha." in str(provider.requests[-1]["messages"])
+
+
+async def test_a_session_made_in_the_lsp_face_is_listed_and_loaded_here(acp, wire_factory, provider, workspace: Path):
+    (workspace / "b.txt").write_text("beta\n")
+    provider.add(Reply(tool_calls=[ToolCall("read_file", {"path": "b.txt"})]), Reply(text="It says beta."))
+    lsp = await wire_factory()
+    result, _chunks = await lsp.run("read b.txt", workspaceFolder=str(workspace))
+    client = await acp()
+    listed = await client.call("listSessions", {"cwd": str(workspace)})
+    assert [s["sessionId"] for s in listed["sessions"]] == [result["sessionId"]]
+    assert listed["sessions"][0]["title"] == "read b.txt"
+    await client.call("loadSession", opened(workspace, result["sessionId"]))
+    texts = [u["content"]["text"] for u in client.updates(result["sessionId"]) if u["sessionUpdate"].endswith("_chunk")]
+    assert "read b.txt" in texts and "It says beta." in texts
+    # And the other way round: a turn made here is in the LSP face's history.
+    provider.add(Reply(text="From ACP."))
+    await client.prompt(result["sessionId"], "hello from acp")
+    page = await lsp.request("cody/getSession", {"sessionId": result["sessionId"]})
+    assert [m["content"] for m in page["messages"]][-2:] == ["hello from acp", "From ACP."]
+
+
+async def test_list_pages_with_a_cursor_and_filters_by_folder(acp, tmp_path: Path, workspace: Path):
+    other = tmp_path / "other"
+    other.mkdir()
+    client = await acp()
+    made = [await client.new_session(workspace) for _ in range(55)]
+    await client.new_session(other)
+    first = await client.call("listSessions", {"cwd": str(workspace)})
+    assert len(first["sessions"]) == 50 and "nextCursor" in first
+    second = await client.call("listSessions", {"cwd": str(workspace), "cursor": first["nextCursor"]})
+    assert len(second["sessions"]) == 5 and "nextCursor" not in second
+    listed = [s["sessionId"] for s in first["sessions"] + second["sessions"]]
+    assert sorted(listed) == sorted(made)
+    assert all(s["cwd"] == str(workspace) for s in first["sessions"])
+    everything = await client.call("listSessions", {})
+    assert str(other) in {s["cwd"] for s in everything["sessions"]}
+    error = await client.error_of("listSessions", {"cursor": "not-a-cursor"})
+    assert error.code == -32602
+
+
+async def test_resume_does_not_replay(acp, provider, workspace: Path):
+    provider.add(Reply(text="One."), Reply(text="Two."))
+    first = await acp()
+    session = await first.new_session(workspace)
+    await first.prompt(session, "one")
+    second = await acp()
+    resumed = await second.call("resumeSession", {"sessionId": session, "cwd": str(workspace)})
+    assert resumed["configOptions"][0]["id"] == "model"
+    await second.wait_event(lambda e: e["event"] == "update")
+    assert [u["sessionUpdate"] for u in second.updates(session)] == ["available_commands_update"]
+    assert await second.prompt(session, "two") == {"stopReason": "end_turn"}
+
+
+async def test_load_in_another_folder_is_refused(acp, tmp_path: Path, workspace: Path):
+    client = await acp()
+    session = await client.new_session(workspace)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    error = await client.error_of("loadSession", opened(elsewhere, session))
+    assert error.code == -32602 and "'cwd'" in error.message
+
+
+async def test_close_ends_the_turn_and_the_session_stays(acp, provider, workspace: Path):
+    provider.add(Reply(text="word " * 300, text_deltas=300, delay=0.03))
+    client = await acp()
+    session = await client.new_session(workspace)
+    turn = client.prompt(session, "talk")
+    await client.wait_event(lambda e: e["event"] == "update" and "word" in str(e["params"]["update"]))
+    assert await client.call("closeSession", {"sessionId": session}) == {}
+    assert await asyncio.wait_for(turn, 10) == {"stopReason": "cancelled"}
+    listed = await client.call("listSessions", {"cwd": str(workspace)})
+    assert session in [s["sessionId"] for s in listed["sessions"]]
+    assert "configOptions" in await client.call("loadSession", opened(workspace, session))
+
+
+async def test_delete_is_seen_by_every_process_sharing_the_database(acp, provider, workspace: Path):
+    provider.add(Reply(text="One."))
+    one, two = await acp(), await acp()
+    session = await one.new_session(workspace)
+    await one.prompt(session, "one")
+    assert "configOptions" in await two.call("loadSession", opened(workspace, session))
+    assert await one.call("deleteSession", {"sessionId": session}) == {}
+    listed = await two.call("listSessions", {"cwd": str(workspace)})
+    assert session not in [s["sessionId"] for s in listed["sessions"]]
+    for op, params in [
+        ("loadSession", opened(workspace, session)),
+        ("resumeSession", {"sessionId": session, "cwd": str(workspace)}),
+        ("prompt", {"sessionId": session, "prompt": [{"type": "text", "text": "hi"}]}),
+        ("deleteSession", {"sessionId": session}),
+    ]:
+        error = await two.error_of(op, params)
+        assert error.code == -32002, (op, error)
+
+
+async def test_compact_command(acp, provider, workspace: Path):
+    provider.add(Reply(text="One."), Reply(text="Two."), Reply(text="A summary of the talk."))
+    client = await acp()
+    session = await client.new_session(workspace)
+    await client.prompt(session, "one")
+    await client.prompt(session, "two")
+    assert await client.prompt(session, "/compact") == {"stopReason": "end_turn"}
+    told = client.updates(session, "agent_message_chunk")[-1]["content"]["text"]
+    assert told.startswith("Compacted the conversation: "), told
+
+
+async def test_the_model_is_a_config_option(acp, provider, workspace: Path):
+    provider.add(Reply(text="One."))
+    client = await acp()
+    made = await client.call("newSession", {"cwd": str(workspace), "mcpServers": []})
+    [option] = made["configOptions"]
+    assert option["category"] == "model" and option["currentValue"] == "scripted-model"
+    session = made["sessionId"]
+    error = await client.error_of(
+        "setSessionConfigOption", {"sessionId": session, "configId": "model", "value": "nope"}
+    )
+    assert error.code == -32602 and "'value'" in error.message
+    error = await client.error_of("setSessionConfigOption", {"sessionId": session, "configId": "mode", "value": "x"})
+    assert error.code == -32602 and "'configId'" in error.message
+    changed = await client.call(
+        "setSessionConfigOption", {"sessionId": session, "configId": "model", "value": "scripted-model"}
+    )
+    assert changed["configOptions"][0]["currentValue"] == "scripted-model"
+    await client.prompt(session, "one")
+    assert provider.requests[-1]["model"] == "scripted-model"

@@ -1,0 +1,164 @@
+"""`cody-lsp acp` byte by byte: what a broken or hostile client's lines get, and the end of input.
+
+Raw newline-delimited JSON-RPC on the agent's stdin/stdout (no SDK in between, so nothing
+corrects what is sent); the SDK and acpx tests cover what well-formed clients see.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest_asyncio
+
+from cody_lsp.testing.provider import Reply
+
+from ..conftest import server_env
+
+INIT = {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": 1}}
+
+
+class RawAgent:
+    def __init__(self, process: asyncio.subprocess.Process):
+        self.process = process
+        self.messages: list[dict[str, Any]] = []
+
+    @classmethod
+    async def start(cls, env: dict[str, str]) -> RawAgent:
+        process = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "cody_lsp",
+            "acp",
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            env=env,
+            limit=1 << 24,
+        )
+        return cls(process)
+
+    def write(self, data: bytes | dict[str, Any]) -> None:
+        assert self.process.stdin is not None
+        self.process.stdin.write(data if isinstance(data, bytes) else json.dumps(data).encode() + b"\n")
+
+    async def read(self, timeout: float = 20) -> dict[str, Any]:
+        assert self.process.stdout is not None
+        line = await asyncio.wait_for(self.process.stdout.readline(), timeout)
+        assert line.endswith(b"\n"), line
+        message: dict[str, Any] = json.loads(line)
+        self.messages.append(message)
+        return message
+
+    async def answer(self, msg_id: Any, timeout: float = 20) -> dict[str, Any]:
+        while True:
+            message = await self.read(timeout)
+            if message.get("id") == msg_id and "method" not in message:
+                return message
+
+
+@pytest_asyncio.fixture
+async def raw(provider, db_path: Path):
+    started: list[RawAgent] = []
+
+    async def start(**extra: str) -> RawAgent:
+        agent = await RawAgent.start(server_env(provider, db_path, **extra))
+        started.append(agent)
+        return agent
+
+    yield start
+    for agent in started:
+        if agent.process.returncode is None:
+            agent.process.kill()
+        await agent.process.wait()
+
+
+async def test_bad_lines_get_errors_and_the_agent_stays(raw):
+    agent = await raw()
+    agent.write(INIT)
+    assert (await agent.answer(0))["result"]["protocolVersion"] == 1
+    agent.write(b'{"jsonrpc": "2.0", "id": 1, "method": "session/list", "params": {NaN}}\n')
+    assert (await agent.read())["error"]["code"] == -32700
+    agent.write(b"[1, 2]\n")
+    assert (await agent.read())["error"]["code"] == -32600
+    agent.write({"jsonrpc": "2.0", "id": 2, "method": "no/such"})
+    error = (await agent.answer(2))["error"]
+    assert error["code"] == -32601 and "no/such" in error["message"]
+    agent.write({"jsonrpc": "1.0", "id": 3, "method": "session/list"})
+    assert (await agent.answer(3))["error"]["code"] == -32600
+    agent.write({"jsonrpc": "2.0", "id": 4, "method": "session/list", "params": {"cursor": 5}})
+    error = (await agent.answer(4))["error"]
+    assert error["code"] == -32602 and "'cursor'" in error["message"]
+    agent.write({"jsonrpc": "2.0", "id": 5, "method": "session/list", "params": {}})
+    assert (await agent.answer(5))["result"] == {"sessions": []}
+
+
+async def test_an_overlong_line_is_refused_without_being_kept(raw):
+    agent = await raw(CODY_MAX_MESSAGE_BYTES="4096")
+    agent.write(INIT)
+    await agent.answer(0)
+    agent.write(b'{"jsonrpc": "2.0", "id": 7, "method": "session/list", "params": {"x": "' + b"a" * 100_000 + b'"}}\n')
+    refused = await agent.read()
+    assert refused["id"] == 7 and refused["error"]["code"] == -32600
+    assert "4,096" in refused["error"]["message"]
+    agent.write({"jsonrpc": "2.0", "id": 8, "method": "session/list"})
+    assert "result" in await agent.answer(8)
+
+
+async def test_requests_before_initialize_are_refused(raw):
+    agent = await raw()
+    agent.write({"jsonrpc": "2.0", "id": 1, "method": "session/list"})
+    error = (await agent.answer(1))["error"]
+    assert error["code"] == -32600 and "initialize" in error["message"]
+
+
+async def test_the_end_of_input_cancels_and_commits_the_turn_and_exits_0(raw, provider, db_path: Path, workspace: Path):
+    provider.add(Reply(text="word " * 200, text_deltas=200, delay=0.05))
+    agent = await raw()
+    agent.write(INIT)
+    await agent.answer(0)
+    agent.write(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
+    )
+    session = (await agent.answer(1))["result"]["sessionId"]
+    prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "talk"}]}
+    agent.write({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt})
+    while (await agent.read()).get("params", {}).get("update", {}).get("sessionUpdate") != "agent_message_chunk":
+        pass
+    assert agent.process.stdin is not None
+    agent.process.stdin.close()
+    assert (await agent.answer(2, timeout=20))["result"] == {"stopReason": "cancelled"}
+    assert await asyncio.wait_for(agent.process.wait(), 20) == 0
+    with sqlite3.connect(db_path) as db:
+        kinds = [
+            row[0] for row in db.execute("SELECT kind FROM messages WHERE session_id = ? ORDER BY position", (session,))
+        ]
+        status = db.execute("SELECT status FROM runs WHERE session_id = ?", (session,)).fetchone()[0]
+    assert kinds == ["message", "interrupted"] and status == "cancelled"
+
+
+async def test_cancel_request_cancels_a_prompt(raw, provider, workspace: Path):
+    provider.add(Reply(text="word " * 200, text_deltas=200, delay=0.05))
+    agent = await raw()
+    agent.write(INIT)
+    await agent.answer(0)
+    agent.write(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
+    )
+    session = (await agent.answer(1))["result"]["sessionId"]
+    agent.write(
+        {
+            "jsonrpc": "2.0",
+            "id": "p",
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": "x"}]},
+        }
+    )
+    while (await agent.read()).get("params", {}).get("update", {}).get("sessionUpdate") != "agent_message_chunk":
+        pass
+    agent.write({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "p"}})
+    assert (await agent.answer("p"))["error"]["code"] == -32800

@@ -47,7 +47,7 @@ class Agent:
         self.ids = 0
         self.waiting: dict[int, asyncio.Future[dict[str, Any]]] = {}
         self.updates: list[tuple[float, dict[str, Any]]] = []
-        self.on_update: asyncio.Future[dict[str, Any]] | None = None
+        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
         self.reader = asyncio.ensure_future(self._read())
 
     @classmethod
@@ -66,8 +66,7 @@ class Agent:
             message = json.loads(line)
             if message.get("method") == "session/update":
                 self.updates.append((now, message["params"]["update"]))
-                if self.on_update is not None and not self.on_update.done():
-                    self.on_update.set_result(message["params"]["update"])
+                self.queue.put_nowait(message["params"]["update"])
             elif "id" in message and "method" not in message:
                 future = self.waiting.pop(message["id"], None)
                 if future is not None:
@@ -185,11 +184,11 @@ async def cancel_once(agent: Agent, folder: Path, provider: ProviderProcess, com
     else:
         await provider.set_reply(text="word " * 2000, text_deltas=2000, delay=0.005)
     session = await agent.new_session(folder)
-    agent.on_update = asyncio.get_running_loop().create_future()
+    while not agent.queue.empty():
+        agent.queue.get_nowait()
     turn = agent.prompt(session, "go")
     while True:
-        update = await asyncio.wait_for(agent.on_update, 60)
-        agent.on_update = asyncio.get_running_loop().create_future()
+        update = await asyncio.wait_for(agent.queue.get(), 60)
         if update["sessionUpdate"] == ("tool_call" if command else "agent_message_chunk"):
             break
     if command:

@@ -8,10 +8,12 @@ heavy is imported before the command is known.
 from __future__ import annotations
 
 import argparse
+import importlib
 import logging
 import os
 import stat
 import sys
+import threading
 from typing import TYPE_CHECKING
 
 from . import __version__
@@ -104,7 +106,6 @@ def _main(argv: list[str]) -> int:
         if problem is not None:
             print(f"cody-lsp {command}: {problem}", file=sys.stderr)
             return 2
-    import importlib
 
     return int(importlib.import_module(module_name).main(argv))
 
@@ -143,8 +144,9 @@ def serve(args: argparse.Namespace) -> int:
     if address is None and not sys.stdin.isatty():
         try:
             early = _answer_initialize_early()
-        except KeyboardInterrupt:  # SIGINT or SIGTERM before the client said anything
-            return 0
+        except KeyboardInterrupt:  # SIGINT or SIGTERM before the server was up
+            _flush()
+            os._exit(0)  # the server's imports may still be running in their thread
     config_file.apply_key()  # after initialize is answered: a key command may take a moment
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
     _use_pidfd_child_watcher()
@@ -169,12 +171,16 @@ def serve(args: argparse.Namespace) -> int:
     else:
         server.start_io(early=early)
     # The stdin reader thread may still be blocked in read(): leave without joining it.
+    _flush()
+    os._exit(server.exit_code)
+
+
+def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
             stream.flush()
         except (OSError, ValueError):
             pass
-    os._exit(server.exit_code)
 
 
 def acp(argv: list[str]) -> int:
@@ -283,11 +289,13 @@ def _setup_logging() -> None:
 
 
 def _answer_initialize_early() -> EarlyStart | None:
-    """Answer `initialize` before pygls is imported (server/lsp/early_initialize.py says how);
-    None when the wire limits in the environment are wrong (the server then says so)."""
+    """Answer `initialize` before pygls is imported, then the client's first session lists while
+    the server's imports run in a thread (server/lsp/early_initialize.py says how); None when
+    the wire limits in the environment are wrong (the server then says so)."""
     import signal
 
-    from .server.lsp.early_initialize import answer_initialize_early
+    from .config import db_path
+    from .server.lsp.early_initialize import answer_initialize_early, serve_early
     from .server.lsp.framing import WireLimits
 
     try:
@@ -296,12 +304,47 @@ def _answer_initialize_early() -> EarlyStart | None:
         return None
     previous = signal.signal(signal.SIGTERM, _stop_waiting)
     try:
-        return answer_initialize_early(0, sys.stdout.buffer, limits)
+        early = answer_initialize_early(0, sys.stdout.buffer, limits)
+        if early.answered_id is None:
+            return early
+        ready, done = os.pipe()
+        importing = threading.Thread(target=_import_server, args=(done,), name="import-server", daemon=True)
+        importing.start()
+        early = serve_early(0, sys.stdout.buffer, limits, early, db=db_path(), ready=ready)
+        if early.answered:
+            logging.getLogger(__name__).info(
+                "answered %s before the server was up", ", ".join(method for _, method, _ in early.answered)
+            )
+        importing.join()
+        os.close(ready)
+        return early
     except OSError as exc:  # the client is gone already: the server finds out and ends as usual
-        logging.getLogger(__name__).warning("could not answer initialize early: %s", exc)
+        logging.getLogger(__name__).warning("could not answer early: %s", exc)
         return None
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+# What the server imports before it can answer anything (the rest of its start is fast).
+SERVER_MODULES = (
+    "cody_lsp.server.lsp.server",
+    "cody_lsp.server.lsp.editor_state",
+    "cody_lsp.server.core.runs",
+    "cody_lsp.server.store.database",
+)
+
+
+def _import_server(done: int) -> None:
+    """The server's imports, in a thread while the early start answers; `done` is written when
+    they are over. A failure is left to the main thread's own import, which raises it again."""
+    try:
+        for name in SERVER_MODULES:
+            importlib.import_module(name)
+    except BaseException:
+        logging.getLogger(__name__).debug("importing the server failed", exc_info=True)
+    finally:
+        os.write(done, b".")
+        os.close(done)
 
 
 def _stop_waiting(_signum: int, _frame: object) -> None:

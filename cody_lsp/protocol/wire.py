@@ -22,14 +22,17 @@ import attrs
 from .capabilities import PROTOCOL_VERSION as PROTOCOL_VERSION
 from .capabilities import SERVER_CAPABILITIES as SERVER_CAPABILITIES
 
-# JSON-RPC error codes.
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
-UNKNOWN_SESSION = -32001
+# JSON-RPC error codes, and the errors (errors.py: importable before anything heavy).
+from .errors import INTERNAL_ERROR as INTERNAL_ERROR
+from .errors import INVALID_PARAMS as INVALID_PARAMS
+from .errors import INVALID_REQUEST as INVALID_REQUEST
+from .errors import METHOD_NOT_FOUND as METHOD_NOT_FOUND
+from .errors import PARSE_ERROR as PARSE_ERROR
+from .errors import REQUEST_CANCELLED as REQUEST_CANCELLED
+from .errors import UNKNOWN_SESSION as UNKNOWN_SESSION
+from .errors import InvalidParams as InvalidParams
+from .errors import WireError as WireError
+from .errors import camel as camel
 
 RunStatus = Literal["done", "cancelled", "circuit_breaker", "error"]
 # When a message sent to a busy session runs: at once (interrupting), at the next safe
@@ -41,25 +44,6 @@ SessionMode = Literal["code", "ask", "plan"]
 PermissionOutcome = Literal["allow", "allow_always", "deny"]
 # Who an "allow always" answer covers: this session, or every session of its workspace folder.
 RuleScope = Literal["session", "folder"]
-
-
-class InvalidParams(ValueError):
-    """Params that do not fit the method; the message names the field."""
-
-
-class WireError(Exception):
-    """An error answered to the client as a JSON-RPC error object."""
-
-    def __init__(self, code: int, message: str, data: Any = None):
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.data = data
-
-
-def camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
 
 
 # --------------------------------------------------------------------------------------

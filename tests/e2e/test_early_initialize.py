@@ -138,3 +138,45 @@ async def _blocked_reading_stdin(pid: int) -> None:
             return
         await asyncio.sleep(0.01)
     raise AssertionError("the server never waited for its first message")
+
+
+async def test_the_first_session_lists_are_answered_before_the_server_is_up_as_it_would(db_path: Path, workspace: Path):
+    """An editor's first latestSession and listSessions are answered from the database while the
+    server imports; the server answers them again, finds the same, and sends nothing twice."""
+    from cody_lsp.protocol.wire import Usage
+    from cody_lsp.server.agent.history import user_entry
+    from cody_lsp.server.store.database import Store
+
+    store = await Store.open(db_path)
+    for n in range(3):
+        await store.create_session(f"ses_{n}", f"title {n}", "model-x", str(workspace))
+        await store.start_run(f"run_{n}", f"ses_{n}")
+        await store.finish_run(f"ses_{n}", f"run_{n}", "done", [user_entry("hi")], Usage(5, 2, 7), None, "t")
+    await store.close()
+    server = await RawServer.start(server_env(None, db_path, CODY_LOG_LEVEL="INFO"), initialize=False)
+    folder = {"workspaceFolder": str(workspace)}
+    requests = [
+        initialize("init", {"processId": None, "capabilities": {}}),
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": "latest", "method": "cody/latestSession", "params": folder},
+        {"jsonrpc": "2.0", "id": "list", "method": "cody/listSessions", "params": {**folder, "limit": 2}},
+    ]
+    await server.write(b"".join(frame(encode(m)) for m in requests))
+    latest, listed = await server.response("latest"), await server.response("list")
+    assert latest["result"]["id"] == "ses_2" and latest["result"]["usage"] == {
+        "inputTokens": 5,
+        "outputTokens": 2,
+        "totalTokens": 7,
+    }
+    assert [s["id"] for s in listed["result"]["sessions"]] == ["ses_2", "ses_1"]
+    # The same requests once the server is up (a getSession, not answered early, needs it): the same answers.
+    assert (await server.call("cody/getSession", {"sessionId": "ses_0"}))["result"]["session"]["id"] == "ses_0"
+    again = await server.call("cody/listSessions", {**folder, "limit": 2})
+    assert again["result"] == listed["result"]
+    assert (await server.call("cody/latestSession", folder))["result"] == latest["result"]
+    answers = [m["id"] for m in server.seen if "method" not in m]
+    assert answers.count("latest") == answers.count("list") == 1
+    assert await server.close() == 0
+    log = await server.stderr()
+    assert "answered cody/latestSession, cody/listSessions before the server was up" in log
+    assert "differs" not in log

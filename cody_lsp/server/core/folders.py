@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from urllib.parse import unquote, urlparse
 
-from ...protocol.wire import InvalidParams
+from ...protocol.errors import InvalidParams
 
 
 def normalize_folder(raw: str, *, must_exist: bool = True, field: str = "workspaceFolder") -> str:

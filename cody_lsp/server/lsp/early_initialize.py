@@ -18,6 +18,14 @@ inside of the capability groups; when pygls refuses one of those, the early answ
 already been sent, so the server initializes with `fallback_params` (the client's params
 without its capability groups) and says so with `window/showMessage`.
 
+Then, while the server's imports run in a thread, `serve_early` reads on: a client's first
+`cody/listSessions` and `cody/latestSession` — what an editor shows first — are answered from
+the database (early_sessions.py), and `initialized`, `$/cancelRequest` and the editor's document
+and configuration notifications are read past. The first message of any other kind ends the
+early start, and so does the end of the imports: the server starts with everything read as
+the start of its input, handles each message as usual, and answers the early-answered requests
+again without sending the answers — it compares them with what was sent.
+
 Standard library only: nothing heavier than json may be imported before the answer is written.
 """
 
@@ -27,9 +35,11 @@ import json
 import os
 import select
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, BinaryIO
 
 from ...protocol.capabilities import initialize_result
+from . import early_sessions
 from .framing import CONTENT_LENGTH, HEADER_LINE, DecodeError, WireLimits, decode, framed, valid_id
 
 EARLY_MAX_BYTES = 1 << 20  # a larger first message is left to the server's own reader
@@ -42,6 +52,16 @@ _TRACE_VALUES = (None, "off", "messages", "verbose")
 _CAPABILITY_GROUPS = ("workspace", "textDocument", "notebookDocument", "window", "general")
 # What pygls' answer depends on (capabilities.py): general.positionEncodings, and these.
 _SYNC_CHOICES = ("willSave", "willSaveWaitUntil")  # of textDocument.synchronization
+# Notifications `serve_early` reads past: they change nothing an early answer reads.
+PASSED = (
+    "initialized",
+    "$/cancelRequest",
+    "$/setTrace",
+    "textDocument/didOpen",
+    "textDocument/didChange",
+    "textDocument/didClose",
+    "workspace/didChangeConfiguration",
+)
 
 
 @dataclass(frozen=True)
@@ -52,6 +72,10 @@ class EarlyStart:
     consumed: bytes
     answered_id: int | str | None = None
     result: dict[str, Any] | None = None
+    # Where the messages understood end in `consumed` (what follows is read on by the server).
+    parsed: int = 0
+    # The cody/* requests answered early (serve_early): (id, method, result), in order.
+    answered: tuple[tuple[int | str, str, Any], ...] = ()
 
 
 def answer_initialize_early(fd: int, out: BinaryIO, limits: WireLimits) -> EarlyStart:
@@ -60,6 +84,7 @@ def answer_initialize_early(fd: int, out: BinaryIO, limits: WireLimits) -> Early
     consumed, body = read_first_message(fd, limits)
     if body is None:
         return EarlyStart(consumed)
+    parsed = consumed.find(b"\r\n\r\n") + 4 + len(body)  # where the first message ends
     try:
         message = decode(body)
     except DecodeError:
@@ -69,9 +94,83 @@ def answer_initialize_early(fd: int, out: BinaryIO, limits: WireLimits) -> Early
         return EarlyStart(consumed)
     result = initialize_result(capabilities)
     answer = {"jsonrpc": "2.0", "id": message["id"], "result": result}
-    out.write(framed(json.dumps(answer, separators=(",", ":")).encode()))
+    _write(out, answer)
+    return EarlyStart(consumed, message["id"], result, parsed)
+
+
+def serve_early(fd: int, out: BinaryIO, limits: WireLimits, start: EarlyStart, *, db: Path, ready: int) -> EarlyStart:
+    """After `initialize` was answered early (`start`): read on from `fd` until `ready` (a pipe
+    the server's imports write to when they are done) is readable, the input ends, or a message
+    that is not served or passed here arrives (see the module docstring)."""
+    data = bytearray(start.consumed)
+    pos = start.parsed
+    answered: list[tuple[int | str, str, Any]] = []
+    seen_ids = {start.answered_id}
+    while True:
+        frame = _next_frame(data, pos, limits)
+        if frame is None:  # not a whole message yet
+            if not _wait(fd, ready) or not _read(fd, data):
+                break
+            continue
+        if frame is _NOT_PLAIN:
+            break
+        body, end = frame
+        try:
+            message = decode(body)
+        except DecodeError:
+            break
+        if (
+            not isinstance(message, dict)
+            or message.get("jsonrpc") != "2.0"
+            or not isinstance(message.get("method"), str)
+        ):
+            break
+        method = message["method"]
+        if "id" not in message:
+            if method not in PASSED:
+                break
+            pos = end
+            continue
+        msg_id = message["id"]
+        if not valid_id(msg_id) or msg_id in seen_ids:
+            break
+        result = early_sessions.answer(method, message.get("params"), db)
+        if result is early_sessions.NOT_SERVED:
+            break
+        _write(out, {"jsonrpc": "2.0", "id": msg_id, "result": result})
+        answered.append((msg_id, method, result))
+        seen_ids.add(msg_id)
+        pos = end
+    return EarlyStart(bytes(data), start.answered_id, start.result, pos, tuple(answered))
+
+
+_NOT_PLAIN: Any = object()
+
+
+def _next_frame(data: bytearray, pos: int, limits: WireLimits) -> tuple[bytes, int] | None | Any:
+    """(body, end) of the message at `pos`; None when it is not all there yet; _NOT_PLAIN when
+    it is not plainly framed within the limits (the server's reader says what is wrong)."""
+    end = data.find(b"\r\n\r\n", pos)
+    if end < 0:
+        return _NOT_PLAIN if len(data) - pos > limits.max_header_bytes else None
+    size = _content_length(bytes(data[pos:end]), limits)
+    if size is None:
+        return _NOT_PLAIN
+    start = end + 4
+    if len(data) < start + size:
+        return None
+    return bytes(data[start : start + size]), start + size
+
+
+def _wait(fd: int, ready: int) -> bool:
+    """Wait for input on `fd`; False when `ready` became readable first (the imports are done)."""
+    readable, _, _ = select.select([fd, ready], [], [])
+    return fd in readable
+
+
+def _write(out: BinaryIO, message: dict[str, Any]) -> None:
+    out.write(framed(json.dumps(message, separators=(",", ":")).encode()))
     out.flush()
-    return EarlyStart(consumed, message["id"], result)
 
 
 def read_first_message(fd: int, limits: WireLimits) -> tuple[bytes, bytes | None]:

@@ -142,6 +142,8 @@ class CodyServer(LanguageServer):
         (early_initialize.py)."""
         if early is not None and early.answered_id is not None and early.result is not None:
             self.protocol.early_answer = (early.answered_id, early.result)
+        if early is not None and early.answered:
+            self.protocol.early_results = {msg_id: (method, result) for msg_id, method, result in early.answered}
 
         async def connect() -> None:
             writer = await open_stdout(stdout or sys.stdout.buffer, self._limits.max_unread_bytes, self._client_stuck)

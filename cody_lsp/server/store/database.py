@@ -9,7 +9,6 @@ of failing with "database is locked".
 from __future__ import annotations
 
 import asyncio
-import base64
 import json
 import logging
 import os
@@ -24,10 +23,17 @@ from ...protocol.wire import ErrorInfo, Message, PermissionRule, SessionInfo, To
 from ..agent.budget import Calibration
 from ..agent.compaction import CompactionRecord, History
 from ..agent.history import Entry
+from .queries import (
+    LATEST_SESSION,
+    SESSION_BY_ID,
+    UNTITLED,
+    list_sessions_query,
+    next_cursor,
+    session_fields,
+)
 
 log = logging.getLogger(__name__)
 
-UNTITLED = "New session"
 
 # Forward migrations: MIGRATIONS[i] takes the schema from user_version i to i+1.
 MIGRATIONS: list[str] = [
@@ -116,10 +122,6 @@ MIGRATIONS: list[str] = [
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-SESSION_COLUMNS = (
-    "id, title, model, workspace_folder, message_count, created_at, updated_at, "
-    "input_tokens, output_tokens, total_tokens, context_tokens"
-)
 RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix"
 MESSAGE_COLUMNS = (
     "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error"
@@ -136,17 +138,9 @@ def process_owner() -> str:
 
 
 def _session(row: Any) -> SessionInfo:
-    return SessionInfo(
-        id=row[0],
-        title=row[1] or UNTITLED,
-        model=row[2],
-        workspace_folder=row[3],
-        message_count=row[4],
-        created_at=row[5],
-        updated_at=row[6],
-        usage=Usage(row[7], row[8], row[9]) if row[7] or row[8] or row[9] else None,
-        context_tokens=row[10],
-    )
+    fields = session_fields(row)
+    usage = fields["usage"]
+    return SessionInfo(**{**fields, "usage": Usage(*usage) if usage else None})
 
 
 def _model_message(role: str, content: str | None, tool_calls: str | None, tool_call_id: str | None) -> dict[str, Any]:
@@ -171,18 +165,6 @@ def _error_info(raw: str | None) -> ErrorInfo | None:
         return None
     data = json.loads(raw)
     return ErrorInfo(str(data.get("code", "")), str(data.get("message", "")))
-
-
-def encode_cursor(updated_at: str, session_id: str) -> str:
-    return base64.urlsafe_b64encode(f"{updated_at}|{session_id}".encode()).decode()
-
-
-def decode_cursor(cursor: str) -> tuple[str, str]:
-    try:
-        updated_at, session_id = base64.urlsafe_b64decode(cursor.encode()).decode().split("|", 1)
-        return updated_at, session_id
-    except Exception:
-        raise ValueError("'cursor' is not a cursor this server returned; pass nextCursor as given") from None
 
 
 class Store:
@@ -275,41 +257,20 @@ class Store:
         return SessionInfo(session_id, title or UNTITLED, model, folder, 0, ts, ts)
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
-        cur = await self._conn.execute(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (session_id,))
+        cur = await self._conn.execute(SESSION_BY_ID, (session_id,))
         row = await cur.fetchone()
         return _session(row) if row else None
 
     async def list_sessions(
         self, folder: str | None, limit: int, cursor: str | None
     ) -> tuple[list[SessionInfo], str | None]:
-        where: list[str] = []
-        args: list[Any] = []
-        if folder is not None:
-            where.append("workspace_folder = ?")
-            args.append(folder)
-        if cursor:
-            where.append("(updated_at, id) < (?, ?)")
-            args.extend(decode_cursor(cursor))
-        sql = f"SELECT {SESSION_COLUMNS} FROM sessions"
-        if where:
-            sql += " WHERE " + " AND ".join(where)
-        sql += " ORDER BY updated_at DESC, id DESC LIMIT ?"
-        args.append(limit + 1)
+        sql, args = list_sessions_query(folder, limit, cursor)
         rows = list(await (await self._conn.execute(sql, args)).fetchall())
-        sessions = [_session(r) for r in rows[:limit]]
-        next_cursor = None
-        if len(rows) > limit:
-            last = sessions[-1]
-            next_cursor = encode_cursor(last.updated_at, last.id)
-        return sessions, next_cursor
+        return [_session(r) for r in rows[:limit]], next_cursor(rows, limit)
 
     async def latest_session(self, folder: str) -> SessionInfo | None:
         """The folder's most recently updated session that has any message (empty ones are skipped)."""
-        cur = await self._conn.execute(
-            f"SELECT {SESSION_COLUMNS} FROM sessions WHERE workspace_folder = ? AND message_count > 0 "
-            "ORDER BY updated_at DESC, id DESC LIMIT 1",
-            (folder,),
-        )
+        cur = await self._conn.execute(LATEST_SESSION, (folder,))
         row = await cur.fetchone()
         return _session(row) if row else None
 

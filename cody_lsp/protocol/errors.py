@@ -1,0 +1,36 @@
+"""The protocol's error codes and the two errors every layer may raise; standard library only,
+so the early start (server/lsp/early_initialize.py) and the run core can use them without
+loading the wire types (wire.py re-exports them)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+# JSON-RPC error codes.
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+METHOD_NOT_FOUND = -32601
+INVALID_PARAMS = -32602
+INTERNAL_ERROR = -32603
+REQUEST_CANCELLED = -32800
+UNKNOWN_SESSION = -32001
+
+
+class InvalidParams(ValueError):
+    """Params that do not fit the method; the message names the field."""
+
+
+class WireError(Exception):
+    """An error answered to the client as a JSON-RPC error object."""
+
+    def __init__(self, code: int, message: str, data: Any = None):
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+def camel(name: str) -> str:
+    """snake_case → camelCase, as every name is spelled on the wire."""
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)

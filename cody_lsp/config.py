@@ -162,6 +162,7 @@ class ToolLimits:
     max_scan_entries: int = 100_000  # directory entries visited per call (list_dir, glob, grep)
     max_file_bytes: int = 10 * MIB  # larger files are skipped by grep and refused by edit_file
     max_write_bytes: int = 1 * MIB  # write_file content, edit_file old_string/new_string
+    mcp_call_timeout: float = 120.0  # seconds an MCP tool call may take, then it is cancelled
 
     @classmethod
     def from_env(cls) -> ToolLimits:
@@ -180,6 +181,7 @@ TOOL_LIMIT_VARIABLES = (
     ("CODY_TOOL_MAX_SCAN_ENTRIES", "max_scan_entries"),
     ("CODY_TOOL_MAX_FILE_BYTES", "max_file_bytes"),
     ("CODY_MAX_WRITE_BYTES", "max_write_bytes"),
+    ("CODY_MCP_CALL_TIMEOUT", "mcp_call_timeout"),
 )
 # Where the model is told a tool limit comes from: variable → "CODY_X, or the editor's cody.x".
 TOOL_LIMIT_SOURCES = {var: f"{var}, or the editor's cody.{setting_key(var)}" for var, _name in TOOL_LIMIT_VARIABLES}
@@ -317,6 +319,9 @@ class ServerConfig:
     tool_policy: dict[str, str] = field(default_factory=_tool_policy)
     # A setting of the environment that does not parse: every run fails saying so.
     settings_problem: str | None = field(default_factory=_settings_problem)
+    # The editor's `cody.mcpServers` (server/mcp/definitions.py reads it); the environment's
+    # MCP servers are read from their files when a run starts.
+    mcp_servers: dict[str, Any] | None = None
 
     def problem(self, *, model: str | None = None) -> str | None:
         """Why a run cannot start with these settings, or None."""

@@ -610,6 +610,16 @@ class CodyClient:
     async def revoke_permission_rule(self, rule_id: str) -> bool:
         return (await self._call(wire.RevokePermissionRuleParams(rule_id))).revoked
 
+    async def list_mcp_servers(self, workspace_folder: str | Path | None = None) -> list[wire.McpServer]:
+        """The MCP servers in effect for a folder, their state and tools (cody/listMcpServers)."""
+        return (await self._call(wire.ListMcpServersParams(_folder(workspace_folder)))).servers
+
+    async def revoke_mcp_approval(self, workspace_folder: str | Path, server: str) -> bool:
+        """Forget the answer about a workspace-defined MCP server (asked again on the next run)."""
+        folder = _folder(workspace_folder)
+        assert folder is not None
+        return (await self._call(wire.RevokeMcpApprovalParams(folder, server))).revoked
+
     async def compact(self, session_id: str) -> wire.CompactResult:
         """Summarize the session's history for the model now (cody/compact)."""
         return await self._call(wire.CompactParams(session_id))

@@ -33,6 +33,9 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     "progress": True,
     "configuration": True,
     "activeDocument": True,
+    # MCP servers' tools (protocol.md, "MCP servers"): cody/listMcpServers, cody/revokeMcpApproval,
+    # `server` on tool_call/tool_result chunks, `toolPattern` in permission requests and answers.
+    "mcp": True,
 }
 
 POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # the ones pygls can count in

@@ -502,6 +502,9 @@ class PermissionOptions:
     scopes: list[RuleScope]
     # run_command only: a suggested `commandPrefix` (absent when no prefix can cover the command).
     command_prefix: str | None = None
+    # An MCP tool only: `mcp__<server>__*`, the `toolPattern` an allow_always may give to cover
+    # every tool of its server.
+    tool_pattern: str | None = None
 
 
 # Server → client request, sent before a tool whose policy is "ask" runs, when approvals are on.
@@ -524,6 +527,9 @@ class PermissionResult:
     scope: RuleScope | None = None
     # allow_always of run_command: cover only commands starting with these whole words.
     command_prefix: str | None = None
+    # allow_always of an MCP tool: `mcp__<server>__*` covers every tool of its server (the rule's
+    # toolName is then that pattern).
+    tool_pattern: str | None = None
 
 
 @attrs.frozen
@@ -561,6 +567,49 @@ class RevokeResult:
 
 
 # --------------------------------------------------------------------------------------
+# MCP servers (protocol.md, "MCP servers").
+
+McpSource = Literal["user", "env", "editor", "workspace", "acp"]
+McpState = Literal["starting", "ready", "failed", "needs_approval"]
+McpApproval = Literal["allowed", "denied"]
+
+
+@attrs.frozen
+class McpTool:
+    # As the model is offered it: mcp__<server>__<tool>.
+    name: str
+    description: str
+    read_only: bool
+
+
+@attrs.frozen
+class McpServer:
+    name: str
+    source: McpSource
+    state: McpState
+    tools: list[McpTool]
+    reason: str | None = None
+    # A workspace-defined server: the user's answer for its definition, kept for the folder.
+    approval: McpApproval | None = None
+
+
+@attrs.frozen
+class ListMcpServersParams:
+    workspace_folder: str | None = None
+
+
+@attrs.frozen
+class McpServerList:
+    servers: list[McpServer]
+
+
+@attrs.frozen
+class RevokeMcpApprovalParams:
+    workspace_folder: str
+    server: str
+
+
+# --------------------------------------------------------------------------------------
 # Chunks: the payload of the `cody/chunk` notification.
 # Every chunk also carries runId, sessionId, seq and type (see `Chunk`).
 
@@ -590,6 +639,8 @@ class ToolCall:
     tool_call_id: str
     tool_name: str
     args: dict[str, Any]
+    # The MCP server the tool comes from (absent for a built-in tool).
+    server: str | None = None
 
 
 @attrs.frozen
@@ -599,6 +650,8 @@ class ToolResultChunk:
     tool_name: str
     ok: bool
     content: str
+    # The MCP server the tool comes from (absent for a built-in tool).
+    server: str | None = None
 
 
 @attrs.frozen
@@ -727,6 +780,8 @@ METHODS: dict[str, tuple[type, Any]] = {
     "cody/listQueued": (ListQueuedParams, QueueList),
     "cody/listPermissionRules": (ListPermissionRulesParams, PermissionRuleList),
     "cody/revokePermissionRule": (RevokePermissionRuleParams, RevokeResult),
+    "cody/listMcpServers": (ListMcpServersParams, McpServerList),
+    "cody/revokeMcpApproval": (RevokeMcpApprovalParams, RevokeResult),
 }
 NOTIFICATIONS: dict[str, Any] = {"cody/chunk": CHUNK_TYPES, "cody/queueChanged": QueueChanged}
 SERVER_REQUESTS: dict[str, tuple[type, type]] = {

@@ -80,7 +80,9 @@ class Application:
         interrupted = await store.mark_interrupted_runs()
         if interrupted:
             log.warning("marked %d run(s) left by an ended server process as interrupted", interrupted)
-        self._manager = RunManager(store, self.config, self.client)
+        from .mcp.hub import McpHub
+
+        self._manager = RunManager(store, self.config, self.client, mcp=McpHub())
         return self._manager
 
     # ------------------------------------------------------------------ serving
@@ -148,4 +150,8 @@ class Application:
     async def close_store(self) -> None:
         manager, self._manager = self._manager, None
         if manager is not None:
+            try:  # no MCP server outlives the process (the guard process ends any that resists)
+                await asyncio.wait_for(manager.mcp.aclose(), RUNS_STOP_TIMEOUT)
+            except TimeoutError:
+                log.error("MCP servers did not stop within %.0f s; closing anyway", RUNS_STOP_TIMEOUT)
             await manager.store.close()

@@ -5,6 +5,12 @@
 
 export const PROTOCOL_VERSION = 1;
 
+export type McpApproval = "allowed" | "denied";
+
+export type McpSource = "user" | "env" | "editor" | "workspace" | "acp";
+
+export type McpState = "starting" | "ready" | "failed" | "needs_approval";
+
 export type PermissionOutcome = "allow" | "allow_always" | "deny";
 
 export type Priority = "now" | "next" | "later";
@@ -97,6 +103,10 @@ export interface LatestSessionParams {
   workspaceFolder?: string;
 }
 
+export interface ListMcpServersParams {
+  workspaceFolder?: string;
+}
+
 export interface ListPermissionRulesParams {
   workspaceFolder?: string;
   sessionId?: string;
@@ -110,6 +120,27 @@ export interface ListSessionsParams {
   workspaceFolder?: string;
   limit?: number;
   cursor?: string;
+}
+
+export interface McpServer {
+  name: string;
+  source: McpSource;
+  state: McpState;
+  tools: McpTool[];
+  reason?: string;
+  /** A workspace-defined server: the user's answer for its definition, kept for the folder. */
+  approval?: McpApproval;
+}
+
+export interface McpServerList {
+  servers: McpServer[];
+}
+
+export interface McpTool {
+  /** As the model is offered it: mcp__<server>__<tool>. */
+  name: string;
+  description: string;
+  readOnly: boolean;
 }
 
 /** One message of a session's history as the client sees it. */
@@ -138,6 +169,8 @@ export interface PermissionOptions {
   scopes: RuleScope[];
   /** run_command only: a suggested `commandPrefix` (absent when no prefix can cover the command). */
   commandPrefix?: string;
+  /** An MCP tool only: `mcp__<server>__*`, the `toolPattern` an allow_always may give to cover every tool of its server. */
+  toolPattern?: string;
 }
 
 export interface PermissionParams {
@@ -157,6 +190,8 @@ export interface PermissionResult {
   scope?: RuleScope;
   /** allow_always of run_command: cover only commands starting with these whole words. */
   commandPrefix?: string;
+  /** allow_always of an MCP tool: `mcp__<server>__*` covers every tool of its server (the rule's toolName is then that pattern). */
+  toolPattern?: string;
 }
 
 /** An "allow always" answer, kept in the database. */
@@ -188,6 +223,11 @@ export interface QueuedMessage {
   messageId: string;
   prompt: string;
   priority: Priority;
+}
+
+export interface RevokeMcpApprovalParams {
+  workspaceFolder: string;
+  server: string;
 }
 
 export interface RevokePermissionRuleParams {
@@ -341,6 +381,8 @@ export interface ToolCallChunk extends ChunkEnvelope {
   toolCallId: string;
   toolName: string;
   args: Record<string, unknown>;
+  /** The MCP server the tool comes from (absent for a built-in tool). */
+  server?: string;
 }
 
 export interface ToolResultChunk extends ChunkEnvelope {
@@ -349,6 +391,8 @@ export interface ToolResultChunk extends ChunkEnvelope {
   toolName: string;
   ok: boolean;
   content: string;
+  /** The MCP server the tool comes from (absent for a built-in tool). */
+  server?: string;
 }
 
 export interface UsageChunk extends ChunkEnvelope {
@@ -435,9 +479,11 @@ export interface Requests {
   "cody/getSession": { params: GetSessionParams; result: SessionPage };
   "cody/interrupt": { params: InterruptParams; result: InterruptResult };
   "cody/latestSession": { params: LatestSessionParams; result: SessionInfo | null };
+  "cody/listMcpServers": { params: ListMcpServersParams; result: McpServerList };
   "cody/listPermissionRules": { params: ListPermissionRulesParams; result: PermissionRuleList };
   "cody/listQueued": { params: ListQueuedParams; result: QueueList };
   "cody/listSessions": { params: ListSessionsParams; result: SessionList };
+  "cody/revokeMcpApproval": { params: RevokeMcpApprovalParams; result: RevokeResult };
   "cody/revokePermissionRule": { params: RevokePermissionRuleParams; result: RevokeResult };
   "cody/run": { params: RunParams; result: RunResult };
   "cody/updateSession": { params: UpdateSessionParams; result: SessionInfo };
@@ -469,11 +515,13 @@ export const Methods = {
   getSession: "cody/getSession",
   interrupt: "cody/interrupt",
   latestSession: "cody/latestSession",
+  listMcpServers: "cody/listMcpServers",
   listPermissionRules: "cody/listPermissionRules",
   listQueued: "cody/listQueued",
   listSessions: "cody/listSessions",
   queueChanged: "cody/queueChanged",
   requestPermission: "cody/requestPermission",
+  revokeMcpApproval: "cody/revokeMcpApproval",
   revokePermissionRule: "cody/revokePermissionRule",
   run: "cody/run",
   updateSession: "cody/updateSession",

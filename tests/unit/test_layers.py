@@ -28,6 +28,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "cody_lsp.server.streams": (0, "a connection's bytes (every face's)"),
     "cody_lsp.server.tools": (1, "tools"),
     "cody_lsp.server.agent": (2, "agent"),
+    "cody_lsp.server.mcp": (2, "MCP servers' tools"),
     "cody_lsp.server.store": (3, "store"),
     "cody_lsp.server.core": (4, "run core"),
     "cody_lsp.server.app": (5, "application"),

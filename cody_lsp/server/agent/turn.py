@@ -349,7 +349,9 @@ class Turn:
             raw_args = call["function"]["arguments"]
             self._check_repeat(name, raw_args)
             args, problem = parse_args(raw_args)
-            self.output.emit(ToolCall(call["id"], name, args if args is not None else {"raw": raw_args}))
+            plugged = self.toolset.get(name)
+            server = plugged.server if plugged is not None else None  # an MCP server's tool
+            self.output.emit(ToolCall(call["id"], name, args if args is not None else {"raw": raw_args}, server))
             if problem is not None or args is None:
                 result = ToolResult(False, problem or "")
             else:
@@ -357,7 +359,7 @@ class Turn:
             if result.diff is not None:  # only when the client's tools asked for diffs
                 diff = result.diff
                 self.output.emit(FileEdited(call["id"], diff.path, diff.old_text, diff.new_text))
-            self.output.emit(ToolResultChunk(call["id"], name, result.ok, result.content))
+            self.output.emit(ToolResultChunk(call["id"], name, result.ok, result.content, server))
             self._running_results.append(
                 Entry(
                     {"role": "tool", "tool_call_id": call["id"], "content": result.content},
@@ -385,7 +387,10 @@ class Turn:
         tool = available.get(name)
         if tool is None and self.mode != "code":  # outside the mode: never run, never asked
             return ToolResult(False, refusal(name[:100], self.mode, available))
-        if name in TOOLS and self.ask_permission is not None:
+        missing = available.why_missing(name) if tool is None else None
+        if missing is not None:  # an MCP tool its server does not offer now
+            return ToolResult(False, missing)
+        if (name in TOOLS or tool is not None) and self.ask_permission is not None:
             denied = await self.ask_permission(call_id, name, args)
             if denied is not None:
                 return ToolResult(False, denied)

@@ -37,6 +37,7 @@ from ...protocol.wire import (
     PermissionRule,
     RuleScope,
 )
+from ..mcp.definitions import covers, is_mcp_name, server_of, server_pattern
 from ..store.database import Store, now
 from ..tools import TOOLS
 
@@ -101,8 +102,9 @@ def suggest_prefix(command: str) -> str | None:
 
 
 def rule_covers(rule: PermissionRule, tool_name: str, args: dict[str, Any]) -> bool:
-    """Whether the rule allows this call (its scope is checked by whoever found the rule)."""
-    if rule.tool_name != tool_name:
+    """Whether the rule allows this call (its scope is checked by whoever found the rule); a
+    rule for `mcp__<server>__*` covers every tool of that MCP server."""
+    if not covers(rule.tool_name, tool_name):
         return False
     if rule.command_prefix is None:
         return True
@@ -120,7 +122,9 @@ def options_for(tool_name: str, args: dict[str, Any]) -> PermissionOptions:
     prefix = None
     if tool_name == "run_command" and isinstance(args.get("command"), str):
         prefix = suggest_prefix(args["command"])
-    return PermissionOptions(list(OPTIONS_OUTCOMES), list(OPTIONS_SCOPES), prefix)
+    server = server_of(tool_name)
+    pattern = server_pattern(server) if server is not None else None
+    return PermissionOptions(list(OPTIONS_OUTCOMES), list(OPTIONS_SCOPES), prefix, pattern)
 
 
 # ------------------------------------------------------------------------------ policy
@@ -133,17 +137,23 @@ class ToolPolicy:
     def __init__(self, overrides: dict[str, str] | None = None):
         self.decisions = {name: "ask" if spec.mutating else "allow" for name, spec in TOOLS.items()}
         overrides = overrides or {}
-        unknown = sorted(set(overrides) - set(TOOLS))
+        # MCP tools (`mcp__<server>__<tool>`, `mcp__<server>__*`) are never unknown: servers come and go.
+        unknown = sorted(n for n in set(overrides) - set(TOOLS) if not is_mcp_name(n))
         self.problem: str | None = None
         if unknown:
             self.problem = (
                 f"CODY_TOOL_POLICY names {', '.join(unknown)}, which {'is not a tool' if len(unknown) == 1 else 'are not tools'}"
                 f"; the tools are {', '.join(sorted(TOOLS))}"
             )
-        self.decisions.update({k: v for k, v in overrides.items() if k in TOOLS})
+        self.decisions.update({k: v for k, v in overrides.items() if k in TOOLS or is_mcp_name(k)})
 
     def decision(self, tool_name: str) -> str:
-        return self.decisions.get(tool_name, "ask")
+        """The tool's own entry, else its MCP server's (`mcp__<server>__*`), else "ask"."""
+        found = self.decisions.get(tool_name)
+        if found is None:
+            server = server_of(tool_name)
+            found = self.decisions.get(server_pattern(server)) if server is not None else None
+        return found or "ask"
 
 
 # ------------------------------------------------------------------------------ the gate
@@ -200,8 +210,12 @@ class Permissions:
         return None
 
     async def _covered(self, session_id: str, folder: str, tool_name: str, args: dict[str, Any]) -> bool:
-        rules = await self.store.permission_rules(folder=folder, session_id=session_id, tool_name=tool_name)
-        return any(rule_covers(rule, tool_name, args) for rule in rules)
+        server = server_of(tool_name)
+        for name in [tool_name] + ([server_pattern(server)] if server is not None else []):
+            rules = await self.store.permission_rules(folder=folder, session_id=session_id, tool_name=name)
+            if any(rule_covers(rule, tool_name, args) for rule in rules):
+                return True
+        return False
 
     async def _ask(self, run: Any, call_id: str, tool_name: str, args: dict[str, Any]) -> PermissionResult | None:
         """The client's answer, or None when a rule given meanwhile answered instead."""
@@ -238,10 +252,18 @@ class Permissions:
                 )
                 return
             prefix = answer.command_prefix.strip()
+        covered = tool_name
+        if answer.tool_pattern is not None:
+            if not covers(answer.tool_pattern, tool_name):
+                log.warning(
+                    "toolPattern %r does not cover %s; allowed once, no rule kept", answer.tool_pattern, tool_name
+                )
+                return
+            covered = answer.tool_pattern
         scope = answer.scope or "session"
         rule = PermissionRule(
             f"rule_{uuid.uuid4().hex[:20]}",
-            tool_name,
+            covered,
             scope,
             folder,
             now(),

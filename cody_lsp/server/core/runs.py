@@ -43,8 +43,10 @@ from ...protocol.wire import (
     ErrorInfo,
     GetSessionParams,
     InvalidParams,
+    ListMcpServersParams,
     ListPermissionRulesParams,
     ListSessionsParams,
+    McpServer,
     Message,
     PermissionParams,
     PermissionResult,
@@ -52,6 +54,7 @@ from ...protocol.wire import (
     Priority,
     QueueChanged,
     QueuedMessage,
+    RevokeMcpApprovalParams,
     RunParams,
     RunResult,
     SessionInfo,
@@ -79,11 +82,13 @@ from ..agent.turn import (
     internal_error,
     system_message,
 )
+from ..mcp.hub import McpHub
 from ..store.database import Store
-from ..tools import run_tool, tool_schemas
+from ..tools import ToolSet, builtin_tools, run_tool, tool_schemas
 from .errors import UnknownSession
 from .events import RunEventStream
 from .folders import normalize_folder
+from .mcp_approvals import McpApprovals
 from .permissions import Permissions, ToolPolicy
 from .port import ClientPort
 from .queue import JOINED, SessionQueue, Waiting
@@ -149,6 +154,7 @@ class RunManager:
         *,
         step: ModelStep = stream_step,
         tool_runner: ToolRunner = run_tool,
+        mcp: McpHub | None = None,
     ):
         self.store = store
         self.config = config  # the environment's settings (a run's are `client.settings(folder)`)
@@ -156,6 +162,10 @@ class RunManager:
         self._step = step
         self._tool_runner = tool_runner
         self.permissions = Permissions(store, ToolPolicy(config.tool_policy), self._ask)
+        # MCP servers: the process's (the Application's, which stops them), shared by every
+        # session; a workspace's only once approved, and never when the client cannot answer.
+        self.mcp = mcp if mcp is not None else McpHub()
+        self.mcp_approvals = McpApprovals(store, self._ask, self.approvals_enabled)
         self.runs: dict[str, LiveRun] = {}
         self._queues: dict[str, SessionQueue] = {}
         self._history: OrderedDict[str, History] = OrderedDict()
@@ -517,6 +527,7 @@ class RunManager:
         )
         try:
             history = await self._load_history(session.id)
+            turn.toolset = await self._toolset(run, config)
         except asyncio.CancelledError:
             _uncancel()
             return turn.interrupted()
@@ -528,6 +539,27 @@ class RunManager:
 
     def _config(self, run: LiveRun) -> ServerConfig:
         return run.config or self.config
+
+    async def _toolset(self, run: LiveRun, config: ServerConfig) -> ToolSet:
+        """Every tool the run could use: the built-in ones and its MCP servers' (started if need be)."""
+        found = self.mcp.definitions(run.folder, editor=config.mcp_servers, session_id=run.session_id)
+        if not found:
+            return builtin_tools()
+        tools, unavailable = await self.mcp.tools_for(found, lambda d: self.mcp_approvals.approve(run, d))
+        return builtin_tools().plus(tools, unavailable)
+
+    # ------------------------------------------------------------------ MCP servers
+
+    async def list_mcp_servers(self, params: ListMcpServersParams) -> list[McpServer]:
+        """The MCP servers in effect for a folder and their state (nothing is started)."""
+        folder = self.resolve_folder(params.workspace_folder, must_exist=False)
+        config = await self._config_for(folder)
+        found = self.mcp.definitions(folder, editor=config.mcp_servers)
+        return await self.mcp.status(found, lambda d: self.mcp_approvals.decided(folder, d))
+
+    async def revoke_mcp_approval(self, params: RevokeMcpApprovalParams) -> bool:
+        folder = self.resolve_folder(params.workspace_folder, must_exist=False)
+        return await self.mcp_approvals.revoke(folder, params.server)
 
     @staticmethod
     def _events(run: LiveRun) -> RunEventStream:

@@ -45,7 +45,7 @@ FETCH_TIMEOUT = 10.0  # seconds the client gets to answer workspace/configuratio
 LIMIT_KEYS = {setting_key(var): field for var, field in LIMIT_VARIABLES}  # maxSteps → max_steps
 TOOL_LIMIT_KEYS = {setting_key(var): field for var, field in TOOL_LIMIT_VARIABLES}  # toolDeadline → deadline
 CONTEXT_KEYS = {"contextWindow": "window", "outputReserve": "output_reserve"}
-KEYS = ("model", "baseUrl", "toolPolicy", *CONTEXT_KEYS, *LIMIT_KEYS, *TOOL_LIMIT_KEYS)
+KEYS = ("model", "baseUrl", "toolPolicy", *CONTEXT_KEYS, *LIMIT_KEYS, *TOOL_LIMIT_KEYS, "mcpServers")
 
 Fetch = Callable[[str], Awaitable[Any]]  # folder path → the client's `cody` section for it
 
@@ -115,6 +115,10 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
                     found[key] = _base_url(value)
                 elif key == "toolPolicy":
                     policy.update(_tool_policy(value, where, warnings))
+                elif key == "mcpServers":
+                    if not isinstance(value, dict):
+                        raise _Invalid('must be an object such as {"name": {"command": "…", "args": […]}}')
+                    found[key] = value
                 elif key in CONTEXT_KEYS:
                     found[key] = _number(key, value, 0)
                 elif key in TOOL_LIMIT_KEYS:
@@ -143,19 +147,26 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         reserve = 0
     context = ContextSettings(window, reserve)
     config = dataclasses.replace(
-        base, model=model, limits=limits, tool_limits=tool_limits, context=context, tool_policy=policy
+        base,
+        model=model,
+        limits=limits,
+        tool_limits=tool_limits,
+        context=context,
+        tool_policy=policy,
+        mcp_servers=found.get("mcpServers", base.mcp_servers),
     )
     return config, warnings
 
 
 def _tool_policy(value: Any, where: str, warnings: list[str]) -> dict[str, str]:
+    from ..mcp.definitions import is_mcp_name
     from ..tools import TOOLS  # not at import: the server answers initialize before loading the tools
 
     if not isinstance(value, dict):
         raise _Invalid('must be an object such as {"run_command": "ask"}')
     policy = {}
     for tool, decision in value.items():
-        if tool not in TOOLS:
+        if tool not in TOOLS and not is_mcp_name(str(tool)):
             warnings.append(
                 f"Cody: the setting {SECTION}.toolPolicy names {_show(tool)} ({where}), which is not a tool "
                 f"(the tools are {', '.join(sorted(TOOLS))}); it is ignored."

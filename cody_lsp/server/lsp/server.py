@@ -42,10 +42,13 @@ from ...protocol.wire import (
     InterruptParams,
     InterruptResult,
     InvalidParams,
+    ListMcpServersParams,
     ListPermissionRulesParams,
     ListQueuedParams,
+    McpServerList,
     PermissionRuleList,
     QueueList,
+    RevokeMcpApprovalParams,
     RevokePermissionRuleParams,
     RevokeResult,
     RunParams,
@@ -332,6 +335,14 @@ async def _revoke_permission_rule(manager: RunManager, params: RevokePermissionR
     return RevokeResult(await manager.revoke_permission_rule(params.rule_id))
 
 
+async def _list_mcp_servers(manager: RunManager, params: ListMcpServersParams) -> McpServerList:
+    return McpServerList(await manager.list_mcp_servers(params))
+
+
+async def _revoke_mcp_approval(manager: RunManager, params: RevokeMcpApprovalParams) -> RevokeResult:
+    return RevokeResult(await manager.revoke_mcp_approval(params))
+
+
 ROUTES: dict[str, Route] = {
     "cody/createSession": Route(lambda manager, params: manager.create_session(params)),
     "cody/run": Route(_run),
@@ -347,6 +358,8 @@ ROUTES: dict[str, Route] = {
     "cody/listQueued": Route(_list_queued),
     "cody/listPermissionRules": Route(_list_permission_rules),
     "cody/revokePermissionRule": Route(_revoke_permission_rule),
+    "cody/listMcpServers": Route(_list_mcp_servers),
+    "cody/revokeMcpApproval": Route(_revoke_mcp_approval),
 }
 
 

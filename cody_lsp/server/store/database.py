@@ -119,6 +119,19 @@ MIGRATIONS: list[str] = [
         total_tokens = (SELECT COALESCE(SUM(json_extract(usage, '$.totalTokens')), 0) FROM runs
                         WHERE runs.session_id = sessions.id);
     """,
+    # 5 → 6: the user's answers about workspace-defined MCP servers (server/core/mcp_approvals.py):
+    # per folder and server name, for the exact definition answered (its fingerprint).
+    """
+    CREATE TABLE mcp_approvals (
+        workspace_folder TEXT NOT NULL,
+        server           TEXT NOT NULL,
+        fingerprint      TEXT NOT NULL,
+        decision         TEXT NOT NULL,
+        definition       TEXT NOT NULL,
+        created_at       TEXT NOT NULL,
+        PRIMARY KEY (workspace_folder, server)
+    );
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -589,6 +602,39 @@ class Store:
         if await cur.fetchone() is None:
             return False
         await self._transaction([("DELETE FROM permission_rules WHERE id = ?", (rule_id,))])
+        return True
+
+    # ---------------------------------------------------------------- MCP server approvals
+
+    async def mcp_approval(self, folder: str, server: str) -> tuple[str, str] | None:
+        """(fingerprint, decision) of the answer kept for a workspace's MCP server, if any."""
+        cur = await self._conn.execute(
+            "SELECT fingerprint, decision FROM mcp_approvals WHERE workspace_folder = ? AND server = ?",
+            (folder, server),
+        )
+        row = await cur.fetchone()
+        return (row[0], row[1]) if row is not None else None
+
+    async def set_mcp_approval(
+        self, folder: str, server: str, fingerprint: str, decision: str, definition: str
+    ) -> None:
+        await self._transaction(
+            [
+                (
+                    "INSERT OR REPLACE INTO mcp_approvals "
+                    "(workspace_folder, server, fingerprint, decision, definition, created_at) "
+                    "VALUES (?, ?, ?, ?, ?, ?)",
+                    (folder, server, fingerprint, decision, definition, now()),
+                )
+            ]
+        )
+
+    async def delete_mcp_approval(self, folder: str, server: str) -> bool:
+        if await self.mcp_approval(folder, server) is None:
+            return False
+        await self._transaction(
+            [("DELETE FROM mcp_approvals WHERE workspace_folder = ? AND server = ?", (folder, server))]
+        )
         return True
 
 

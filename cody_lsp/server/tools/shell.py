@@ -245,31 +245,34 @@ class _Commands:
         guard.stdin.flush()
         return guard
 
-    async def spawn(self, command: str, root: Path) -> tuple[asyncio.subprocess.Process, bytes]:
+    async def spawn(
+        self, argv: list[str], cwd: Path | str | None, env: dict[str, str] | None = None, **pipes: Any
+    ) -> tuple[asyncio.subprocess.Process, bytes]:
+        """Start ``argv`` in its own session with the scrubbed environment (``env`` over it) and a
+        fresh marker; ``pipes``: stdin/stdout/stderr/limit (default: no stdin, output merged)."""
         self.prepare()
         value = f"{self.token}-{next(self.numbers)}"
         marker = f"{CMD_VAR}={value}".encode()
-        env = scrub_env(os.environ)
-        env[CMD_VAR] = value
+        environment = scrub_env(os.environ) | (env or {})
+        environment[CMD_VAR] = value
         self.spawning += 1
         self.spawn_gen += 1
         try:
             options: dict[str, Any] = {
-                "cwd": root,
-                "env": env,
+                "cwd": cwd,
+                "env": environment,
                 "stdin": asyncio.subprocess.DEVNULL,
                 "stdout": asyncio.subprocess.PIPE,
                 "stderr": asyncio.subprocess.STDOUT,
                 "start_new_session": True,
+                **pipes,
             }
             setpriv = _setpriv()
             if setpriv is not None:
-                proc = await asyncio.create_subprocess_exec(
-                    setpriv, "--pdeathsig", "KILL", "--", "/bin/sh", "-c", command, **options
-                )
+                proc = await asyncio.create_subprocess_exec(setpriv, "--pdeathsig", "KILL", "--", *argv, **options)
             else:
-                proc = await asyncio.create_subprocess_shell(
-                    command, preexec_fn=functools.partial(_die_with, os.getpid(), _prctl()), **options
+                proc = await asyncio.create_subprocess_exec(
+                    *argv, preexec_fn=functools.partial(_die_with, os.getpid(), _prctl()), **options
                 )
             self.active[proc.pid] = marker
         finally:
@@ -359,6 +362,23 @@ def enable_subreaper() -> bool:
     return _commands.dedicated
 
 
+async def spawn_process(
+    argv: list[str], cwd: str | None, env: dict[str, str], **pipes: Any
+) -> tuple[asyncio.subprocess.Process, bytes]:
+    """Start a long-lived child (an MCP server) under the discipline of a command: its own
+    session and process group, SIGKILL when the server dies (and the guard process behind that),
+    the scrubbed environment with ``env`` over it. Until :func:`end_process`, its marker is a live
+    command's, so the end of a command never takes it for an orphan."""
+    return await _commands.spawn(argv, cwd, env, **pipes)
+
+
+async def end_process(proc: asyncio.subprocess.Process, marker: bytes) -> int:
+    """Kill a process from :func:`spawn_process`, its group and everything carrying its marker."""
+    procs.killpg(proc.pid)
+    await _wait_exit(proc)
+    return await _commands.end(proc, marker)
+
+
 def _timeout(value: object, limit: float) -> float:
     if value is None:
         return limit
@@ -380,7 +400,7 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
     timeout = _timeout(args.get("timeout"), config.command_timeout)
     # Started even if the call is cancelled while the process is being set up (the shell
     # may already run): then it is ended like any cancelled command.
-    spawning = asyncio.ensure_future(_commands.spawn(command, root))
+    spawning = asyncio.ensure_future(_commands.spawn(["/bin/sh", "-c", command], root))
     try:
         proc, marker = await asyncio.shield(spawning)
     except asyncio.CancelledError:

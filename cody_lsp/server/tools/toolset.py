@@ -32,6 +32,7 @@ class OfferedTool:
     read_only: bool  # it changes nothing (files, processes, anything outside): ask and plan modes offer it
     # How to run it; None for a built-in tool, which the turn's tool runner runs (registry.run_tool).
     run: Runner | None = None
+    server: str | None = None  # the MCP server it comes from (named in its tool_call/tool_result)
 
     @classmethod
     def builtin(cls, spec: ToolSpec) -> OfferedTool:
@@ -40,9 +41,11 @@ class OfferedTool:
 
 @dataclass(frozen=True)
 class ToolSet:
-    """Tools by name, in the order they are offered."""
+    """Tools by name, in the order they are offered; and why the MCP servers in effect that offer
+    nothing do not (``unavailable``: server → reason, told to the model if it calls their tools)."""
 
     tools: tuple[OfferedTool, ...]
+    unavailable: dict[str, str] = field(default_factory=dict, compare=False)
     _by_name: dict[str, OfferedTool] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -64,12 +67,23 @@ class ToolSet:
 
     def read_only(self) -> ToolSet:
         """The tools of this set that change nothing."""
-        return ToolSet(tuple(t for t in self.tools if t.read_only))
+        return ToolSet(tuple(t for t in self.tools if t.read_only), self.unavailable)
 
-    def plus(self, tools: Iterable[OfferedTool]) -> ToolSet:
+    def plus(self, tools: Iterable[OfferedTool], unavailable: dict[str, str] | None = None) -> ToolSet:
         """This set and `tools` after it (a name already here keeps its first tool)."""
         extra = tuple(t for t in tools if t.name not in self._by_name)
-        return ToolSet(self.tools + extra) if extra else self
+        if not extra and not unavailable:
+            return self
+        return ToolSet(self.tools + extra, {**self.unavailable, **(unavailable or {})})
+
+    def why_missing(self, name: str) -> str | None:
+        """For an MCP tool name this set does not hold: what to tell the model (None: not an MCP name)."""
+        if not name.startswith("mcp__"):
+            return None
+        server = name[5:].partition("__")[0]
+        if server in self.unavailable:
+            return f"{name} is not available: the MCP server {server} {self.unavailable[server]}"
+        return f"{name} is not available in this run: no MCP server named {server!r} offers it"
 
 
 @functools.cache

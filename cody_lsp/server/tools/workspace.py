@@ -67,6 +67,7 @@ class ToolConfig:
     max_scan_entries: int = _LIMITS.max_scan_entries
     max_file_bytes: int = _LIMITS.max_file_bytes
     max_write_bytes: int = _LIMITS.max_write_bytes
+    mcp_call_timeout: float = _LIMITS.mcp_call_timeout  # seconds an MCP tool call may take
     allow_vcs_writes: bool = False  # let write_file/edit_file write under .git/, .hg/, .svn/, .jj/
     # The run's editor (open documents, edits through it) and the session's record of what the
     # model read (conflict checks); see :mod:`.editor`. None: the disk only, no checks.

@@ -158,12 +158,15 @@ async def test_usage_and_compactions_are_stored_with_the_session(tmp_path: Path)
     await store.close()
 
 
+USAGE_MIGRATION = 4  # MIGRATIONS[4] takes the schema from 4 to 5: sessions' usage, compaction markers
+
+
 async def test_the_migration_fills_in_the_usage_of_existing_sessions(tmp_path: Path):
     db = tmp_path / "old.db"
     with sqlite3.connect(db) as conn:  # a database of the version before usage and compaction
-        for migration in MIGRATIONS[: SCHEMA_VERSION - 1]:
+        for migration in MIGRATIONS[:USAGE_MIGRATION]:
             conn.executescript(migration)
-        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+        conn.execute(f"PRAGMA user_version = {USAGE_MIGRATION}")
         conn.execute("INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at) VALUES "
                      "('ses_1', 't', 'm', '/ws', 'a', 'a')")  # fmt: skip
         for run_id, usage in (("r1", Usage(100, 10, 110)), ("r2", Usage(50, 5, 55))):

@@ -1,0 +1,176 @@
+"""The stdio transport: an MCP server as a child process, under the discipline of a command.
+
+The process is started like ``run_command``'s shell (:func:`~..tools.shell.spawn_process`): its
+own session and process group, SIGKILL when the server dies, the guard process and the marker
+behind that, the scrubbed environment (no ``CODY_*``, nothing secret-looking) with the
+definition's ``env`` over it. Messages are lines of JSON on its stdin and stdout, each at most
+:data:`MAX_MESSAGE` bytes (a longer one ends the connection: memory stays bounded). Its
+stderr goes to the log (``cody_lsp.server.mcp.stdio``, level INFO, at most
+:data:`MAX_STDERR_LOGGED` bytes), never to the protocol; its last lines say why it stopped.
+
+Closing: stdin is closed, the server gets :data:`EXIT_GRACE` to exit, then its group and
+every process with its marker are killed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+from typing import Any
+
+from ..tools.shell import end_process, spawn_process
+from .definitions import ServerDef
+
+log = logging.getLogger(__name__)
+
+MAX_MESSAGE = 16 << 20
+MAX_STDERR_LINE = 2000
+MAX_STDERR_LOGGED = 1 << 20
+EXIT_GRACE = 1.0
+EXIT_POLL = 0.05
+
+
+class StdioTransport:
+    """An async context manager: (read stream, write stream) of the SDK's ``SessionMessage``s.
+
+    ``ended`` resolves with why the process ended ("exited with code 1: <its last stderr
+    line>") once it has."""
+
+    def __init__(self, definition: ServerDef):
+        assert definition.command is not None
+        self.definition = definition
+        self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
+        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
+        self.pid: int | None = None
+        self._proc: asyncio.subprocess.Process | None = None
+        self._marker = b""
+        self._tasks: list[asyncio.Task[None]] = []
+        self._streams: list[Any] = []
+        self._logged = 0
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        import anyio
+        import mcp_types
+        from mcp.shared.message import SessionMessage
+
+        d = self.definition
+        assert d.command is not None
+        self._proc, self._marker = await spawn_process(
+            [d.command, *d.args],
+            d.cwd,
+            dict(d.env),
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+            limit=MAX_MESSAGE,
+        )
+        self.pid = self._proc.pid
+        incoming_send, incoming = anyio.create_memory_object_stream[Any](16)
+        outgoing, outgoing_receive = anyio.create_memory_object_stream[Any](16)
+        self._streams = [incoming_send, incoming, outgoing, outgoing_receive]
+        proc = self._proc
+
+        async def read() -> None:
+            assert proc.stdout is not None
+            async with incoming_send:
+                while True:
+                    try:
+                        line = await proc.stdout.readuntil(b"\n")
+                    except asyncio.IncompleteReadError as exc:
+                        line = exc.partial
+                        if not line.strip():
+                            return
+                    except asyncio.LimitOverrunError:
+                        self._note(f"sent a message larger than {MAX_MESSAGE >> 20} MiB; the connection was closed")
+                        return
+                    if not line.strip():
+                        continue
+                    try:
+                        message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+                    except ValueError:
+                        log.info("MCP server %s wrote a line that is not JSON-RPC: %.200r", d.name, line)
+                        continue
+                    try:
+                        await incoming_send.send(SessionMessage(message))
+                    except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                        return
+
+        async def write() -> None:
+            assert proc.stdin is not None
+            try:
+                async with outgoing_receive:
+                    async for item in outgoing_receive:
+                        data = item.message.model_dump_json(by_alias=True, exclude_unset=True)
+                        proc.stdin.write(data.encode() + b"\n")
+                        await proc.stdin.drain()
+            except (ConnectionError, OSError):
+                pass
+            finally:
+                await incoming_send.aclose()  # a server that cannot be written to is gone
+
+        async def errors() -> None:
+            assert proc.stderr is not None
+            while True:
+                try:
+                    raw = await proc.stderr.readuntil(b"\n")
+                except asyncio.IncompleteReadError as exc:
+                    raw = exc.partial
+                    if not raw:
+                        return
+                except asyncio.LimitOverrunError as exc:
+                    raw = await proc.stderr.readexactly(exc.consumed)
+                text = raw.decode("utf-8", "replace").rstrip()[:MAX_STDERR_LINE]
+                if text:
+                    self.stderr_tail.append(text)
+                    self._logged += len(text)
+                    if self._logged <= MAX_STDERR_LOGGED:
+                        log.info("MCP server %s: %s", d.name, text)
+
+        async def watch() -> None:
+            # Polled: on Python 3.12+ `wait()` also waits for pipes a grandchild may hold open.
+            while proc.returncode is None:
+                await asyncio.sleep(EXIT_POLL)
+            code = proc.returncode
+            if not self.ended.done():
+                self.ended.set_result(self._exit_reason(code))
+            await incoming_send.aclose()
+
+        self._tasks = [asyncio.ensure_future(t()) for t in (read, write, errors, watch)]
+        return incoming, outgoing
+
+    def _note(self, reason: str) -> None:
+        if not self.ended.done():
+            self.ended.set_result(reason)
+
+    def _exit_reason(self, code: int | None) -> str:
+        if code is not None and code < 0:
+            import signal
+
+            try:
+                what = f"was killed by {signal.Signals(-code).name}"
+            except ValueError:
+                what = f"ended with signal {-code}"
+        else:
+            what = f"exited with code {code}"
+        last = self.stderr_tail[-1] if self.stderr_tail else ""
+        return f"{what}: {last}" if last else what
+
+    async def __aexit__(self, *exc: object) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        try:
+            if proc.stdin is not None and not proc.stdin.is_closing():
+                proc.stdin.close()
+            if proc.returncode is None:
+                await asyncio.wait([self._tasks[3]], timeout=EXIT_GRACE)
+            await end_process(proc, self._marker)
+        finally:
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.wait(self._tasks, timeout=1)
+            for stream in self._streams:
+                stream.close()
+            if not self.ended.done():
+                self.ended.set_result("was stopped")

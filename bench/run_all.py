@@ -37,6 +37,7 @@ SCRIPTS = [
     ("steering", "Steering"),
     ("document_sync", "Document sync"),
     ("acp_face", "ACP face"),
+    ("mcp_overhead", "MCP tool calls"),
 ]
 
 

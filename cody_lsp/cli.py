@@ -30,6 +30,7 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
     "sessions": ("cody_lsp.client.sessions", "list, delete or rename the stored sessions"),
     "demo": ("cody_lsp.client.demo", "play a scripted coding session offline (no model needed)"),
     "config": ("cody_lsp.client.show_config", "show the effective settings and where each comes from"),
+    "mcp": ("cody_lsp.client.mcp_list", "list the MCP servers of a folder, their state and tools (mcp list)"),
 }
 DEFAULT_COMMAND = "serve"
 # The commands that take their settings from the configuration file too (config_file.py), and

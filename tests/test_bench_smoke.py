@@ -23,6 +23,7 @@ SCRIPTS = [
     "context_growth",
     "steering",
     "document_sync",
+    "mcp_overhead",
     "soak",
     "acp_face",
 ]

@@ -351,3 +351,19 @@ async def test_no_mcp_server_outlives_the_server(wire_factory, provider, mcp_env
         else:
             os.kill(wire.process.pid, signal.SIGKILL)
         assert await gone(pid), f"the MCP server outlived a {stop} of cody-lsp"
+
+
+async def test_the_mcp_list_command(mcp_env, workspace: Path):
+    (workspace / ".cody").mkdir()
+    (workspace / ".cody" / "mcp.json").write_text(json.dumps({"mcpServers": {"repo": time_server()}}))
+    env = mcp_env({"time": time_server(), "nope": {"command": "no-such-mcp-server"}})
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "cody_lsp", "mcp", "list", "--json", "-w", str(workspace),
+        env=env, stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(), 60)
+    assert proc.returncode == 1, err  # one failed
+    servers = {s["name"]: s for s in json.loads(out)["servers"]}
+    assert servers["time"]["state"] == "ready" and len(servers["time"]["tools"]) == 2
+    assert servers["nope"]["state"] == "failed" and "'no-such-mcp-server' was not found" in servers["nope"]["reason"]
+    assert servers["repo"]["state"] == "needs_approval"  # never started by listing

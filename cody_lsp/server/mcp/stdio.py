@@ -17,6 +17,8 @@ from __future__ import annotations
 import asyncio
 import collections
 import logging
+import os
+import shutil
 from typing import Any
 
 from ..tools.shell import end_process, spawn_process
@@ -56,6 +58,9 @@ class StdioTransport:
 
         d = self.definition
         assert d.command is not None
+        path = dict(d.env).get("PATH", os.environ.get("PATH"))
+        if shutil.which(d.command, path=path) is None and not os.path.isfile(os.path.join(d.cwd or "", d.command)):
+            raise FileNotFoundError(d.command)  # said as such, not as the exit code of a wrapper
         self._proc, self._marker = await spawn_process(
             [d.command, *d.args],
             d.cwd,

@@ -13,6 +13,10 @@ In that order, for every call of a known tool (`Permissions.check`):
    it, and their prompts withdrawn (the asker's task is cancelled, which sends
    `$/cancelRequest`).
 
+MCP tools (`mcp__<server>__<tool>`, server/mcp/) are `ask` by default, read-only or not; the policy
+and the rules also take `mcp__<server>__*`, every tool of a server (a tool's own policy entry wins),
+which the request's `options.toolPattern` offers.
+
 A rule's `commandPrefix` covers a `run_command` whose words start with the prefix's words;
 a compound command (anything with `;`, `&`, `|`, a backtick, `$(`, `<`, `>` or a line break,
 even quoted) is never covered by a prefix.

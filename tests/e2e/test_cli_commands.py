@@ -57,7 +57,7 @@ def test_a_typo_names_the_commands():
     assert done.returncode == 2 and done.stdout == ""
     assert (
         done.stderr.strip()
-        == "cody-lsp: unknown command 'chta'; try: serve, acp, chat, run, sessions, demo, config (cody-lsp --help)"
+        == "cody-lsp: unknown command 'chta'; try: serve, acp, chat, run, sessions, demo, config, mcp (cody-lsp --help)"
     )
 
 

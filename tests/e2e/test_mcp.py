@@ -367,3 +367,25 @@ async def test_the_mcp_list_command(mcp_env, workspace: Path):
     assert servers["time"]["state"] == "ready" and len(servers["time"]["tools"]) == 2
     assert servers["nope"]["state"] == "failed" and "'no-such-mcp-server' was not found" in servers["nope"]["reason"]
     assert servers["repo"]["state"] == "needs_approval"  # never started by listing
+
+
+async def test_an_acp_session_brings_its_own_servers(provider, db_path: Path, workspace: Path, tmp_path: Path):
+    from .acp_support import SdkClient
+
+    env = server_env(
+        provider, db_path, XDG_CONFIG_HOME=str(tmp_path / "config"), CODY_TOOL_POLICY="mcp__clock__*=allow"
+    )
+    client = await SdkClient.start(env, workspace)
+    try:
+        result = await client.initialize()
+        assert result["agentCapabilities"]["mcpCapabilities"] == {"http": True, "sse": True}
+        servers = [{"name": "clock", "command": str(TIME), "args": [], "env": [{"name": "TZ", "value": "UTC"}]}]
+        session = (await client.call("newSession", {"cwd": str(workspace), "mcpServers": servers}))["sessionId"]
+        provider.add(call("mcp__clock__get_current_time", {"timezone": "UTC"}), Reply(text="noon"))
+        assert await client.prompt(session, "time?") == {"stopReason": "end_turn"}
+        assert "mcp__clock__get_current_time" in offered(provider.requests[-2])
+        [update] = client.updates(session, "tool_call_update")
+        assert update["status"] == "completed" and '"timezone": "UTC"' in update["content"][-1]["content"]["text"]
+        assert not client.problems(), client.problems()
+    finally:
+        await client.stop()

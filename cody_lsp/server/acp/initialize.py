@@ -56,7 +56,7 @@ def answer(config: ServerConfig, params: dict[str, Any]) -> InitializeResponse:
             # Text and resource links always; embedded resources as context; no images nor audio
             # (the run core sends the model text only).
             "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
-            "mcpCapabilities": {"http": False, "sse": False},
+            "mcpCapabilities": {"http": True, "sse": True},  # and stdio: server/mcp/
             # One folder per session (the core's folder model): no additionalDirectories.
             "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}},
         },

@@ -263,10 +263,11 @@ def _normalize(raw: str) -> str:
     return normalize_folder(raw, field="cwd")
 
 
-def _mcp_servers(params: dict[str, Any]) -> None:
+def _mcp_servers(manager: RunManager, session: Any, params: dict[str, Any]) -> None:
+    """The session's MCP servers (`mcpServers` of session/new, load or resume): its runs' tools
+    include theirs (server/mcp/hub.py, source "acp")."""
     servers = params.get("mcpServers") or []
-    if servers:
-        log.warning("mcpServers given (%d); MCP servers are not supported yet, so they are ignored", len(servers))
+    manager.mcp.set_session_servers(session.id, servers if isinstance(servers, list) else [], session.workspace_folder)
 
 
 # ------------------------------------------------------------------------ the routes
@@ -311,9 +312,9 @@ def config_options(agent: AcpAgent, model: str) -> list[dict[str, Any]]:
 async def _new_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
     _configured(agent)
     folder = _normalize(params["cwd"])
-    _mcp_servers(params)
     manager = await agent.manager()
     session = await manager.create_session(CreateSessionParams(workspace_folder=folder))
+    _mcp_servers(manager, session, params)
     agent.client.stream(session.id, session.workspace_folder)
     result = {"sessionId": session.id, "configOptions": config_options(agent, session.model)}
     return Then(result, agent.commands_after(session.id))
@@ -343,7 +344,7 @@ async def _open(agent: AcpAgent, params: dict[str, Any]) -> tuple[RunManager, An
             f"'cwd' {folder} is not the folder of session '{session.id}' ({session.workspace_folder}); "
             "a session stays in the folder it was made in"
         )
-    _mcp_servers(params)
+    _mcp_servers(manager, session, params)
     return manager, session
 
 

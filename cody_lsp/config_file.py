@@ -56,6 +56,7 @@ SETTINGS: dict[str, str] = {
     "CODY_ALLOW_VCS_WRITES": "0",
     "CODY_TEXT_FLUSH_MS": "18",
     "CODY_PASS_ENV": "(none)",
+    "CODY_MCP_CONFIG": "(none)",
     "CODY_LOG_LEVEL": "WARNING",
 }
 KEY_SOURCES = ("api_key_command", "api_key_file")

@@ -153,9 +153,9 @@ async def test_the_readme_commands_work_in_order(tmp_path: Path):
     async with ScriptedProvider([Reply(text="Added the /health endpoint.")]) as provider:
         for block in readme_blocks():
             if block.lang == "json":  # an example file, named by the line before it: "`NAME`:"
-                name = re.search(r"`([\w.-]+)`:$", block.before)
+                name = re.search(r"`([~\w./-]+)`:$", block.before)
                 assert name, f"a JSON example without a file name before it: {block.before!r}"
-                (work / name.group(1)).write_text(block.text)
+                (work / Path(name.group(1)).name).write_text(block.text)  # `~/.x/acp.json` too
                 continue
             if block.lang != "sh":
                 continue

@@ -137,6 +137,7 @@ class StdioTransport:
             while proc.returncode is None:
                 await asyncio.sleep(EXIT_POLL)
             code = proc.returncode
+            await asyncio.wait([self._tasks[2]], timeout=EXIT_GRACE)  # its last stderr lines first
             if not self.ended.done():
                 self.ended.set_result(self._exit_reason(code))
             await incoming_send.aclose()
@@ -165,6 +166,7 @@ class StdioTransport:
         proc = self._proc
         if proc is None:
             return
+        exited = proc.returncode  # it ended by itself before the connection closed
         try:
             if proc.stdin is not None and not proc.stdin.is_closing():
                 proc.stdin.close()
@@ -172,6 +174,10 @@ class StdioTransport:
                 await asyncio.wait([self._tasks[3]], timeout=EXIT_GRACE)
             await end_process(proc, self._marker)
         finally:
+            if exited is not None:  # its last words, then why it ended, before the watcher polls
+                await asyncio.wait([self._tasks[2]], timeout=EXIT_GRACE)
+                if not self.ended.done():
+                    self.ended.set_result(self._exit_reason(exited))
             for task in self._tasks:
                 task.cancel()
             await asyncio.wait(self._tasks, timeout=1)

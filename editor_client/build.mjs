@@ -1,4 +1,4 @@
-// Bundles the extension (src/extension.ts → dist/extension.js, Node, `vscode` left to the host) and
+// Bundles the extension (src/vscode/extension.ts → dist/extension.js, Node, `vscode` left to the host) and
 // the webview (src/webview/main.ts → dist/webview/main.js, a classic script loaded with the CSP
 // nonce). The tests are compiled separately by tsc into out/.
 import * as esbuild from 'esbuild';
@@ -9,7 +9,7 @@ const common = { bundle: true, target: 'es2022', sourcemap: !production, minify:
 await Promise.all([
   esbuild.build({
     ...common,
-    entryPoints: ['src/extension.ts'],
+    entryPoints: ['src/vscode/extension.ts'],
     outfile: 'dist/extension.js',
     platform: 'node',
     format: 'cjs',

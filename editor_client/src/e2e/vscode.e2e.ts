@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
-import { startProvider, type Provider } from '../test/realServer';
+import { startProvider, type Provider } from '../test/support/realServer';
 import { chatFrame, CodeServer, codeServerDir, EDITOR_CLIENT, launchBrowser } from './codeServer';
 
 /** The little of the DOM the functions evaluated in the chat view's frame use (this is a Node program). */

@@ -198,5 +198,5 @@ def test_the_extension_offers_every_setting_and_no_other():
     """editor_client/package.json contributes each server setting (its own settings besides)."""
     package = json.loads((Path(__file__).parents[3] / "editor_client" / "package.json").read_text())
     contributed = {key.removeprefix("cody.") for key in package["contributes"]["configuration"]["properties"]}
-    client_only = {"pythonPath", "serverArgs", "modelApiKey", "modelBaseUrl"}  # editor_client/src/server.ts
+    client_only = {"pythonPath", "serverArgs", "modelApiKey", "modelBaseUrl"}  # editor_client/src/vscode/server.ts
     assert contributed - client_only == set(KEYS)

@@ -1,8 +1,8 @@
 // The chat view (`cody.chat`): a WebviewViewProvider that loads dist/webview/main.js (built
 // from src/webview/main.ts) and media/main.css, and passes messages both ways.
 import * as vscode from 'vscode';
-import { makeNonce, renderHtml } from './html';
-import { isFromWebview, type FromWebview, type ToWebview } from './messages';
+import { makeNonce, renderHtml } from '../core/html';
+import { isFromWebview, type FromWebview, type ToWebview } from '../messages';
 
 export class ChatPanel implements vscode.WebviewViewProvider {
   static readonly viewType = 'cody.chat';

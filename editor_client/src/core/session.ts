@@ -5,7 +5,7 @@
 // `cody/requestPermission` with the user's click, and list, rename and delete sessions.
 import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
-import type { FromWebview, ToWebview } from './messages';
+import type { FromWebview, ToWebview } from '../messages';
 import { permissionChoices } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
 import {
@@ -24,7 +24,7 @@ import {
   type ServerRequestMethod,
   type ServerRequests,
   type SessionInfo,
-} from './protocol';
+} from '../protocol';
 import { compactionText, endedMessage, RunTranscript, toolCallMessage, toolResultMessage } from './runTranscript';
 import { changesFiles, parseArgs, permissionDetail, summarizeCall } from './toolSummary';
 

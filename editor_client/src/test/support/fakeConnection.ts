@@ -9,8 +9,8 @@ import type {
   Requests,
   ServerRequestMethod,
   ServerRequests,
-} from '../protocol';
-import type { CancellationTokenLike, Disposable, RpcConnection } from '../session';
+} from '../../protocol';
+import type { CancellationTokenLike, Disposable, RpcConnection } from '../../core/session';
 
 type Answer<M extends RequestMethod> = (params: Requests[M]['params']) => Requests[M]['result'] | Promise<Requests[M]['result']>;
 

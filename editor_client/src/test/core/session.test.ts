@@ -1,13 +1,11 @@
-// Unit tests of Session and RunTranscript with a fake connection.
+// Session with a fake connection: runs, chunks routed by runId, permissions, history, pages,
+// the sessions list, folders, steering, usage and compaction.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { isFromWebview, type ToWebview } from '../messages';
-import type { Chunk, RunResult, SessionInfo, Usage } from '../protocol';
-import { computeChange } from '../changes';
-import { permissionChoices } from '../permissions';
-import { errorText, RunTranscript } from '../runTranscript';
-import { Session } from '../session';
-import { chunkMaker, Deferred, FakeConnection, FakeToken, flush } from './fakeConnection';
+import type { ToWebview } from '../../messages';
+import type { RunResult, SessionInfo, Usage } from '../../protocol';
+import { Session } from '../../core/session';
+import { chunkMaker, Deferred, FakeConnection, FakeToken, flush } from '../support/fakeConnection';
 
 const SESSION: SessionInfo = {
   id: 'ses_1',
@@ -52,94 +50,6 @@ function setup(runIds: string[] = ['vsc-1', 'vsc-2']) {
 function result(runId: string, status: RunResult['status'], output = ''): RunResult {
   return { runId, sessionId: 'ses_1', status, output, usage: USAGE };
 }
-
-describe('RunTranscript', () => {
-  it('drops the failed attempt on retry, since the last tool_result', () => {
-    const t = new RunTranscript('r');
-    const c = chunkMaker('r');
-    t.apply(c('session_start', START));
-    t.apply(c('text_delta', { content: 'Let me look.' }));
-    t.apply(c('tool_call', { toolCallId: 'c1', toolName: 'read_file', args: { path: 'app.py' } }));
-    t.apply(c('tool_result', { toolCallId: 'c1', toolName: 'read_file', ok: true, content: '1\tx' }));
-    t.apply(c('thinking', { content: 'hmm' }));
-    t.apply(c('text_delta', { content: 'Hello ' }));
-    assert.equal(t.currentStepThinking, 'hmm');
-    const out = t.apply(c('retry', { retryAttempt: 1, retryMaxAttempts: 4, delayMs: 412, reason: 'connection: lost' }));
-    assert.deepEqual(out, [
-      { type: 'retract', runId: 'r', notice: 'Retrying in 0.4s (attempt 1 of 4): connection: lost' },
-      { type: 'stepStart', runId: 'r' },
-    ]);
-    assert.equal(t.currentStepText, '');
-    assert.equal(t.currentStepThinking, '');
-    t.apply(c('text_delta', { content: 'Hi! ' }));
-    t.apply(c('text_delta', { content: 'How can I help?' }));
-    t.apply(c('done', { output: 'Hi! How can I help?', usage: USAGE }));
-    assert.equal(t.terminal?.type === 'done' && t.terminal.output, t.currentStepText);
-    assert.equal(t.text, 'Let me look.Hi! How can I help?');
-  });
-
-  it('ignores duplicate chunks and everything after the terminal chunk', () => {
-    const t = new RunTranscript('r');
-    const start: Chunk = { runId: 'r', sessionId: 's', seq: 0, type: 'session_start', ...START };
-    assert.equal(t.apply(start).length, 1);
-    assert.deepEqual(t.apply(start), []);
-    assert.deepEqual(t.apply({ runId: 'r', sessionId: 's', seq: 1, type: 'cancelled' }), [
-      { type: 'runEnded', runId: 'r', status: 'cancelled' },
-    ]);
-    assert.ok(t.ended);
-    assert.deepEqual(t.apply({ runId: 'r', sessionId: 's', seq: 2, type: 'text_delta', content: 'late' }), []);
-    assert.equal(t.text, '');
-  });
-
-  it('says a missing model, endpoint or key in terms of the settings; other config errors as they are', () => {
-    assert.match(errorText('config', 'CODY_MODEL_API_KEY is not set: set CODY_MODEL, …'), /^No API key is configured: .*Cody: Set API Key/);
-    assert.match(errorText('config', 'CODY_MODEL_BASE_URL is not set: set …'), /^No endpoint is configured: set the model and endpoint in the cody\.\* settings/);
-    assert.equal(errorText('config', "CODY_MAX_STEPS='x' is not a number"), "CODY_MAX_STEPS='x' is not a number (config)");
-  });
-
-  it('reports error and circuit_breaker ends with their message and what to do', () => {
-    const t = new RunTranscript('r');
-    const [end] = t.apply({ runId: 'r', sessionId: 's', seq: 0, type: 'error', code: 'auth', message: 'bad key' });
-    assert.deepEqual(end, {
-      type: 'runEnded',
-      runId: 'r',
-      status: 'error',
-      message: 'bad key (auth)',
-      actions: [
-        { label: 'Set API Key', command: 'setApiKey' },
-        { label: 'Configure', command: 'configure' },
-      ],
-    });
-    const t2 = new RunTranscript('r2');
-    const [end2] = t2.apply({
-      runId: 'r2',
-      sessionId: 's',
-      seq: 0,
-      type: 'circuit_breaker',
-      reason: 'list_dir 3 times',
-      limit: 'repeated_tool_call',
-      steps: 3,
-      totalTokens: 900,
-    });
-    assert.deepEqual(end2, { type: 'runEnded', runId: 'r2', status: 'circuit_breaker', message: 'list_dir 3 times' });
-  });
-});
-
-describe('messages from the webview', () => {
-  it('accepts only well-formed messages', () => {
-    assert.ok(isFromWebview({ type: 'permissionAnswer', id: 'r/c', choice: 'always' }));
-    assert.ok(!isFromWebview({ type: 'permissionAnswer', id: 'r/c', choice: 3 }));
-    assert.ok(isFromWebview({ type: 'action', command: 'configure' }));
-    assert.ok(!isFromWebview({ type: 'action', command: 'toString' }));
-    assert.ok(isFromWebview({ type: 'listSessions', allFolders: false }));
-    assert.ok(!isFromWebview({ type: 'listSessions', allFolders: 'yes' }));
-    assert.ok(isFromWebview({ type: 'renameSession', sessionId: 's', title: 't' }));
-    assert.ok(!isFromWebview({ type: 'renameSession', sessionId: 's' }));
-    assert.ok(!isFromWebview({ type: 'send' }));
-    assert.ok(!isFromWebview({ type: 'constructor' }));
-    assert.ok(isFromWebview({ type: 'stop' }));
-  });
-});
 
 describe('Session', () => {
   it('sends cody/run with a client-chosen runId and routes chunks by runId', async () => {
@@ -657,52 +567,5 @@ describe('Session: compacting on request', () => {
     connection.respond('cody/compact', () => ({ session: SESSION, compacted: false, messagesBefore: 2, messagesAfter: 2, tokensBefore: 90, tokensAfter: 90, usage }));
     await session.compact();
     assert.ok(posted.some((m) => m.type === 'notice' && m.text === 'Nothing to compact yet.'));
-  });
-});
-
-describe('permission choices', () => {
-  const base = { runId: 'r', sessionId: 's', toolCallId: 'c', workspaceFolder: '/w' };
-  it('offers the scopes and the command prefix the server offers', () => {
-    const choices = permissionChoices({
-      ...base,
-      toolName: 'run_command',
-      args: { command: 'npm test -- --watch' },
-      options: { outcomes: ['allow', 'allow_always', 'deny'], scopes: ['session', 'folder'], commandPrefix: 'npm test' },
-    });
-    assert.deepEqual(
-      choices.map((c) => [c.label, c.answer]),
-      [
-        ['Allow once', { outcome: 'allow' }],
-        ['Always in this session', { outcome: 'allow_always', scope: 'session' }],
-        ['Always in this folder', { outcome: 'allow_always', scope: 'folder' }],
-        ['Always for `npm test`', { outcome: 'allow_always', scope: 'folder', commandPrefix: 'npm test' }],
-        ['Deny', { outcome: 'deny' }],
-      ],
-    );
-  });
-  it('offers Allow once / Always / Deny to a server without rules, and no Always when it is not offered', () => {
-    assert.deepEqual(permissionChoices({ ...base, toolName: 'write_file', args: {} }).map((c) => c.label), ['Allow once', 'Always', 'Deny']);
-    const noAlways = permissionChoices({ ...base, toolName: 'write_file', args: {}, options: { outcomes: ['allow', 'deny'], scopes: [] } });
-    assert.deepEqual(noAlways.map((c) => c.label), ['Allow once', 'Deny']);
-  });
-});
-
-describe('the change a write or edit makes (diff)', () => {
-  it('write_file: the file before and the content; edit_file: the whole file with the edit, else the fragment', () => {
-    assert.deepEqual(computeChange('write_file', { path: 'a.txt', content: 'new\n' }, 'old\n'), { path: 'a.txt', before: 'old\n', after: 'new\n', wholeFile: true });
-    assert.deepEqual(computeChange('write_file', { path: 'a.txt', content: 'new\n' }, undefined), { path: 'a.txt', before: '', after: 'new\n', wholeFile: true });
-    assert.deepEqual(computeChange('edit_file', { path: 'a.py', old_string: 'x = 1', new_string: 'x = $&2' }, 'a\nx = 1\nb\n'), {
-      path: 'a.py',
-      before: 'a\nx = 1\nb\n',
-      after: 'a\nx = $&2\nb\n',
-      wholeFile: true,
-    });
-    assert.deepEqual(computeChange('edit_file', { path: 'a.py', old_string: 'x = 1', new_string: 'x = 2' }, undefined), {
-      path: 'a.py',
-      before: 'x = 1',
-      after: 'x = 2',
-      wholeFile: false,
-    });
-    assert.equal(computeChange('read_file', { path: 'a' }, undefined), undefined);
   });
 });

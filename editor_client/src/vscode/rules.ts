@@ -1,8 +1,8 @@
 // "Cody: Approval Rules": the folder's "always allow" rules (`cody/listPermissionRules`), each
 // revocable (`cody/revokePermissionRule`), in a quick pick.
 import * as vscode from 'vscode';
-import { Methods, type PermissionRule } from './protocol';
-import type { RpcConnection } from './session';
+import { Methods, type PermissionRule } from '../protocol';
+import type { RpcConnection } from '../core/session';
 
 export function ruleLabel(rule: PermissionRule): string {
   const what = rule.commandPrefix !== undefined ? `${rule.toolName} \`${rule.commandPrefix}\`` : rule.toolName;

@@ -8,13 +8,13 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { makeNonce, renderHtml } from '../html';
-import type { FromWebview, ToWebview } from '../messages';
+import { makeNonce, renderHtml } from '../../core/html';
+import type { FromWebview, ToWebview } from '../../messages';
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const MEDIA = join(__dirname, '..', '..', 'media');
+const MEDIA = join(__dirname, '..', '..', '..', 'media');
 const FILES = new Map([
-  ['/dist/webview/main.js', join(__dirname, '..', '..', 'dist', 'webview', 'main.js')],
+  ['/dist/webview/main.js', join(__dirname, '..', '..', '..', 'dist', 'webview', 'main.js')],
   ['/media/main.css', join(MEDIA, 'main.css')],
 ]);
 

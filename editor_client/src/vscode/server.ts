@@ -12,8 +12,8 @@ import {
   type Executable,
   type LanguageClientOptions,
 } from 'vscode-languageclient/node';
-import { CodyCapabilitiesFeature } from './capabilities';
-import { checkProtocolVersion } from './protocolVersion';
+import { CodyCapabilitiesFeature } from '../core/capabilities';
+import { checkProtocolVersion } from '../core/protocolVersion';
 import type { Interpreter } from './setup';
 
 export interface ServerSettings {

@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { createMessageConnection, StreamMessageReader, StreamMessageWriter, type MessageConnection } from 'vscode-jsonrpc/node';
-import { addCodyCapabilities } from '../capabilities';
+import { addCodyCapabilities } from '../../core/capabilities';
 
 /** The Python that has cody_lsp installed: $CODY_PYTHON, else python3. */
 export const PYTHON = process.env.CODY_PYTHON || 'python3';

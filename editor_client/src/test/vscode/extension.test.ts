@@ -1,14 +1,13 @@
 // The extension activated against a mocked `vscode` module and a recording LanguageClient.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { createFakeVscode, FakeLanguageClient, fakeWebviewView } from './fakeVscode';
-import { mockModule } from './mockModules';
-import type { ToWebview } from '../messages';
-import type { RunParams } from '../protocol';
-import { flush } from './fakeConnection';
+import { FakeLanguageClient, fakeWebviewView, installFakeVscode } from '../support/fakeVscode';
+import type { ToWebview } from '../../messages';
+import type { RunParams } from '../../protocol';
+import { flush } from '../support/fakeConnection';
 
 // A stand-in interpreter: `-m cody_lsp --version` succeeds, so the check before a start passes.
 const bin = mkdtempSync(join(tmpdir(), 'cody-fake-python-'));
@@ -27,17 +26,10 @@ const settings: Record<string, unknown> = {
   'cody.baseUrl': 'http://127.0.0.1:9/v1',
   'cody.modelApiKey': 'sk-plain-text',
 };
-const fake = createFakeVscode(settings, ['/home/ada/shop']);
-mockModule('vscode', fake.vscode);
-mockModule('vscode-languageclient/node', {
-  LanguageClient: FakeLanguageClient,
-  RevealOutputChannelOn: { Never: 4 },
-  CloseAction: { DoNotRestart: 1, Restart: 2 },
-  ErrorAction: { Continue: 1, Shutdown: 2 },
-});
+const fake = installFakeVscode(settings, ['/home/ada/shop']);
 
 // Loaded after the mocks are in place.
-const extension = require('../extension') as typeof import('../extension');
+const extension = require('../../vscode/extension') as typeof import('../../vscode/extension');
 
 /** Waits until `count` LanguageClients have been built and the last one started. */
 async function started(count: number): Promise<void> {
@@ -292,96 +284,6 @@ describe('extension activation', () => {
     } finally {
       FakeLanguageClient.initializeResult = { capabilities: { experimental: { cody: { protocolVersion: 1 } } } };
     }
-  });
-
-  it('gives the server only the cody settings the user set, none of the client\'s own', () => {
-    const { serverSection } = require('../server') as typeof import('../server');
-    const values: Record<string, unknown> = { model: 'gpt-x', baseUrl: '', pythonPath: '/p', modelApiKey: 'sk', toolPolicy: { run_command: 'ask' } };
-    const config = {
-      get: (key: string) => values[key],
-      inspect: (key: string) => ({ key, globalValue: values[key] }),
-    } as unknown as Parameters<typeof serverSection>[0];
-    assert.deepEqual(serverSection(config, ['model', 'baseUrl', 'pythonPath', 'modelApiKey', 'toolPolicy', 'maxSteps']), {
-      model: 'gpt-x',
-      toolPolicy: { run_command: 'ask' },
-    });
-    values.modelBaseUrl = 'http://old/v1';
-    assert.deepEqual(serverSection(config, ['baseUrl']), { baseUrl: 'http://old/v1' }, 'the deprecated setting as baseUrl');
-  });
-
-  it("takes where the key goes and the tool policy from the user's settings only, never a workspace's", () => {
-    const { serverSection, readSettings } = require('../server') as typeof import('../server');
-    const scopes: Record<string, Record<string, unknown>> = {
-      baseUrl: { globalValue: 'https://mine.example/v1', workspaceValue: 'https://evil.example/v1' },
-      toolPolicy: { workspaceFolderValue: { run_command: 'allow' } },
-      model: { globalValue: 'gpt-x', workspaceFolderValue: 'folder-model' },
-      maxWriteBytes: { workspaceValue: 4096 },
-    };
-    const config = {
-      get: (key: string) => scopes[key]?.workspaceFolderValue ?? scopes[key]?.workspaceValue ?? scopes[key]?.globalValue,
-      inspect: (key: string) => ({ key, ...scopes[key] }),
-    } as unknown as Parameters<typeof serverSection>[0];
-    assert.deepEqual(serverSection(config, ['baseUrl', 'toolPolicy', 'model', 'maxWriteBytes']), {
-      baseUrl: 'https://mine.example/v1',
-      model: 'folder-model',
-      maxWriteBytes: 4096,
-    });
-    assert.equal(readSettings(config).baseUrl, 'https://mine.example/v1', 'the server is started with the user\'s endpoint');
-    scopes.baseUrl = { workspaceValue: 'https://evil.example/v1' };
-    scopes.modelBaseUrl = { workspaceFolderValue: 'https://evil.example/v1' };
-    assert.deepEqual(serverSection(config, ['baseUrl', 'toolPolicy']), {});
-    assert.equal(readSettings(config).baseUrl, '');
-  });
-
-  it('declares those settings with the application scope, which VS Code keeps out of workspace settings', () => {
-    const { USER_ONLY_SETTINGS } = require('../server') as typeof import('../server');
-    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', 'package.json'), 'utf8')) as {
-      contributes: { configuration: { properties: Record<string, { scope?: string }> } };
-    };
-    for (const key of USER_ONLY_SETTINGS) assert.equal(pkg.contributes.configuration.properties[`cody.${key}`]?.scope, 'application', key);
-  });
-
-  it('takes the interpreter from cody.pythonPath when set, else the Python extension, else python3', async () => {
-    const { resolveInterpreter } = require('../setup') as typeof import('../setup');
-    type Config = Parameters<typeof resolveInterpreter>[0];
-    const unset = { get: (key: string) => (key === 'pythonPath' ? 'python3' : undefined), inspect: () => ({}) } as unknown as Config;
-    const set = { get: () => '/mine/python', inspect: () => ({ globalValue: '/mine/python' }) } as unknown as Config;
-    const extensions = fake.vscode.extensions as { getExtension: (id: string) => unknown };
-    const saved = extensions.getExtension;
-    const asked: unknown[] = [];
-    extensions.getExtension = (id: string) =>
-      id === 'ms-python.python'
-        ? {
-            isActive: true,
-            exports: {
-              environments: {
-                getActiveEnvironmentPath: (resource: unknown) => {
-                  asked.push(resource);
-                  return { path: '/envs/shop' };
-                },
-                resolveEnvironment: async () => ({ executable: { uri: fake.vscode.Uri.file('/envs/shop/bin/python') } }),
-              },
-            },
-          }
-        : undefined;
-    try {
-      const folder = fake.vscode.Uri.file('/home/ada/shop');
-      assert.deepEqual(await resolveInterpreter(unset, folder as never), { path: '/envs/shop/bin/python', source: 'Python extension' });
-      assert.deepEqual(asked, [folder], "the folder's interpreter");
-      assert.deepEqual(await resolveInterpreter(set, folder as never), { path: '/mine/python', source: 'cody.pythonPath' });
-      extensions.getExtension = () => undefined;
-      assert.deepEqual(await resolveInterpreter(unset, folder as never), { path: 'python3', source: 'default' });
-    } finally {
-      extensions.getExtension = saved;
-    }
-  });
-
-  it('does not log a stop that was asked for as an error', () => {
-    const { quietExit } = require('../server') as typeof import('../server');
-    assert.equal(quietExit('[Error - 5:45:38 AM] Server process exited with code 0.', false), '[cody] the server stopped (exit code 0)');
-    assert.equal(quietExit('[Error - 5:45:38 AM] Server process exited with signal SIGTERM.', true), '[cody] the server stopped (exit signal SIGTERM)');
-    assert.equal(quietExit('[Error - 5:45:38 AM] Server process exited with code 1.', false), '[Error - 5:45:38 AM] Server process exited with code 1.');
-    assert.equal(quietExit('some server log line', true), 'some server log line');
   });
 
   it('refuses a server that speaks another protocol version', async () => {

@@ -6,10 +6,10 @@ import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync, existsS
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { ToWebview } from '../messages';
-import { checkProtocolVersion } from '../protocolVersion';
-import { Session } from '../session';
-import { startProvider, startServer, type Provider, type Server } from './realServer';
+import type { ToWebview } from '../../messages';
+import { checkProtocolVersion } from '../../core/protocolVersion';
+import { Session } from '../../core/session';
+import { startProvider, startServer, type Provider, type Server } from '../support/realServer';
 
 const SCRIPT = [
   // Run 1: the first attempt is cut off after two text deltas (retried), then the model

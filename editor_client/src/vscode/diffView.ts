@@ -2,7 +2,7 @@
 // call, both sides served read-only from memory (scheme `cody-diff`).
 import { basename } from 'node:path';
 import * as vscode from 'vscode';
-import type { Session } from './session';
+import type { Session } from '../core/session';
 
 const MAX_DOCUMENTS = 100;
 

@@ -1,8 +1,8 @@
 // What one run shows, chunk by chunk, with the retry rule of protocol.md applied:
 // on a `retry` chunk, the text_delta and thinking content shown since the current
 // model step began (the last tool_result, session_start or retry) is withdrawn.
-import type { Action, ToWebview, ToWebviewOf } from './messages';
-import { isTerminalChunk, type Chunk, type TerminalChunk } from './protocol';
+import type { Action, ToWebview, ToWebviewOf } from '../messages';
+import { isTerminalChunk, type Chunk, type TerminalChunk } from '../protocol';
 import { callDetail, changesFiles, clipCard, summarizeCall, summarizeResult } from './toolSummary';
 
 export class RunTranscript {

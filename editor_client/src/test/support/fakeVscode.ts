@@ -2,7 +2,8 @@
 // LanguageClient: records what the extension registers and builds.
 import type { ClientCapabilities, StaticFeature } from 'vscode-languageclient';
 import type { Executable, LanguageClientOptions } from 'vscode-languageclient/node';
-import type { NotificationMethod, Notifications, RequestMethod, Requests } from '../protocol';
+import type { NotificationMethod, Notifications, RequestMethod, Requests } from '../../protocol';
+import { mockModule } from './mockModules';
 
 type Listener<T> = (event: T) => void;
 
@@ -308,4 +309,17 @@ export class FakeLanguageClient {
     this.requestMethods.push(method);
     return { dispose: () => this.requestMethods.splice(this.requestMethods.indexOf(method), 1) };
   }
+}
+
+/** Makes `require('vscode')` and `require('vscode-languageclient/node')` return fakes (before the extension's modules load). */
+export function installFakeVscode(settings: Record<string, unknown>, folders: string[]): ReturnType<typeof createFakeVscode> {
+  const fake = createFakeVscode(settings, folders);
+  mockModule('vscode', fake.vscode);
+  mockModule('vscode-languageclient/node', {
+    LanguageClient: FakeLanguageClient,
+    RevealOutputChannelOn: { Never: 4 },
+    CloseAction: { DoNotRestart: 1, Restart: 2 },
+    ErrorAction: { Continue: 1, Shutdown: 2 },
+  });
+  return fake;
 }

@@ -2,8 +2,8 @@
 // A server that offers rules (`params.options`: outcomes, scopes, a command prefix) gets
 // "Allow once / Always in this session / Always in this folder / Always for `npm test`";
 // an older one gets Allow once / Always / Deny.
-import type { PermissionChoice } from './messages';
-import type { PermissionParams, PermissionResult, RuleScope } from './protocol';
+import type { PermissionChoice } from '../messages';
+import type { PermissionParams, PermissionResult, RuleScope } from '../protocol';
 
 interface Choice extends PermissionChoice {
   answer: PermissionResult;

@@ -1,6 +1,6 @@
 // Which protocol the server speaks: `capabilities.experimental.cody.protocolVersion` of its
 // initialize result must be the PROTOCOL_VERSION this extension was generated for.
-import { PROTOCOL_VERSION } from './protocol';
+import { PROTOCOL_VERSION } from '../protocol';
 
 /** The version the server's initialize result advertises, or undefined if it advertises none. */
 export function serverProtocolVersion(initializeResult: unknown): number | undefined {

@@ -1,0 +1,104 @@
+// What the webview asks of the editor rather than of the server: the buttons that fix a setup
+// (Configure, Set API Key, Set Python Path, Show Output, Restart, Approval rules), links opened
+// through VS Code, the clipboard, inserting a code block at the cursor, and a change's diff.
+import * as vscode from 'vscode';
+import type { ActionCommand, FromWebview } from '../messages';
+import type { Session } from '../core/session';
+import type { DiffDocuments } from './diffView';
+
+/** The webview messages that are the editor's (the rest are the session's). */
+export type EditorMessage = Extract<FromWebview, { type: 'action' | 'openLink' | 'copy' | 'insert' | 'showDiff' }>;
+
+const EDITOR_MESSAGES: Record<EditorMessage['type'], true> = { action: true, openLink: true, copy: true, insert: true, showDiff: true };
+
+export function isEditorMessage(message: FromWebview): message is EditorMessage {
+  return Object.prototype.hasOwnProperty.call(EDITOR_MESSAGES, message.type);
+}
+
+export interface EditorActionsOptions {
+  output: vscode.OutputChannel;
+  diffs: DiffDocuments;
+  /** Restarts the server (the Restart button). */
+  restart: () => Promise<void>;
+  /** The session shown, if any (whose folder links are relative to, whose changes diffs show). */
+  session: () => Session | undefined;
+}
+
+export class EditorActions {
+  constructor(private readonly options: EditorActionsOptions) {}
+
+  handle(message: EditorMessage): void {
+    switch (message.type) {
+      case 'action':
+        void this.run(message.command);
+        return;
+      case 'openLink':
+        void openLink(message.href, this.options.session()?.workspaceFolder);
+        return;
+      case 'copy':
+        void vscode.env.clipboard.writeText(message.text);
+        return;
+      case 'insert':
+        void insertAtCursor(message.text);
+        return;
+      case 'showDiff': {
+        const session = this.options.session();
+        if (session) void this.options.diffs.show(session, message.runId, message.toolCallId);
+        return;
+      }
+    }
+  }
+
+  /** A button that fixes something: opens the setting, runs the command. */
+  async run(command: ActionCommand): Promise<void> {
+    switch (command) {
+      case 'configure':
+        await vscode.commands.executeCommand('workbench.action.openSettings', '@ext:cody-lsp.cody-lsp');
+        break;
+      case 'setApiKey':
+        await vscode.commands.executeCommand('cody.setApiKey');
+        break;
+      case 'setPythonPath':
+        await vscode.commands.executeCommand('workbench.action.openSettings', 'cody.pythonPath');
+        break;
+      case 'showOutput':
+        this.options.output.show(true);
+        break;
+      case 'restart':
+        await this.options.restart();
+        break;
+      case 'approvalRules':
+        await vscode.commands.executeCommand('cody.permissionRules');
+        break;
+    }
+  }
+}
+
+async function openLink(href: string, folder: string | undefined): Promise<void> {
+  let uri: vscode.Uri;
+  try {
+    uri = vscode.Uri.parse(href, true);
+  } catch {
+    uri = vscode.Uri.file(href);
+  }
+  if (['http', 'https', 'mailto'].includes(uri.scheme)) {
+    await vscode.env.openExternal(uri);
+    return;
+  }
+  // A path, relative to the folder: opened in an editor.
+  const base = folder !== undefined ? vscode.Uri.file(folder) : undefined;
+  const path = href.replace(/^file:\/\//, '').replace(/#.*$/, '');
+  const target = path.startsWith('/') || base === undefined ? vscode.Uri.file(path) : vscode.Uri.joinPath(base, path);
+  await vscode.window.showTextDocument(target).then(undefined, () => vscode.window.showWarningMessage(`Cody: cannot open ${href}`));
+}
+
+async function insertAtCursor(text: string): Promise<void> {
+  const editor = vscode.window.activeTextEditor ?? vscode.window.visibleTextEditors[0];
+  if (editor === undefined) {
+    void vscode.window.showInformationMessage('Cody: open an editor to insert the code at its cursor.');
+    return;
+  }
+  await editor.edit((edit) => {
+    for (const selection of editor.selections) edit.replace(selection, text);
+  });
+}

@@ -1,0 +1,95 @@
+// The extension's entry: builds the parts and wires them to VS Code. The parts: the chat (the
+// server and the session of the folder the panel follows, chat.ts), the webview view (panel.ts),
+// what the webview asks of the editor (editorActions.ts), the setup the empty panel lists
+// (setupState.ts), the API key in the secret storage (setup.ts), and the diffs of changes.
+import * as vscode from 'vscode';
+import type { FromWebview } from '../messages';
+import { Chat } from './chat';
+import { DiffDocuments } from './diffView';
+import { EditorActions, isEditorMessage } from './editorActions';
+import { ChatPanel } from './panel';
+import { contributedKeys, type CodyServer } from './server';
+import { ApiKeyStore, promptForApiKey, pythonExtensionApi } from './setup';
+import { SetupReporter } from './setupState';
+
+let server: CodyServer | undefined;
+
+export function activate(context: vscode.ExtensionContext): void {
+  const output = vscode.window.createOutputChannel('Cody');
+  const log = (line: string): void => output.appendLine(`[cody] ${line}`);
+  const keys = new ApiKeyStore(context.secrets);
+  const diffs = new DiffDocuments();
+  const route = (message: FromWebview): void => (isEditorMessage(message) ? editor.handle(message) : chat.handle(message));
+  const panel = new ChatPanel(context.extensionUri, route);
+  const setup = new SetupReporter((state) => panel.post({ type: 'setup', setup: state }));
+  const chat: Chat = new Chat({
+    output,
+    log,
+    keys,
+    post: (message) => panel.post(message),
+    viewReady: () => panel.isReady,
+    reveal: () => panel.reveal(),
+    setup,
+    actions: () => editor,
+    settingKeys: contributedKeys(context.extension?.packageJSON),
+  });
+  const editor: EditorActions = new EditorActions({ output, diffs, restart: () => chat.connect(), session: () => chat.session });
+  server = chat.server;
+  const migrateKey = (): Promise<void> => moveKeyToSecretStorage(keys, log);
+
+  context.subscriptions.push(
+    output,
+    keys,
+    diffs,
+    vscode.workspace.registerTextDocumentContentProvider(DiffDocuments.scheme, diffs),
+    vscode.window.registerWebviewViewProvider(ChatPanel.viewType, panel, { webviewOptions: { retainContextWhenHidden: true } }),
+    vscode.commands.registerCommand('cody.newSession', () => chat.session?.newSession()),
+    vscode.commands.registerCommand('cody.cancel', () => chat.session?.cancel()),
+    vscode.commands.registerCommand('cody.restartServer', () => chat.connect()),
+    vscode.commands.registerCommand('cody.showOutput', () => output.show(true)),
+    vscode.commands.registerCommand('cody.configure', () => editor.run('configure')),
+    vscode.commands.registerCommand('cody.permissionRules', () => chat.showRules()),
+    vscode.commands.registerCommand('cody.setApiKey', async () => {
+      if (await promptForApiKey(keys)) void vscode.window.showInformationMessage('Cody: the API key is saved in VS Code\'s secret storage.');
+    }),
+    vscode.workspace.onDidChangeConfiguration((event) => {
+      if (event.affectsConfiguration('cody.modelApiKey')) void migrateKey();
+      if (!event.affectsConfiguration('cody')) return;
+      if (chat.configurationChange(event) === 'restart') void chat.connect();
+      else setup.report();
+    }),
+    vscode.workspace.onDidChangeWorkspaceFolders(() => chat.workspaceFoldersChanged()),
+    vscode.window.onDidChangeActiveTextEditor(() => chat.followActiveFolder()),
+    chat,
+  );
+
+  void pythonEnvironmentChanges(context, () => chat.connect());
+  void migrateKey().then(() => {
+    // A new key restarts the server with it (after the migration, which stores one itself).
+    context.subscriptions.push(keys.onDidChange(() => void chat.connect()));
+    return chat.connect();
+  });
+}
+
+export async function deactivate(): Promise<void> {
+  await server?.stop();
+  server = undefined;
+}
+
+/** A key in the plain-text `cody.modelApiKey` setting goes to the secret storage (and the user is told). */
+async function moveKeyToSecretStorage(keys: ApiKeyStore, log: (line: string) => void): Promise<void> {
+  try {
+    if (await keys.migrate(vscode.workspace.getConfiguration('cody'))) {
+      void vscode.window.showInformationMessage('Cody: the API key was moved from the cody.modelApiKey setting (plain text) to VS Code\'s secret storage.');
+    }
+  } catch (error) {
+    log(`could not move the API key to the secret storage: ${String(error)}`);
+  }
+}
+
+/** Restarts the server when the Python extension's interpreter changes (and cody.pythonPath is not set). */
+async function pythonEnvironmentChanges(context: vscode.ExtensionContext, restart: () => Promise<void>): Promise<void> {
+  const api = await pythonExtensionApi();
+  const event = api?.environments.onDidChangeActiveEnvironmentPath;
+  if (event) context.subscriptions.push(event(() => void restart()));
+}

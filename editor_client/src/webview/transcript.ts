@@ -1,0 +1,256 @@
+// The transcript: user messages, each run's steps (Markdown text, thinking, tool cards), its end
+// state, notices and compactions. Messages go to the transcript, or into a fragment while a page
+// of older history is rendered above what is shown (`prepend`).
+import type { Action, ToWebview, ToWebviewOf } from '../messages';
+import type { RunStatus } from '../protocol';
+import { byId, el } from './dom';
+import { MarkdownStream } from './markdown';
+
+interface StepView {
+  el: HTMLElement;
+  text: MarkdownStream | null;
+  thinking: HTMLElement | null;
+}
+
+interface RunView {
+  el: HTMLElement;
+  step: StepView | null;
+}
+
+const END_LABELS: Record<RunStatus, string> = {
+  done: 'Done',
+  cancelled: 'Stopped',
+  circuit_breaker: 'Stopped by a limit',
+  error: 'Failed',
+};
+
+export function findByData(parent: ParentNode, selector: string, key: string, value: string): HTMLElement | undefined {
+  return Array.from(parent.querySelectorAll(selector)).find(
+    (node): node is HTMLElement => node instanceof HTMLElement && node.dataset[key] === value,
+  );
+}
+
+export function actionButtons(actions: Action[] | undefined): HTMLElement | null {
+  if (!actions || actions.length === 0) return null;
+  const row = el('div', 'actions');
+  for (const action of actions) {
+    const button = row.appendChild(el('button', 'action', action.label));
+    button.type = 'button';
+    button.dataset.command = action.command;
+  }
+  return row;
+}
+
+function toolCard(runId: string, msg: { toolCallId: string; toolName: string; summary: string; detail?: string; diff?: boolean }): HTMLElement {
+  const card = el('details', 'tool pending');
+  card.dataset.toolCallId = msg.toolCallId;
+  card.dataset.runId = runId;
+  const summary = card.appendChild(el('summary', 'tool-line'));
+  summary.appendChild(el('span', 'tool-icon', '▸'));
+  summary.appendChild(el('span', 'tool-call', msg.summary));
+  if (msg.diff) {
+    const diff = summary.appendChild(el('button', 'tool-diff secondary', 'Diff'));
+    diff.type = 'button';
+    diff.title = 'Open a diff of this change';
+  }
+  const body = card.appendChild(el('div', 'tool-body'));
+  if (msg.detail !== undefined) {
+    body.appendChild(el('div', 'tool-label', 'Arguments'));
+    body.appendChild(el('pre', 'tool-args', msg.detail));
+  }
+  return card;
+}
+
+export class Transcript {
+  readonly el = byId('transcript', HTMLElement);
+  private readonly runs = new Map<string, RunView>();
+  /** Steps whose Markdown changed since the last frame. */
+  private readonly dirty = new Set<MarkdownStream>();
+  /** The run shown as running (its end clears it). */
+  activeRunId: string | null = null;
+  /** Where the next message goes: the transcript, or a fragment of older messages being prepended. */
+  private target: HTMLElement | DocumentFragment = this.el;
+
+  get isEmpty(): boolean {
+    return this.el.childElementCount === 0 && this.activeRunId === null;
+  }
+
+  clear(): void {
+    this.el.replaceChildren();
+    this.runs.clear();
+    this.dirty.clear();
+  }
+
+  runStarted(runId: string): void {
+    this.activeRunId = runId;
+    this.runView(runId);
+  }
+
+  user(msg: ToWebviewOf<'user'>): void {
+    const user = el('div', 'msg user', msg.text);
+    const run = msg.runId !== undefined ? this.runs.get(msg.runId) : undefined;
+    if (run !== undefined && run.el.childElementCount === 0 && run.el.parentNode !== null) {
+      // The run's own prompt, before it showed anything: above the run.
+      run.el.parentNode.insertBefore(user, run.el);
+      return;
+    }
+    if (run !== undefined && msg.runId !== undefined) {
+      // A message taken into a running run: what the run shows next goes below it.
+      this.finishStep(run);
+      this.runs.delete(msg.runId);
+    }
+    this.target.appendChild(user);
+  }
+
+  stepStart(msg: ToWebviewOf<'stepStart'>): void {
+    this.finishStep(this.runView(msg.runId));
+  }
+
+  text(msg: ToWebviewOf<'text'>): void {
+    const run = this.runView(msg.runId);
+    clearRetry(run);
+    const current = this.currentStep(run);
+    if (!current.text) current.text = new MarkdownStream(current.el.appendChild(el('div', 'text markdown')));
+    current.text.append(msg.text);
+    this.dirty.add(current.text);
+  }
+
+  thinking(msg: ToWebviewOf<'thinking'>): void {
+    const current = this.currentStep(this.runView(msg.runId));
+    if (!current.thinking) {
+      const details = el('details', 'thinking');
+      details.appendChild(el('summary', '', 'Thinking'));
+      current.thinking = details.appendChild(el('div', 'thinking-text'));
+      // Thinking goes before the step's text.
+      current.el.insertBefore(details, current.el.firstChild);
+    }
+    current.thinking.textContent += msg.text;
+  }
+
+  retract(msg: ToWebviewOf<'retract'>): void {
+    const run = this.runView(msg.runId);
+    if (run.step?.text) this.dirty.delete(run.step.text);
+    run.step?.el.remove();
+    run.step = null;
+    clearRetry(run);
+    run.el.appendChild(el('div', 'notice retry', `↻ ${msg.notice}`));
+  }
+
+  toolCall(msg: ToWebviewOf<'toolCall'>): void {
+    const run = this.runView(msg.runId);
+    clearRetry(run);
+    this.finishStep(run);
+    run.el.appendChild(toolCard(msg.runId, msg));
+  }
+
+  toolResult(msg: ToWebviewOf<'toolResult'>): void {
+    const run = this.runView(msg.runId);
+    clearRetry(run);
+    const card =
+      findByData(run.el, '.tool', 'toolCallId', msg.toolCallId) ??
+      run.el.appendChild(toolCard(msg.runId, { toolCallId: msg.toolCallId, toolName: msg.toolName, summary: msg.toolName }));
+    card.classList.remove('pending');
+    card.classList.add(msg.ok === false ? 'failed' : 'ok');
+    const icon = card.querySelector('.tool-icon');
+    if (icon) icon.textContent = msg.ok === false ? '✗' : '✓';
+    card.querySelector('summary')?.insertBefore(el('span', 'tool-result', msg.summary), card.querySelector('.tool-diff'));
+    const body = card.querySelector('.tool-body') ?? card.appendChild(el('div', 'tool-body'));
+    body.appendChild(el('div', 'tool-label', 'Result'));
+    body.appendChild(el('pre', 'tool-output', msg.content));
+  }
+
+  /** Shows a run's end state; true if it was the running run. */
+  runEnded(msg: ToWebviewOf<'runEnded'>): boolean {
+    const run = this.runView(msg.runId);
+    this.finishStep(run);
+    clearRetry(run);
+    const state = el('div', `run-end ${msg.status}`);
+    state.appendChild(el('span', 'run-end-label', END_LABELS[msg.status]));
+    if (msg.message) state.appendChild(el('span', 'run-end-message', `: ${msg.message}`));
+    if (msg.usage) state.appendChild(el('span', 'usage', ` · ${msg.usage.totalTokens.toLocaleString('en-US')} tokens`));
+    const buttons = actionButtons(msg.actions);
+    if (buttons) state.appendChild(buttons);
+    run.el.appendChild(state);
+    if (this.activeRunId !== msg.runId) return false;
+    this.activeRunId = null;
+    return true;
+  }
+
+  compacted(msg: ToWebviewOf<'compacted'>): void {
+    (msg.runId ? this.runView(msg.runId).el : this.target).appendChild(el('div', 'compacted', `⇣ ${msg.text}`));
+  }
+
+  notice(msg: ToWebviewOf<'notice'>): void {
+    const notice = el('div', `notice ${msg.level}`);
+    notice.appendChild(el('span', '', msg.text));
+    const buttons = actionButtons(msg.actions);
+    if (buttons) notice.appendChild(buttons);
+    this.target.appendChild(notice);
+  }
+
+  /** Where a card that belongs to the running run goes: that run, else the end of the transcript. */
+  activeRunElement(): HTMLElement {
+    const run = this.activeRunId ? this.runs.get(this.activeRunId) : undefined;
+    return run ? run.el : this.el;
+  }
+
+  /** Renders the Markdown that changed since the last frame. */
+  renderDirty(): void {
+    for (const stream of this.dirty) stream.render();
+    this.dirty.clear();
+  }
+
+  /**
+   * Renders older history (applied with `apply`) into a fragment, then puts it above what is
+   * shown, keeping the view where it was.
+   */
+  prepend(messages: ToWebview[], apply: (message: ToWebview) => void, scroller: HTMLElement): void {
+    const fragment = document.createDocumentFragment();
+    const saved = this.target;
+    this.target = fragment;
+    try {
+      for (const message of messages) apply(message);
+      for (const run of this.runs.values()) if (fragment.contains(run.el)) this.finishStep(run);
+    } finally {
+      this.target = saved;
+    }
+    this.renderDirty();
+    const before = scroller.scrollHeight;
+    this.el.insertBefore(fragment, this.el.firstChild);
+    scroller.scrollTop += scroller.scrollHeight - before;
+  }
+
+  private runView(runId: string): RunView {
+    let run = this.runs.get(runId);
+    if (!run) {
+      const node = el('div', 'msg assistant');
+      node.dataset.runId = runId;
+      this.target.appendChild(node);
+      run = { el: node, step: null };
+      this.runs.set(runId, run);
+    }
+    return run;
+  }
+
+  private currentStep(run: RunView): StepView {
+    if (!run.step) {
+      run.step = { el: run.el.appendChild(el('div', 'step')), text: null, thinking: null };
+    }
+    return run.step;
+  }
+
+  /** The step's text is complete (a new step began or the run ended): its last block is rendered as finished. */
+  private finishStep(run: RunView): void {
+    const text = run.step?.text;
+    if (text) {
+      text.render(true);
+      this.dirty.delete(text);
+    }
+    run.step = null;
+  }
+}
+
+/** A retry notice passes: it goes away when the run shows something new. */
+function clearRetry(run: RunView): void {
+  run.el.querySelectorAll('.notice.retry').forEach((node) => node.remove());
+}

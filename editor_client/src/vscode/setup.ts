@@ -1,6 +1,6 @@
 // What the server is started with: the interpreter (an explicit `cody.pythonPath`, else the
 // Python extension's interpreter for the folder, else python3) and the API key (kept in
-// VS Code's SecretStorage; a plain-text `cody.modelApiKey` setting is moved there once).
+// VS Code's SecretStorage; the user's plain-text `cody.modelApiKey` setting is moved there once).
 import * as vscode from 'vscode';
 
 export const API_KEY_SECRET = 'cody.modelApiKey';
@@ -81,22 +81,17 @@ export class ApiKeyStore {
   }
 
   /**
-   * Moves a plain-text `cody.modelApiKey` setting into SecretStorage and clears it from every
-   * scope it was set in. Returns true if a key was moved.
+   * Moves the user's plain-text `cody.modelApiKey` setting into SecretStorage and clears it.
+   * Only the user's own value: a workspace's or folder's `.vscode/settings.json` comes with its
+   * code, and a key there would replace the user's in the secret storage (their requests would then
+   * go to the workspace author's account). package.json gives the setting the `application` scope,
+   * so VS Code ignores such values too. Returns true if a key was moved.
    */
   async migrate(config: vscode.WorkspaceConfiguration): Promise<boolean> {
-    const inspected = config.inspect<string>('modelApiKey');
-    const plain = inspected?.workspaceFolderValue || inspected?.workspaceValue || inspected?.globalValue;
+    const plain = config.inspect<string>('modelApiKey')?.globalValue;
     if (!plain) return false;
     await this.secrets.store(API_KEY_SECRET, plain);
-    const scopes: Array<[unknown, vscode.ConfigurationTarget]> = [
-      [inspected?.globalValue, vscode.ConfigurationTarget.Global],
-      [inspected?.workspaceValue, vscode.ConfigurationTarget.Workspace],
-      [inspected?.workspaceFolderValue, vscode.ConfigurationTarget.WorkspaceFolder],
-    ];
-    for (const [value, target] of scopes) {
-      if (value !== undefined) await config.update('modelApiKey', undefined, target);
-    }
+    await config.update('modelApiKey', undefined, vscode.ConfigurationTarget.Global);
     return true;
   }
 

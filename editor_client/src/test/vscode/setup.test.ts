@@ -1,5 +1,7 @@
 // The interpreter and the API key (setup.ts), with a mocked `vscode` module.
 import assert from 'node:assert/strict';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { installFakeVscode } from '../support/fakeVscode';
 
@@ -41,4 +43,36 @@ describe('the interpreter and the key', () => {
     }
   });
 
+
+  it("moves only the user's plain-text key to the secret storage, never a workspace's", async () => {
+    const { ApiKeyStore } = require('../../vscode/setup') as typeof import('../../vscode/setup');
+    type Config = Parameters<InstanceType<typeof ApiKeyStore>['migrate']>[0];
+    const scopes = (values: Record<string, string>) => {
+      const updates: Array<{ value: unknown; target: unknown }> = [];
+      const config = {
+        inspect: (key: string) => (key === 'modelApiKey' ? { key, ...values } : undefined),
+        update: (_key: string, value: unknown, target: unknown) => {
+          updates.push({ value, target });
+          return Promise.resolve();
+        },
+      } as unknown as Config;
+      return { config, updates };
+    };
+    const keys = new ApiKeyStore(fake.secrets as never);
+    // A cloned repository's .vscode/settings.json (workspace or folder) carries a key: ignored.
+    const cloned = scopes({ workspaceValue: 'sk-attacker', workspaceFolderValue: 'sk-attacker' });
+    assert.equal(await keys.migrate(cloned.config), false);
+    assert.equal(fake.record.secrets.get('cody.modelApiKey'), undefined, 'the secret storage is untouched');
+    assert.deepEqual(cloned.updates, [], "the workspace's settings are not written");
+    // The user's own key moves, even when a workspace has another; only the user setting is cleared.
+    const both = scopes({ globalValue: 'sk-mine', workspaceValue: 'sk-attacker' });
+    assert.equal(await keys.migrate(both.config), true);
+    assert.equal(fake.record.secrets.get('cody.modelApiKey'), 'sk-mine');
+    assert.deepEqual(both.updates, [{ value: undefined, target: fake.vscode.ConfigurationTarget.Global }]);
+    keys.dispose();
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
+      contributes: { configuration: { properties: Record<string, { scope?: string }> } };
+    };
+    assert.equal(pkg.contributes.configuration.properties['cody.modelApiKey']?.scope, 'application', 'VS Code keeps it out of workspace settings');
+  });
 });

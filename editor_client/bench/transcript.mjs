@@ -5,7 +5,7 @@
 // 1. Opening a 5,000-message session: the real server (python -m cody_lsp) holds a session of
 //    5,000 messages (seeded through the wire: prompts committed without a model call, and runs
 //    with Markdown answers from the scripted provider); the webview (dist/webview/main.js, the
-//    real HTML and CSP) is connected to a Session (out/session.js) as in VS Code. Measured in the
+//    real HTML and CSP) is connected to a Session (out/core/session.js) as in VS Code. Measured in the
 //    page: from the panel's request (`ready` on load, `openSession` from the list) to the newest
 //    message's text in the DOM, after the next frame. Goal: ≤ 300 ms.
 // 2. Streaming 20,000 text deltas into the visible panel, as the extension posts them (a batch
@@ -24,9 +24,9 @@ const here = dirname(fileURLToPath(import.meta.url));
 const root = join(here, '..');
 const require = createRequire(import.meta.url);
 const { chromium } = require('playwright-core');
-const { Session } = require(join(root, 'out', 'session.js'));
-const { makeNonce, renderHtml } = require(join(root, 'out', 'html.js'));
-const { startProvider, startServer } = require(join(root, 'out', 'test', 'realServer.js'));
+const { Session } = require(join(root, 'out', 'core', 'session.js'));
+const { makeNonce, renderHtml } = require(join(root, 'out', 'core', 'html.js'));
+const { startProvider, startServer } = require(join(root, 'out', 'test', 'support', 'realServer.js'));
 
 const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
 const MESSAGES = 5000;

@@ -14,7 +14,11 @@ export class Composer {
   /** The server queues messages sent while a run goes (steering). */
   private steering = false;
 
-  constructor(private readonly changed: () => void) {
+  constructor(
+    private readonly changed: () => void,
+    /** A message was sent (the transcript shows it). */
+    private readonly sent: () => void,
+  ) {
     this.form.addEventListener('submit', (event) => {
       event.preventDefault();
       this.send();
@@ -69,5 +73,6 @@ export class Composer {
     if (this.running) vscode.postMessage({ type: 'send', text, priority: priority ?? 'next' });
     else vscode.postMessage({ type: 'send', text });
     this.prompt.value = '';
+    this.sent();
   }
 }

@@ -1,7 +1,8 @@
 // The chat webview: renders what the extension posts (ToWebview, src/messages.ts) and posts the
 // user's actions back (FromWebview). Plain DOM, no framework; it makes no protocol decisions.
 // Each kind of message has one handler (HANDLERS below), in the part of the view it changes:
-// the transcript, the approval cards, the header, the welcome, the composer, the sessions list.
+// the transcript, the approval cards, the header, the welcome, the composer, the sessions list;
+// follow.ts keeps the newest message in view while the user is at the bottom.
 // Messages are queued and applied once per animation frame, within a time budget, so a fast
 // stream or a page of history never blocks the view. Type-checked with tsconfig.webview.json
 // (DOM, strict) and bundled by esbuild into dist/webview/main.js, loaded with the CSP nonce.
@@ -10,6 +11,7 @@ import type { SessionInfo } from '../protocol';
 import { Approvals } from './approvals';
 import { Composer } from './composer';
 import { byId, vscode } from './dom';
+import { Follow } from './follow';
 import { Header } from './header';
 import { SessionList } from './sessions';
 import { Transcript } from './transcript';
@@ -24,7 +26,8 @@ const transcript = new Transcript();
 const welcome = new Welcome(() => transcript.isEmpty);
 const header = new Header();
 const approvals = new Approvals(messagesEl, transcript);
-const composer = new Composer(() => welcome.update());
+const follow = new Follow(messagesEl, transcript.el);
+const composer = new Composer(() => welcome.update(), () => follow.follow());
 const sessionList = new SessionList(() => session?.id ?? null);
 
 type Handlers = { [K in ToWebview['type']]: (msg: ToWebviewOf<K>) => void };
@@ -35,6 +38,7 @@ const HANDLERS: Handlers = {
     header.resetContext();
     transcript.clear();
     welcome.update();
+    follow.follow(); // the session shown next lands on its newest message
   },
   session: (msg) => {
     session = msg.session;
@@ -70,7 +74,10 @@ const HANDLERS: Handlers = {
   retract: (msg) => transcript.retract(msg),
   toolCall: (msg) => transcript.toolCall(msg),
   toolResult: (msg) => transcript.toolResult(msg),
-  permission: (msg) => approvals.show(msg),
+  permission: (msg) => {
+    approvals.show(msg);
+    follow.needsAttention();
+  },
   permissionClosed: (msg) => approvals.close(msg),
   runEnded: (msg) => {
     if (transcript.runEnded(msg)) composer.setRunning(false);
@@ -103,7 +110,6 @@ function schedule(): void {
 function flush(): void {
   if (!scheduled) return;
   scheduled = false;
-  const atBottom = messagesEl.scrollHeight - messagesEl.scrollTop - messagesEl.clientHeight < 60;
   const started = performance.now();
   let applied = 0;
   while (applied < queue.length && performance.now() - started < FRAME_BUDGET_MS) {
@@ -113,7 +119,7 @@ function flush(): void {
   queue.splice(0, applied);
   transcript.renderDirty();
   welcome.update();
-  if (atBottom) messagesEl.scrollTop = messagesEl.scrollHeight;
+  follow.settle();
   if (queue.length > 0) schedule();
 }
 

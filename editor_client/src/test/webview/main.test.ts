@@ -2,116 +2,29 @@
 // Chromium: the real HTML (strict CSP) served over localhost with a fake acquireVsCodeApi;
 // messages simulate a run, clicks are checked in the DOM and in what the webview posts back.
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { makeNonce, renderHtml } from '../../core/html';
-import type { FromWebview, ToWebview } from '../../messages';
+import type { ToWebview } from '../../messages';
+import { WebviewPage, type PageGlobals } from '../support/webviewPage';
 
-const CHROMIUM = process.env.CHROMIUM_PATH || '/usr/bin/chromium';
-const MEDIA = join(__dirname, '..', '..', '..', 'media');
-const FILES = new Map([
-  ['/dist/webview/main.js', join(__dirname, '..', '..', '..', 'dist', 'webview', 'main.js')],
-  ['/media/main.css', join(MEDIA, 'main.css')],
-]);
-
-/** The page's globals these tests use: the harness's, and the little of the DOM (not in this Node program's lib). */
-interface PageGlobals {
-  __posted: FromWebview[];
-  __inlineRan?: boolean;
-  requestAnimationFrame(callback: () => void): number;
-  acquireVsCodeApi: () => { postMessage(message: FromWebview): void; getState(): unknown; setState(state: unknown): void };
-  dispatchEvent(event: unknown): boolean;
-  MessageEvent: new (type: string, init: { data: unknown }) => unknown;
-  document: {
-    addEventListener(type: string, listener: () => void, options: { once: boolean }): void;
-    createElement(tag: string): { textContent: string };
-    body: { appendChild(node: unknown): void };
-  };
-}
 const SCREENSHOT = process.env.CODY_WEBVIEW_SCREENSHOT || '/tmp/cody-webview.png';
 
-function serve(): Promise<{ server: Server; origin: string }> {
-  const server = createServer((request, response) => {
-    const origin = `http://${request.headers.host}`;
-    if (request.url === '/') {
-      response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      response.end(
-        renderHtml({ cspSource: origin, nonce: makeNonce(), scriptUri: `${origin}/dist/webview/main.js`, styleUri: `${origin}/media/main.css` }),
-      );
-      return;
-    }
-    if (request.url === '/favicon.ico') {
-      response.writeHead(204).end();
-      return;
-    }
-    const file = FILES.get(request.url ?? '');
-    if (file === undefined) {
-      response.writeHead(404).end();
-      return;
-    }
-    response.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'text/css' });
-    response.end(readFileSync(file));
-  });
-  return new Promise((resolve) =>
-    server.listen(0, '127.0.0.1', () => resolve({ server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` })),
-  );
-}
-
 describe('webview (dist/webview/main.js) in Chromium', { timeout: 60_000 }, () => {
-  let browser: Browser;
-  let page: Page;
-  let server: Server;
-  const problems: string[] = [];
+  let view: WebviewPage;
+  let page: WebviewPage['page'];
+  let problems: string[];
 
-  // Dispatched like the message events VS Code delivers to the webview; the webview applies
-  // them on the next animation frame, so each post waits for one.
-  const post = async (message: ToWebview) => {
-    await page.evaluate((m) => {
-      const win = globalThis as unknown as PageGlobals;
-      win.dispatchEvent(new win.MessageEvent('message', { data: m }));
-    }, message);
-    await frame();
-  };
-  const frame = () =>
-    page.evaluate(() => {
-      const win = globalThis as unknown as PageGlobals;
-      return new Promise<void>((resolve) => win.requestAnimationFrame(() => win.requestAnimationFrame(() => resolve())));
-    });
-  const postedBack = () => page.evaluate(() => (globalThis as unknown as PageGlobals).__posted);
-  const text = (selector: string) => page.locator(selector).innerText();
+  const post = (message: ToWebview) => view.post(message);
+  const postedBack = () => view.postedBack();
+  const text = (selector: string) => view.text(selector);
 
   before(async () => {
-    assert.ok(existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: apt-get install -y chromium`);
-    const served = await serve();
-    server = served.server;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],
-    });
-    page = await browser.newPage({ viewport: { width: 420, height: 760 } });
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error' || message.type() === 'warning') problems.push(`console ${message.type()}: ${message.text()}`);
-    });
-    await page.addInitScript(() => {
-      const win = globalThis as unknown as PageGlobals;
-      win.__posted = [];
-      win.acquireVsCodeApi = () => ({
-        postMessage: (message) => win.__posted.push(message),
-        getState: () => undefined,
-        setState: () => undefined,
-      });
-    });
-    await page.goto(served.origin);
+    view = await WebviewPage.open();
+    page = view.page;
+    problems = view.problems;
   });
 
   after(async () => {
-    await browser?.close();
-    server?.close();
+    await view?.close();
   });
 
   it('loads under the CSP and says it is ready', async () => {

@@ -1,0 +1,125 @@
+// The transcript follows the conversation (follow.ts), in Chromium with the real CSS: a long
+// session lands on its newest message, a stream stays in view at the bottom, a user who scrolled
+// up stays where they are and gets "Jump to latest", and sending shows the message.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { ToWebview } from '../../messages';
+import { WebviewPage } from '../support/webviewPage';
+
+/** Answers of different heights (what the browser cannot guess before it lays them out). */
+function answer(i: number): string {
+  const lines = Array.from({ length: 1 + (i % 7) }, (_, k) => `- point ${k} of answer ${i}, with some words to wrap in a narrow panel`);
+  const code = i % 3 === 0 ? `\n\n\`\`\`python\n${Array.from({ length: 1 + (i % 11) }, (_, k) => `print(${k})`).join('\n')}\n\`\`\`` : '';
+  return `Answer ${i}:\n\n${lines.join('\n')}${code}`;
+}
+
+/** A stored session of `count` prompts and answers, as the extension posts it after a reset. */
+function history(count: number, runPrefix: string): ToWebview[] {
+  const messages: ToWebview[] = [{ type: 'reset' }, { type: 'earlier', available: false }];
+  for (let i = 0; i < count; i++) {
+    const runId = `${runPrefix}-${i}`;
+    messages.push({ type: 'user', text: `Question ${i}` }, { type: 'stepStart', runId }, { type: 'text', runId, text: answer(i) });
+    messages.push({ type: 'runEnded', runId, status: 'done', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } });
+  }
+  return messages;
+}
+
+describe('the transcript follows the conversation', { timeout: 90_000 }, () => {
+  let view: WebviewPage;
+
+  /** Waits until the webview applied everything (the last answer is in the DOM) and settled. */
+  const shown = async (text: string): Promise<void> => {
+    await view.page.waitForFunction((t) => (globalThis as unknown as { document: { body: { innerText: string } } }).document.body.innerText.includes(t), text, {
+      timeout: 30_000,
+    });
+    for (let i = 0; i < 3; i++) await view.frame();
+  };
+  const jumpButton = () => view.page.locator('#jump-latest');
+
+  before(async () => {
+    view = await WebviewPage.open();
+    await view.page.waitForFunction(() => (globalThis as unknown as { __posted: unknown[] }).__posted.length > 0);
+  });
+
+  after(async () => {
+    await view?.close();
+  });
+
+  it('lands on the newest message of a long session, and again on switching to another', async () => {
+    await view.post(...history(300, 'h'));
+    await shown('Answer 299:');
+    const landed = await view.scroll();
+    assert.ok(landed.height > 20 * landed.client, `a long transcript (${landed.height} px)`);
+    assert.ok(landed.aboveBottom <= 2, `at the newest message, not ${landed.aboveBottom} px above it`);
+    assert.equal(await jumpButton().isVisible(), false);
+    await view.post(...history(120, 'g'));
+    await shown('Answer 119:');
+    assert.ok((await view.scroll()).aboveBottom <= 2, 'the session switched to lands on its newest message too');
+  });
+
+  it('keeps a streaming answer in view while the user is at the bottom', async () => {
+    await view.post({ type: 'user', text: 'Explain it all' }, { type: 'runStarted', runId: 'live' }, { type: 'stepStart', runId: 'live' });
+    for (let i = 0; i < 40; i++) await view.post({ type: 'text', runId: 'live', text: `Line ${i} of the streamed answer.\n\n` });
+    await shown('Line 39 of the streamed answer.');
+    assert.ok((await view.scroll()).aboveBottom <= 2, 'the stream stays in view');
+  });
+
+  it('leaves a user who scrolled up where they are, with a button back to the newest message', async () => {
+    await view.page.mouse.move(200, 300);
+    await view.page.mouse.wheel(0, -1500);
+    await view.frame();
+    const before = await view.scroll();
+    assert.ok(before.aboveBottom > 1000, `scrolled up (${before.aboveBottom} px)`);
+    for (let i = 40; i < 60; i++) await view.post({ type: 'text', runId: 'live', text: `Line ${i} of the streamed answer.\n\n` });
+    await shown('Line 59 of the streamed answer.');
+    const after = await view.scroll();
+    assert.equal(after.top, before.top, 'the view did not move under the reader');
+    assert.equal(await jumpButton().innerText(), '↓ Jump to latest');
+    await view.post({
+      type: 'permission',
+      id: 'live/c1',
+      toolName: 'write_file',
+      summary: 'write_file a.txt',
+      detail: 'x',
+      choices: [{ choice: 'allow', label: 'Allow once', primary: true }],
+    });
+    assert.equal(await jumpButton().innerText(), '↓ An approval is waiting', 'the button says an approval waits below');
+    await jumpButton().click();
+    await view.frame();
+    assert.ok((await view.scroll()).aboveBottom <= 2, 'back at the newest message');
+    assert.equal(await jumpButton().isVisible(), false);
+    await view.page.locator('.permission button', { hasText: 'Allow once' }).click();
+    await view.post({ type: 'permissionClosed', id: 'live/c1', label: 'Allowed once', allowed: true });
+    await view.post({ type: 'runEnded', runId: 'live', status: 'done' });
+  });
+
+  it('follows again when the user scrolls back to the bottom', async () => {
+    await view.page.mouse.wheel(0, -800);
+    await view.frame();
+    assert.equal(await jumpButton().isVisible(), true);
+    await view.page.mouse.wheel(0, 100_000);
+    await view.frame();
+    await view.frame();
+    assert.equal(await jumpButton().isVisible(), false);
+    await view.post({ type: 'notice', level: 'info', text: 'Something new.' });
+    assert.ok((await view.scroll()).aboveBottom <= 2);
+  });
+
+  it('shows a message the user sends even when they had scrolled up', async () => {
+    await view.page.mouse.wheel(0, -3000);
+    await view.frame();
+    assert.ok((await view.scroll()).aboveBottom > 1000);
+    await view.page.fill('#prompt', 'One more question');
+    await view.page.press('#prompt', 'Enter');
+    assert.deepEqual((await view.postedBack()).at(-1), { type: 'send', text: 'One more question' });
+    await view.post({ type: 'user', text: 'One more question' }, { type: 'runStarted', runId: 'next' });
+    await view.frame();
+    assert.ok((await view.scroll()).aboveBottom <= 2, 'the sent message is in view');
+    await view.post({ type: 'runEnded', runId: 'next', status: 'error', message: 'the model is not reachable' });
+    assert.ok((await view.scroll()).aboveBottom <= 2, 'and so is what the run ends with');
+  });
+
+  it('had no script errors or CSP violations', () => {
+    assert.deepEqual(view.problems, []);
+  });
+});

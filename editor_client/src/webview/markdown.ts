@@ -1,6 +1,6 @@
 // Markdown of the model's answers, rendered with markdown-it: raw HTML disabled (it is shown
 // as text), images shown as links (the CSP loads none), code blocks with Copy and Insert
-// buttons. Streaming text is rendered block by block: finished blocks (up to the last blank
+// buttons, table alignment as classes (the CSP allows no inline style). Streaming text is rendered block by block: finished blocks (up to the last blank
 // line outside a code fence) are rendered once and kept; only the unfinished tail is
 // rendered again on each frame, so a long answer costs the same per frame as a short one.
 import MarkdownIt from 'markdown-it';
@@ -30,6 +30,19 @@ md.renderer.rules.image = (tokens, idx) => {
   const alt = token.content || src;
   return `<a href="${md.utils.escapeHtml(src)}" class="image-link">${md.utils.escapeHtml(alt)}</a>`;
 };
+
+// Table cells: markdown-it aligns them with an inline `style`, which the CSP blocks (and logs as a
+// violation): the alignment becomes a class instead.
+for (const rule of ['th_open', 'td_open'] as const) {
+  md.renderer.rules[rule] = (tokens, idx, options, _env, self) => {
+    const token = tokens[idx];
+    if (token === undefined) return '';
+    const align = /text-align:\s*(left|center|right)/.exec(String(token.attrGet('style') ?? ''))?.[1];
+    token.attrs = (token.attrs ?? []).filter(([name]) => name !== 'style');
+    if (align !== undefined) token.attrJoin('class', `align-${align}`);
+    return self.renderToken(tokens, idx, options);
+  };
+}
 
 export function renderMarkdown(source: string): string {
   return md.render(source);

@@ -10,6 +10,8 @@ export class SessionList {
   private readonly allFolders = byId('sessions-all', HTMLInputElement);
   private readonly toggle = byId('sessions-toggle', HTMLButtonElement);
   private sessions: SessionInfo[] = [];
+  /** A session being renamed or deleted (its item shows the input or the confirmation): a new list waits until that ends. */
+  private editing: string | null = null;
 
   constructor(private readonly currentId: () => string | null) {
     this.toggle.addEventListener('click', () => (this.panel.hidden ? this.open() : this.close()));
@@ -34,6 +36,7 @@ export class SessionList {
   }
 
   close(): void {
+    this.editing = null;
     this.panel.hidden = true;
     this.toggle.classList.remove('active');
     this.toggle.setAttribute('aria-expanded', 'false');
@@ -46,7 +49,7 @@ export class SessionList {
   show(sessions: SessionInfo[], allFolders: boolean, _currentId: string | null): void {
     this.sessions = sessions;
     this.allFolders.checked = allFolders;
-    this.render();
+    if (this.editing === null) this.render();
   }
 
   markCurrent(id: string | null): void {
@@ -56,6 +59,7 @@ export class SessionList {
   }
 
   private render(): void {
+    this.editing = null;
     const query = this.search.value.trim().toLowerCase();
     const shown = this.sessions.filter((s) => query === '' || s.title.toLowerCase().includes(query));
     const current = this.currentId();
@@ -109,6 +113,7 @@ export class SessionList {
       else if (event.key === 'Escape') done(false);
     });
     input.addEventListener('blur', () => done(true));
+    this.editing = session.id;
     item.replaceChildren(input);
     input.focus();
     input.select();
@@ -125,6 +130,7 @@ export class SessionList {
       this.render();
     });
     no.addEventListener('click', () => this.render());
+    this.editing = session.id;
     item.replaceChildren(el('span', 'session-confirm', `Delete "${session.title}"?`), yes, no);
     yes.focus();
   }

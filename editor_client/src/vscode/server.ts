@@ -127,8 +127,10 @@ export function checkPython(python: Interpreter, timeoutMs = 30_000): Promise<St
       clearTimeout(timer);
       if (code === 0) return resolve(undefined);
       const lines = stderr.trim().split('\n');
-      // The last line of the traceback, without the interpreter's name before it.
-      const last = (lines.at(-1)?.trim() || (signal ? `killed by ${signal}` : `exit code ${code}`)).replace(`${python.path}: `, '');
+      // The last line of the traceback, without the interpreter before it: Python names itself by
+      // its full path ("/usr/bin/python3: No module named …" for a `python3` found on the PATH).
+      const raw = lines.at(-1)?.trim() || (signal ? `killed by ${signal}` : `exit code ${code}`);
+      const last = raw.startsWith(`${python.path}: `) ? raw.slice(python.path.length + 2) : raw.replace(/^[^\s:]+: /, '');
       if (/No module named ['"]?cody_lsp/.test(stderr)) {
         resolve(
           new StartError(

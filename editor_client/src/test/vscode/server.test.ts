@@ -1,6 +1,7 @@
 // The server's settings, environment and Output lines (server.ts), with a mocked `vscode` module.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { installFakeVscode } from '../support/fakeVscode';
@@ -63,4 +64,21 @@ describe('the server settings and process', () => {
     assert.equal(quietExit('some server log line', true), 'some server log line');
   });
 
+
+  it('says which module is missing without garbling the interpreter Python names (python3 → /usr/bin/python3)', async () => {
+    const { checkPython } = require('../../vscode/server') as typeof import('../../vscode/server');
+    const bin = mkdtempSync(join(tmpdir(), 'cody-path-python-'));
+    // Found on the PATH by its bare name; like Python, it names itself by its full path.
+    writeFileSync(join(bin, 'python3-nocody'), `#!/bin/sh\necho "${bin}/python3-nocody: No module named cody_lsp" >&2\nexit 1\n`);
+    chmodSync(join(bin, 'python3-nocody'), 0o755);
+    const saved = process.env.PATH;
+    process.env.PATH = `${bin}:${saved ?? ''}`;
+    try {
+      const problem = await checkPython({ path: 'python3-nocody', source: 'default' });
+      assert.ok(problem?.badPython);
+      assert.match(problem.message, /^cody-lsp is not installed in python3-nocody \(the default; set cody\.pythonPath\): No module named cody_lsp\. Install it there/);
+    } finally {
+      process.env.PATH = saved;
+    }
+  });
 });

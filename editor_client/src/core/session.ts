@@ -120,6 +120,9 @@ export class Session {
   readonly changes: ChangeTracker;
   /** Each show/switch bumps this, so a slow page of an older view is dropped. */
   private view = 0;
+  /** Views being changed (resume, switch, new session), and the latest one's end: a message sent meanwhile waits for it. */
+  private viewChanges = 0;
+  private viewChanged: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: SessionOptions) {
     this.connection = options.connection;
@@ -212,7 +215,11 @@ export class Session {
    * While a run is going (the webview was reloaded), shows the session with the run's state
    * and pending permission cards.
    */
-  async resume(): Promise<void> {
+  resume(): Promise<void> {
+    return this.changeView(() => this.resumeNow());
+  }
+
+  private async resumeNow(): Promise<void> {
     this.post({ type: 'features', steering: this.features.steering, compaction: this.features.compaction });
     if (this.activeRunId !== undefined) {
       await this.show(this.session);
@@ -237,6 +244,21 @@ export class Session {
     this.changes.setFolder(folder);
     await this.resume();
     return true;
+  }
+
+  /** Runs a change of the session shown; messages sent meanwhile wait for its end. */
+  private async changeView<T>(change: () => Promise<T>): Promise<T> {
+    this.viewChanges++;
+    const done = change();
+    this.viewChanged = done.then(
+      () => undefined,
+      () => undefined,
+    );
+    try {
+      return await done;
+    } finally {
+      this.viewChanges--;
+    }
   }
 
   /** Clears the view and shows `session` with its newest page of history. */
@@ -284,7 +306,11 @@ export class Session {
   }
 
   /** Starts an empty session in the folder (`cody/createSession`), after stopping a running run. */
-  async newSession(): Promise<SessionInfo | undefined> {
+  newSession(): Promise<SessionInfo | undefined> {
+    return this.changeView(() => this.newSessionNow());
+  }
+
+  private async newSessionNow(): Promise<SessionInfo | undefined> {
     await this.stopActiveRun();
     try {
       const session = await this.connection.sendRequest(Methods.createSession, { workspaceFolder: this.folder });
@@ -297,8 +323,12 @@ export class Session {
   }
 
   /** Shows another session (after stopping a running run). */
-  async openSession(sessionId: string): Promise<void> {
-    if (sessionId === this.session?.id && this.activeRunId === undefined) return;
+  openSession(sessionId: string): Promise<void> {
+    if (sessionId === this.session?.id && this.activeRunId === undefined) return Promise.resolve();
+    return this.changeView(() => this.openSessionNow(sessionId));
+  }
+
+  private async openSessionNow(sessionId: string): Promise<void> {
     await this.stopActiveRun();
     try {
       const page = await this.connection.sendRequest(Methods.getSession, { sessionId, limit: 1 });
@@ -364,6 +394,9 @@ export class Session {
    */
   send(prompt: string, priority?: 'now' | 'next'): Promise<RunResult | undefined> {
     if (prompt.trim() === '') return Promise.resolve(undefined);
+    // A session being shown (the panel loaded, a switch, a restart's resume) first: the message
+    // goes to it, and below its history rather than being wiped by its reset.
+    if (this.viewChanges > 0) return this.viewChanged.then(() => this.send(prompt, priority));
     if (this.activeRunId !== undefined) {
       if (this.features.steering && this.session !== null) return this.run(prompt, priority ?? 'next');
       this.post({ type: 'notice', level: 'info', text: 'A run is in progress: stop it or wait for it to finish.' });

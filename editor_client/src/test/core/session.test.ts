@@ -323,6 +323,29 @@ describe('Session', () => {
     await running;
   });
 
+  it('a message sent while the session is being shown (a restart, a reload) goes below its history, in it', async () => {
+    const { connection, posted, session, runAnswers } = setup();
+    const latest = new Deferred<SessionInfo | null>();
+    const page = new Deferred<{ session: SessionInfo; messages: [] }>();
+    connection.respond('cody/latestSession', () => latest.promise);
+    connection.respond('cody/getSession', () => page.promise);
+    const resumed = session.resume();
+    const running = session.send('sent right after Set API Key');
+    await flush();
+    assert.equal(connection.sentOf('cody/run').length, 0, 'the run waits for the session shown');
+    latest.resolve({ ...SESSION, messageCount: 2 });
+    await flush();
+    page.resolve({ session: { ...SESSION, messageCount: 2 }, messages: [] });
+    await resumed;
+    await flush();
+    const types = posted.map((m) => m.type);
+    assert.ok(types.lastIndexOf('reset') < types.indexOf('user'), `the reset comes before the message: ${types.join(', ')}`);
+    assert.deepEqual(posted.filter((m) => m.type === 'user'), [{ type: 'user', text: 'sent right after Set API Key' }]);
+    assert.equal(connection.sentOf('cody/run').at(0)?.sessionId, 'ses_1', 'in the session shown');
+    runAnswers(0).resolve(result('vsc-1', 'done'));
+    await running;
+  });
+
   it('stops a running run and waits for its end before a new session', async () => {
     const { connection, posted, session, runAnswers } = setup();
     connection.respond('cody/createSession', () => ({ ...SESSION, id: 'ses_new' }));

@@ -138,6 +138,34 @@ async def test_a_command_prefix_covers_its_commands_never_a_compound_one(
     assert (rule["toolName"], rule["commandPrefix"], rule["scope"]) == ("run_command", "npm test", "session")
 
 
+async def test_no_prefix_is_offered_for_a_destructive_program_only_for_what_is_safe_to_name(
+    wire_factory, provider, workspace: Path
+):
+    """`rm -f a b` is asked without "always for `rm`" (a rule for the name would allow every
+    deletion); `git push` likewise; `git status` still gets its prefix. Each is denied: nothing runs."""
+    wire = await wire_factory(capabilities={"permissions": True})
+    wire.permission_answer = lambda _params: {"outcome": "deny"}
+    (workspace / "a").write_text("a")
+    (workspace / "b").write_text("b")
+    provider.add(
+        Reply(
+            tool_calls=[
+                ToolCall("run_command", {"command": "rm -f a b"}),
+                ToolCall("run_command", {"command": "git push origin main"}),
+                ToolCall("run_command", {"command": "git status"}),
+            ]
+        ),
+        Reply(text="ok"),
+    )
+    await wire.run("clean up")
+    assert asked(wire) == ["rm -f a b", "git push origin main", "git status"]
+    rm, push, status = (request["options"] for request in wire.permission_requests)
+    assert rm == {"outcomes": ["allow", "allow_always", "deny"], "scopes": ["session", "folder"]}
+    assert "commandPrefix" not in push
+    assert status["commandPrefix"] == "git status"
+    assert (workspace / "a").exists() and (workspace / "b").exists()
+
+
 async def test_a_new_rule_answers_the_pending_requests_it_covers(wire_factory, provider, workspace: Path, fake_npm):
     wire = await wire_factory(capabilities={"permissions": True}, **fake_npm)
     loop = asyncio.get_running_loop()

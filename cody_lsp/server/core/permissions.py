@@ -96,12 +96,52 @@ def prefix_covers(prefix: str, command: str) -> bool:
     return bool(head) and words is not None and head is not None and words[: len(head)] == head
 
 
+# Programs no "always allow" prefix is offered for: a rule for `rm` (or `rm build`, which also
+# covers `rm build -rf ~`) would allow every deletion; the same for what moves, overwrites or
+# changes the permissions of files, fetches or sends over the network, gains privileges, or runs
+# another command (wrappers like `xargs`, `env`, `sudo`).
+_NO_PREFIX_PROGRAMS = frozenset(
+    "rm rmdir unlink shred truncate mv cp dd install ln mkfs mke2fs mkswap fdisk sfdisk parted wipefs "
+    "chmod chown chgrp chattr setfacl curl wget nc ncat netcat socat telnet ftp scp sftp rsync ssh "
+    "sudo su doas pkexec kill killall pkill reboot shutdown halt poweroff systemctl service crontab "
+    "env xargs eval exec nohup timeout nice ionice watch find tee".split()
+)
+# Shells and interpreters run any code: no prefix that is only their name (`python -c …`, `sh -c …`);
+# with a script (`python manage.py`) the script is part of the prefix.
+_RUNS_ANY_CODE = frozenset(
+    "sh bash zsh dash ksh fish csh tcsh python python2 python3 pypy pypy3 node deno bun perl ruby php lua "
+    "awk gawk sed osascript powershell pwsh".split()
+)
+# Subcommands that publish, rewrite or discard work: no prefix (`git push` would allow every push).
+_NO_PREFIX_SUBCOMMANDS = {
+    "git": frozenset(
+        "push reset clean rebase checkout restore switch rm mv branch tag stash gc prune filter-branch "
+        "filter-repo update-ref reflog remote config submodule worktree am apply cherry-pick revert merge pull".split()
+    ),
+    "npm": frozenset("publish unpublish deprecate exec x dist-tag owner access token adduser login".split()),
+    "yarn": frozenset("publish npm dlx".split()),
+    "pnpm": frozenset("publish dlx exec".split()),
+    "cargo": frozenset("publish yank owner login".split()),
+    "docker": frozenset("rm rmi run exec system volume push login".split()),
+    "kubectl": frozenset("delete apply exec replace patch scale drain cordon".split()),
+}
+
+
 def suggest_prefix(command: str) -> str | None:
-    """A prefix a client may offer for "always allow": the program and its subcommand."""
+    """A prefix a client may offer for "always allow": the program and its subcommand; None for
+    a compound command, and for programs whose name (or subcommand) alone would allow too much:
+    destructive, network, privilege and wrapper programs, a bare shell or interpreter."""
     words = command_words(command)
     if not words:
         return None
+    program = words[0].rsplit("/", 1)[-1]
+    if program in _NO_PREFIX_PROGRAMS:
+        return None
     head = words[:2] if len(words) > 1 and _SUBCOMMAND.fullmatch(words[1]) else words[:1]
+    if len(head) == 1 and program in _RUNS_ANY_CODE:
+        return None
+    if len(head) == 2 and head[1] in _NO_PREFIX_SUBCOMMANDS.get(program, frozenset()):
+        return None
     return shlex.join(head)
 
 

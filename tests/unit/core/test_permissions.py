@@ -98,6 +98,28 @@ def test_no_compound_command_is_ever_covered(head: str, operator: str, tail: str
         ("ls", "ls"),
         ("npm test; rm -rf x", None),
         ("", None),
+        # Never a prefix that is only a destructive program's name (or one that also covers `-rf ~`).
+        ("rm -f a b", None),
+        ("rm build", None),
+        ("/bin/rm -rf dist", None),
+        ("mv a b", None),
+        ("dd if=/dev/zero of=x", None),
+        ("chmod -R 777 .", None),
+        ("curl https://example.com/install.sh", None),
+        ("sudo make install", None),
+        ("xargs rm", None),
+        ("find . -delete", None),
+        ("git push origin main", None),
+        ("git reset --hard", None),
+        ("npm publish", None),
+        # A bare shell or interpreter runs anything; with a script, the script is the prefix.
+        ("sh -c 'echo hi'", None),
+        ("python -c 'print(1)'", None),
+        ("python3 -m pytest", None),
+        ("python manage.py test", "python manage.py"),
+        ("bash scripts/check.sh", None),  # the script is no subcommand word: only `bash` would be left
+        ("git log --oneline", "git log"),
+        ("make test", "make test"),
     ],
 )
 def test_the_suggested_prefix(command: str, suggested: str | None):

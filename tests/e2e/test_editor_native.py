@@ -272,6 +272,41 @@ async def test_a_conflicting_edit_is_refused_then_succeeds_after_a_read(editor_f
     assert results_of(chunks)[0]["ok"], chunks
 
 
+async def test_progress_says_the_run_waits_for_an_approval_not_that_the_tool_runs(
+    editor_factory, provider, workspace: Path
+):
+    capabilities = types.ClientCapabilities(
+        workspace=EDITOR_CAPABILITIES.workspace,
+        window=EDITOR_CAPABILITIES.window,
+        experimental={"cody": {"permissions": True}},
+    )
+    editor = await editor_factory(capabilities=capabilities)
+    client = editor.client
+    reports_at_ask: list[str | None] = []
+
+    async def answer(_params: dict[str, Any]) -> dict[str, str]:
+        for _ in range(100):  # the report is a notification: let it arrive before the request's answer
+            messages = [getattr(r, "message", None) for r in client.progress_reports.get("cody-ask-1", [])]
+            if "waiting for your approval of write_file" in messages:
+                break
+            await asyncio.sleep(0.02)
+        reports_at_ask.append(messages[-1] if messages else None)
+        return {"outcome": "allow"}
+
+    editor.wire.permission_answer = answer
+    provider.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "notes.txt", "content": "hi\n"})]),
+        Reply(text="Wrote it."),
+    )
+    result, _ = await editor.wire.run("write notes", runId="ask-1")
+    assert result["status"] == "done" and (workspace / "notes.txt").read_text() == "hi\n"
+    assert reports_at_ask == ["waiting for your approval of write_file"]
+    messages = [getattr(r, "message", None) for r in client.progress_reports["cody-ask-1"]]
+    waiting = messages.index("waiting for your approval of write_file")
+    assert "running write_file" in messages[waiting + 1 :], messages  # once allowed, it runs
+    assert messages[-1] == "done"
+
+
 async def test_progress_begins_reports_ends_and_cancels_the_run(editor_factory, provider, workspace: Path):
     (workspace / "notes.txt").write_text("hello\n")
     editor = await editor_factory()

@@ -69,12 +69,20 @@ class LspClient:
         self._lsp.notify(QUEUE_CHANGED, queue_changed_params(change))
 
     async def ask_permission(self, request: PermissionParams) -> PermissionResult:
+        progress = self._lsp.editor.progress  # the status bar says the run waits, not that the tool runs
+        progress.awaiting_approval(request.run_id, request.tool_name)
+        allowed = True  # withdrawn (a rule given meanwhile answered it, or the run ended): the tool may run
         try:
             answer = await ask_client(self._lsp.protocol, REQUEST_PERMISSION, to_wire(request), prefix="perm")
+            result = permission_answer(answer) if isinstance(answer, dict) else PermissionResult("deny")
+            allowed = result.outcome != "deny"
         except JsonRpcException as exc:
+            allowed = False
             log.warning("permission request failed: %s", exc)
             return PermissionResult("deny")
-        return permission_answer(answer) if isinstance(answer, dict) else PermissionResult("deny")
+        finally:
+            progress.approval_answered(request.run_id, request.tool_name, allowed)
+        return result
 
     async def settings(self, folder: str) -> ServerConfig:
         return await self._lsp.editor.settings.for_folder(folder)

@@ -3,7 +3,8 @@
 A run's progress follows its events (the chunks the client is sent): its `session_start` creates a token
 (`window/workDoneProgress/create`, token `cody-<runId>`) and begins the progress (title "Cody",
 cancellable), each change of activity is reported ("thinking", "writing", "running
-run_command", "retrying", "compacting the history"), and its terminal chunk ends it. A
+run_command", "waiting for your approval of write_file" while an approval is asked, "retrying",
+"compacting the history"), and its terminal chunk ends it. A
 `window/workDoneProgress/cancel` of the token cancels the run, like `cody/cancel`.
 
 Creating the token is a request: the run does not wait for it. Until the client answers, the
@@ -86,10 +87,20 @@ class RunProgress:
             self._end(run_id, progress, ENDINGS.get(event.type, event.type))
         else:
             message = activity(event)
-            if message is not None and message != progress.message:
-                progress.message = message
-                if progress.created:
-                    self._send(progress.token, types.WorkDoneProgressReport(message=message))
+            if message is not None:
+                self._report(progress, message)
+
+    def awaiting_approval(self, run_id: str, tool_name: str) -> None:
+        """A tool call of the run waits for the user's answer: the progress says so, not "running"."""
+        progress = self._runs.get(run_id)
+        if progress is not None and progress.ended is None:
+            self._report(progress, f"waiting for your approval of {tool_name}")
+
+    def approval_answered(self, run_id: str, tool_name: str, allowed: bool) -> None:
+        """The user answered: an allowed tool runs now (a denied one's result follows at once)."""
+        progress = self._runs.get(run_id)
+        if progress is not None and progress.ended is None and allowed:
+            self._report(progress, f"running {tool_name}")
 
     def cancel(self, token: str) -> None:
         """The client cancelled the progress: cancel its run."""
@@ -100,6 +111,13 @@ class RunProgress:
         self._cancel(run_id)
 
     # ------------------------------------------------------------------ internals
+
+    def _report(self, progress: _Progress, message: str) -> None:
+        if message == progress.message:
+            return
+        progress.message = message
+        if progress.created:
+            self._send(progress.token, types.WorkDoneProgressReport(message=message))
 
     def _start(self, run_id: str) -> None:
         progress = self._runs[run_id] = _Progress(f"cody-{run_id}", "starting")

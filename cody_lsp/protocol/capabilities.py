@@ -36,6 +36,8 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     # MCP servers' tools (protocol.md, "MCP servers"): cody/listMcpServers, cody/revokeMcpApproval,
     # `server` on tool_call/tool_result chunks, `toolPattern` in permission requests and answers.
     "mcp": True,
+    # cody/getSession's `runs`: how each run of the page ended (status, tokens).
+    "runEnds": True,
 }
 
 POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # the ones pygls can count in

@@ -448,11 +448,24 @@ class GetSessionParams:
 
 
 @attrs.frozen
+class RunEnd:
+    """How a run whose messages are in the history ended: the state a client shows after them."""
+
+    run_id: str
+    status: RunStatus
+    usage: Usage
+
+
+@attrs.frozen
 class SessionPage:
     session: SessionInfo
     messages: list[Message]
     # Position to pass as `before` for the previous page; absent on the first page.
     next_before: int | None = None
+    # How each run with messages on this page ended (its status and tokens), in the order the
+    # page shows them; a run the server did not finish (it stopped meanwhile) is not listed.
+    # Servers that advertise `runEnds`.
+    runs: list[RunEnd] | None = None
 
 
 @attrs.frozen

@@ -238,6 +238,13 @@ export interface RevokeResult {
   revoked: boolean;
 }
 
+/** How a run whose messages are in the history ended: the state a client shows after them. */
+export interface RunEnd {
+  runId: string;
+  status: RunStatus;
+  usage: Usage;
+}
+
 export interface RunParams {
   prompt: string;
   sessionId?: string;
@@ -288,6 +295,8 @@ export interface SessionPage {
   messages: Message[];
   /** Position to pass as `before` for the previous page; absent on the first page. */
   nextBefore?: number;
+  /** How each run with messages on this page ended (its status and tokens), in the order the page shows them; a run the server did not finish (it stopped meanwhile) is not listed. Servers that advertise `runEnds`. */
+  runs?: RunEnd[];
 }
 
 export interface ToolCallInfo {

@@ -90,8 +90,16 @@ async def test_cancel_while_text_streams_closes_the_stream(wire: CodyWire, provi
             break
         await asyncio.sleep(0.05)
     assert provider.active_streams == 0
+    # The text the user saw is kept for display (issue 24: a reload shows it above "Stopped"),
+    # never for the model: the next request had no partial answer.
     page = await wire.request("cody/getSession", {"sessionId": result["sessionId"]})
-    assert not any(m["role"] == "assistant" and "word" in (m["content"] or "") for m in page["messages"])
+    shown, marker = page["messages"][1:3]
+    streamed = "".join(c["content"] for c in wire.chunks[run_id] if c["type"] == "text_delta")
+    assert (shown["role"], shown["kind"], shown["content"]) == ("assistant", "message", streamed)
+    assert streamed.startswith("word ") and marker["kind"] == "interrupted"
+    assert not any("word" in str(m.get("content")) for m in provider.requests[-1]["messages"])
+    runs = {r["runId"]: r["status"] for r in page["runs"]}
+    assert runs == {run_id: "cancelled", page["messages"][-1]["runId"]: "done"}
 
 
 async def test_cancel_while_a_tool_runs_kills_its_process_group(wire: CodyWire, provider, workspace):
@@ -153,6 +161,36 @@ async def test_cancel_while_waiting_for_permission_cancels_the_request(wire_fact
             break
         await asyncio.sleep(0.02)
     assert never.cancelled()
+
+
+async def test_stopped_while_asked_keeps_what_the_model_said_for_display(wire_factory, provider, workspace):
+    """Stop while an approval card is shown: the step's text ("I'll write it.") stays in the
+    history for display above the Stopped state; the model never reads it; the page says how
+    each run ended, with its tokens."""
+    wire = await wire_factory(capabilities={"permissions": True})
+    asked = asyncio.Event()
+
+    async def hold(params):
+        asked.set()
+        return await asyncio.get_running_loop().create_future()
+
+    wire.permission_answer = hold
+    provider.add(Reply(text="I'll write it.", tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "x"})]))
+    run_id, task = await start_run(wire, "write x")
+    await asyncio.wait_for(asked.wait(), 15)
+    wire.permission_answer = lambda params: {"outcome": "allow"}
+    result = await cancel_and_check_next_run_works(wire, provider, run_id, task)
+    page = await wire.request("cody/getSession", {"sessionId": result["sessionId"]})
+    assert [(m["role"], m["kind"], m["content"]) for m in page["messages"][:3]] == [
+        ("user", "message", "write x"),
+        ("assistant", "message", "I'll write it."),
+        ("user", "interrupted", page["messages"][2]["content"]),
+    ]
+    assert "toolCalls" not in page["messages"][1]  # the call never ran: only its text is shown
+    assert not any("I'll write it." in str(m.get("content")) for m in provider.requests[-1]["messages"])
+    stopped, done = page["runs"]
+    assert (stopped["runId"], stopped["status"]) == (run_id, "cancelled")
+    assert done["status"] == "done" and done["usage"]["totalTokens"] > 0
 
 
 async def test_permission_answers_are_followed(wire_factory, provider, workspace):

@@ -6,7 +6,8 @@ run leaves in the history (protocol.md, "What a run leaves in the history"):
 - done: the user prompt, every step (assistant message + tool results), the answer;
 - cancelled / circuit breaker / error after a tool ran: the prompt, the steps whose
   tools really ran, and a marker the model reads (its `kind` says which ending, so a
-  client renders it as a state, never as text);
+  client renders it as a state, never as text); a cancelled turn also keeps the answer's
+  text streamed so far, for display only (the user saw it; the model never reads it);
 - error before any tool ran: the prompt and the error, for display only — the model
   never sees a failed turn that changed nothing.
 """

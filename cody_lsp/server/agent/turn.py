@@ -178,6 +178,8 @@ class Turn:
     # The step whose tools are running: its assistant message and the results so far.
     _running_calls: list[dict[str, Any]] = field(default_factory=list)
     _running_text: str | None = None
+    # The answer text streamed so far in the model step under way (a retry starts it again).
+    _streamed: list[str] = field(default_factory=list)
     _running_results: list[Entry] = field(default_factory=list)
     _last_call: tuple[str, str] | None = None
     _repeats: int = 0
@@ -211,8 +213,13 @@ class Turn:
         return Ending("done", Done(output, self.usage), entries, self.usage, output, finish_reason=self._finish_reason)
 
     def interrupted(self) -> Ending:
-        """Cancelled by the user: what ran so far, and the interrupted marker."""
-        return self._stopped("cancelled", Cancelled(), INTERRUPTED_MARKER, None, "interrupted")
+        """Cancelled by the user: what ran so far, the answer's text shown so far (for display
+        only: the model never reads it), and the interrupted marker."""
+        text = "".join(self._streamed)
+        if not text and not self._running_results:  # stopped while the step's tools waited (e.g. an approval)
+            text = self._running_text or ""
+        shown = [Entry({"role": "assistant", "content": text}, for_model=False)] if text.strip() else []
+        return self._stopped("cancelled", Cancelled(), INTERRUPTED_MARKER, None, "interrupted", shown)
 
     def failed(self, info: ErrorInfo) -> Ending:
         """An error: if no tool ran, the turn is kept for display only; else as a stopped turn."""
@@ -225,15 +232,23 @@ class Turn:
         return self._stopped("error", Error(info.code, info.message), marker, info, "failed")
 
     def _stopped(
-        self, status: RunStatus, terminal: Terminal, marker: str, info: ErrorInfo | None, kind: EntryKind
+        self,
+        status: RunStatus,
+        terminal: Terminal,
+        marker: str,
+        info: ErrorInfo | None,
+        kind: EntryKind,
+        shown: list[Entry] | None = None,
     ) -> Ending:
-        """A turn that did not finish: the prompt, the tool steps that really ran, a marker."""
+        """A turn that did not finish: the prompt, the tool steps that really ran, what is only
+        shown (`shown`), a marker."""
         entries = [user_entry(self.prompt), *self.completed]
         if self._running_results:
             done_ids = {e.message["tool_call_id"] for e in self._running_results}
             calls = [c for c in self._running_calls if c["id"] in done_ids]
             entries.append(Entry({"role": "assistant", "content": self._running_text, "tool_calls": calls}))
             entries.extend(self._running_results)
+        entries.extend(shown or [])
         entries.append(marker_entry(kind, marker, info))
         return Ending(status, terminal, entries, self.usage, error=info)
 
@@ -302,6 +317,10 @@ class Turn:
         context.observe(self, step)
         return step, messages
 
+    def _stream_text(self, content: str) -> None:
+        self._streamed.append(content)
+        self.output.text(content)
+
     async def quiet_step(self, messages: list[dict[str, Any]]) -> StepResult:
         """A model step without tools whose text is not shown to the client (a compaction's summary)."""
         return await self._model_step(messages, [], quiet=True)
@@ -312,12 +331,15 @@ class Turn:
         max_retries = max(self.limits.retry_attempts, 0)
         attempt = 0
         output = self.output
-        on_text, on_thinking = (_ignore, _ignore) if quiet else (output.text, output.thinking)
+        on_text, on_thinking = (_ignore, _ignore) if quiet else (self._stream_text, output.thinking)
         while True:
+            self._streamed.clear()  # an attempt's text is withdrawn by the retry after it
             try:
-                return await self.step(
+                step = await self.step(
                     self.model_config, self.limits, self.model, messages, tools, on_text, on_thinking
                 )
+                self._streamed.clear()  # the step's text is in its own entry from now on
+                return step
             except ModelError as exc:
                 attempt += 1
                 if not exc.retryable or attempt > max_retries:

@@ -225,7 +225,8 @@ class RunManager:
     async def get_session(self, params: GetSessionParams) -> SessionPage:
         session = await self._session(params.session_id)
         messages, next_before = await self.store.get_messages(session.id, params.limit or 100, params.before)
-        return SessionPage(session, messages, next_before)
+        run_ids = list(dict.fromkeys(m.run_id for m in messages if m.run_id is not None))
+        return SessionPage(session, messages, next_before, await self.store.run_ends(run_ids))
 
     async def update_session(self, params: UpdateSessionParams) -> SessionInfo:
         if params.title is None and params.model is None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import aiosqlite
 
-from ...protocol.wire import ErrorInfo, Message, PermissionRule, SessionInfo, ToolCallInfo, Usage
+from ...protocol.wire import ErrorInfo, Message, PermissionRule, RunEnd, SessionInfo, ToolCallInfo, Usage
 from ..agent.budget import Calibration
 from ..agent.compaction import CompactionRecord, History
 from ..agent.history import Entry
@@ -386,6 +386,32 @@ class Store:
         return messages, next_before
 
     # ---------------------------------------------------------------- runs
+
+    async def run_ends(self, run_ids: list[str]) -> list[RunEnd]:
+        """How these runs ended, in the order given; runs not finished (or unknown) are left out."""
+        if not run_ids:
+            return []
+        marks = ", ".join("?" * len(run_ids))
+        sql = f"SELECT id, status, usage FROM runs WHERE id IN ({marks}) AND status IN ('done', 'cancelled', 'circuit_breaker', 'error')"
+        rows = {r[0]: r for r in await (await self._conn.execute(sql, run_ids)).fetchall()}
+        ends = []
+        for run_id in run_ids:
+            row = rows.get(run_id)
+            if row is None:
+                continue
+            usage = json.loads(row[2]) if row[2] else {}
+            ends.append(
+                RunEnd(
+                    run_id,
+                    row[1],
+                    Usage(
+                        int(usage.get("inputTokens", 0)),
+                        int(usage.get("outputTokens", 0)),
+                        int(usage.get("totalTokens", 0)),
+                    ),
+                )
+            )
+        return ends
 
     async def start_run(self, run_id: str, session_id: str) -> None:
         await self._transaction(

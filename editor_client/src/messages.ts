@@ -4,11 +4,18 @@
 import type { QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
 
 /** Something the extension does for the user when a button is clicked (configure, set a key…). */
-export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'showOutput' | 'restart' | 'approvalRules';
+export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'showOutput' | 'restart' | 'approvalRules' | 'retry';
 
 export interface Action {
   label: string;
   command: ActionCommand;
+  /** `configure`: the setting to open (a `cody.*` one), else all of the extension's. */
+  setting?: string;
+}
+
+/** A setting an action may open: one of the extension's. */
+export function isCodySetting(value: unknown): value is string {
+  return typeof value === 'string' && /^cody\.[A-Za-z]+$/.test(value);
 }
 
 const ACTION_COMMANDS: Record<ActionCommand, true> = {
@@ -18,6 +25,7 @@ const ACTION_COMMANDS: Record<ActionCommand, true> = {
   showOutput: true,
   restart: true,
   approvalRules: true,
+  retry: true,
 };
 
 export function isActionCommand(value: unknown): value is ActionCommand {
@@ -95,7 +103,9 @@ export type FromWebview =
   | { type: 'stop' }
   | { type: 'newSession' }
   | { type: 'permissionAnswer'; id: string; choice: string }
-  | { type: 'action'; command: ActionCommand }
+  | { type: 'action'; command: ActionCommand; setting?: string }
+  /** Try a failed run's prompt again. */
+  | { type: 'retry'; runId: string }
   | { type: 'openLink'; href: string }
   | { type: 'copy'; text: string }
   | { type: 'insert'; text: string }
@@ -123,7 +133,8 @@ const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
   stop: ok,
   newSession: ok,
   permissionAnswer: all(str('id'), str('choice')),
-  action: (m) => isActionCommand(m.command),
+  action: (m) => isActionCommand(m.command) && (m.setting === undefined || isCodySetting(m.setting)),
+  retry: str('runId'),
   openLink: str('href'),
   copy: str('text'),
   insert: str('text'),

@@ -1,9 +1,12 @@
 // What one run shows, chunk by chunk, with the retry rule of protocol.md applied:
 // on a `retry` chunk, the text_delta and thinking content shown since the current
 // model step began (the last tool_result, session_start or retry) is withdrawn.
-import type { Action, ToWebview, ToWebviewOf } from '../messages';
+import type { ToWebview, ToWebviewOf } from '../messages';
 import { isTerminalChunk, type Chunk, type TerminalChunk } from '../protocol';
+import { actionsForError, errorText } from './errors';
 import { callDetail, changesFiles, clipCard, summarizeCall, summarizeResult } from './toolSummary';
+
+export { actionsForError, errorText };
 
 export class RunTranscript {
   /** Text of the finished model steps (kept across retries) — for tests and logs. */
@@ -118,43 +121,6 @@ export function toolResultMessage(runId: string, toolCallId: string, toolName: s
 export function compactionText(c: { messagesBefore: number; messagesAfter: number; tokensBefore: number; tokensAfter: number }): string {
   const n = (value: number) => value.toLocaleString('en-US');
   return `Context compacted: ${n(c.messagesBefore)} → ${n(c.messagesAfter)} messages, ${n(c.tokensBefore)} → ${n(c.tokensAfter)} tokens`;
-}
-
-/** What a user can do about a failed run, by its error code. */
-export function actionsForError(code: string): Action[] {
-  const configure: Action = { label: 'Configure', command: 'configure' };
-  const setKey: Action = { label: 'Set API Key', command: 'setApiKey' };
-  switch (code) {
-    case 'config':
-      return [configure, setKey];
-    case 'auth':
-      return [setKey, configure];
-    case 'model_not_found':
-      return [configure];
-    default:
-      return [];
-  }
-}
-
-const MISSING_SETTING: Record<string, string> = {
-  CODY_MODEL: 'model',
-  CODY_MODEL_BASE_URL: 'endpoint',
-  CODY_MODEL_API_KEY: 'API key',
-};
-
-/**
- * The text of a failed run. A missing model, endpoint or key is said in terms of the cody.*
- * settings and the key command (the server's message names its environment variables).
- */
-export function errorText(code: string, message: string): string {
-  if (code === 'config') {
-    const missing = /^(CODY_MODEL(?:_BASE_URL|_API_KEY)?) is not set/.exec(message)?.[1];
-    const what = missing !== undefined ? MISSING_SETTING[missing] : undefined;
-    if (what !== undefined) {
-      return `No ${what} is configured: set the model and endpoint in the cody.* settings (Cody: Model, Cody: Base URL) and the key with "Cody: Set API Key".`;
-    }
-  }
-  return `${message} (${code})`;
 }
 
 /** A run's end, as the webview shows it: a state, with what to do about a failure. */

@@ -20,6 +20,7 @@ import {
   type RequestMethod,
   type Requests,
   type RunParams,
+  type RunEnd,
   type RunResult,
   type ServerRequestMethod,
   type ServerRequests,
@@ -78,6 +79,7 @@ const NO_FEATURES: ServerFeatures = {
 };
 
 export const DEFAULT_PAGE_SIZE = 100;
+const MAX_PROMPTS = 500;
 /** At most this many sessions are listed. */
 const MAX_LISTED = 500;
 
@@ -108,6 +110,8 @@ export class Session {
   private activeRunId: string | undefined;
   private activeRunDone: Promise<unknown> = Promise.resolve();
   private activePrompt = '';
+  /** The prompt of each run shown (live or from the history), for Retry; the newest MAX_PROMPTS. */
+  private readonly prompts = new Map<string, string>();
   /** Messages already shown when sent (their user_message chunk is not shown again). */
   private readonly shownMessages = new Set<string>();
   private readonly features: ServerFeatures;
@@ -205,6 +209,9 @@ export class Session {
       case 'deleteSession':
         await this.deleteSession(message.sessionId);
         break;
+      case 'retry':
+        await this.retry(message.runId);
+        break;
       default:
         break; // links, clipboard, diffs and actions are the extension's (extension.ts)
     }
@@ -280,7 +287,7 @@ export class Session {
     this.post({ type: 'reset' });
     this.post({ type: 'session', session: page.session });
     this.post({ type: 'earlier', available: page.nextBefore !== undefined });
-    for (const message of this.historyMessages(page.messages)) this.post(message);
+    for (const message of this.historyMessages(page.messages, page.runs, true)) this.post(message);
     if (page.session.contextTokens !== undefined) this.post({ type: 'context', contextTokens: page.session.contextTokens });
   }
 
@@ -298,7 +305,7 @@ export class Session {
       const page = await this.connection.sendRequest(Methods.getSession, { sessionId: session.id, limit: this.pageSize, before });
       if (view !== this.view) return;
       this.nextBefore = page.nextBefore;
-      this.post({ type: 'prepend', messages: this.historyMessages(page.messages) });
+      this.post({ type: 'prepend', messages: this.historyMessages(page.messages, page.runs, false) });
       this.post({ type: 'earlier', available: page.nextBefore !== undefined });
     } catch (error) {
       this.post({ type: 'notice', level: 'error', text: `Could not load earlier messages: ${errorText(error)}` });
@@ -417,6 +424,7 @@ export class Session {
     const messageId = `msg-${runId}`;
     const transcript = new RunTranscript(runId);
     this.runs.set(runId, transcript);
+    this.remember(runId, prompt);
     const params: RunParams = { prompt, runId, workspaceFolder: this.folder };
     if (this.features.steering) params.messageId = messageId;
     if (priority !== undefined) params.priority = priority;
@@ -512,6 +520,23 @@ export class Session {
     return true;
   }
 
+  /** Sends a run's prompt again (its Retry button); false if the run is not known. */
+  async retry(runId: string): Promise<boolean> {
+    const prompt = this.prompts.get(runId);
+    if (prompt === undefined) return false;
+    await this.send(prompt);
+    return true;
+  }
+
+  private remember(runId: string, prompt: string): void {
+    this.prompts.delete(runId);
+    this.prompts.set(runId, prompt);
+    for (const oldest of this.prompts.keys()) {
+      if (this.prompts.size <= MAX_PROMPTS) break;
+      this.prompts.delete(oldest);
+    }
+  }
+
   /** The change a write_file / edit_file card shows as a diff. */
   change(runId: string, toolCallId: string): Promise<FileChange | undefined> {
     return this.changes.change(runId, toolCallId);
@@ -604,9 +629,12 @@ export class Session {
   }
 
   /** Stored history → the same webview messages a live run produces (and the diffs of its edits). */
-  private historyMessages(messages: Message[]): ToWebview[] {
-    const out = historyMessages(messages);
+  private historyMessages(messages: Message[], runs: RunEnd[] | undefined, newest: boolean): ToWebview[] {
+    const out = historyMessages(messages, runs, newest);
     for (const message of messages) {
+      if (message.role === 'user' && message.kind === 'message' && !this.prompts.has(historyRunId(message))) {
+        this.remember(historyRunId(message), message.content ?? '');
+      }
       for (const call of message.toolCalls ?? []) {
         if (changesFiles(call.name)) {
           this.changes.record(historyRunId(message), call.id, call.name, parseArgs(call.arguments), false);
@@ -623,19 +651,36 @@ function historyRunId(message: Message): string {
 
 const MARKER_STATUS = { interrupted: 'cancelled', circuit_breaker: 'circuit_breaker', failed: 'error' } as const;
 
-/** Turns stored history into the same webview messages a live run produces. */
-export function historyMessages(messages: Message[]): ToWebview[] {
+/**
+ * Turns stored history into the same webview messages a live run produces. `runs` (servers
+ * that advertise `runEnds`) says how each run ended: a run that ended without a marker (done)
+ * gets its end state, with its tokens, after its last message — on the `newest` page only for
+ * its last run, which an older page may cut in two.
+ */
+export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest = true): ToWebview[] {
   const out: ToWebview[] = [];
-  for (const message of messages) {
+  const ends = new Map(runs.map((end) => [end.runId, end]));
+  const shownEnd = new Set<string>();
+  messages.forEach((message, i) => {
     const runId = historyRunId(message);
+    const end = message.runId !== undefined ? ends.get(message.runId) : undefined;
     if (message.role === 'user') {
-      if (message.kind === 'message') out.push({ type: 'user', text: message.content ?? '' });
+      if (message.kind === 'message') {
+        // The run's own prompt; or a message that joined the run while it went (what follows goes below it).
+        const joined = i > 0 && messages[i - 1]?.runId === message.runId && message.runId !== undefined;
+        out.push(joined ? { type: 'user', text: message.content ?? '', runId } : { type: 'user', text: message.content ?? '' });
+      }
       // Where the history the model sees was compacted (every message is still shown; the summary is the model's).
       else if (message.kind === 'compaction') {
         out.push({ type: 'compacted', text: message.compaction ? compactionText(message.compaction) : 'Context compacted' });
       }
       // A marker a turn that did not finish left (not something the user typed): its state, never its text.
-      else out.push(endedMessage(runId, MARKER_STATUS[message.kind], message.error));
+      else {
+        const ended = endedMessage(runId, MARKER_STATUS[message.kind], message.error);
+        if (end !== undefined) ended.usage = end.usage;
+        out.push(ended);
+        shownEnd.add(runId);
+      }
     } else if (message.role === 'assistant') {
       out.push({ type: 'stepStart', runId });
       if (message.content) out.push({ type: 'text', runId, text: message.content });
@@ -643,6 +688,12 @@ export function historyMessages(messages: Message[]): ToWebview[] {
     } else if (message.role === 'tool') {
       out.push(toolResultMessage(runId, message.toolCallId ?? '', message.toolName ?? '', message.ok ?? null, message.content ?? ''));
     }
-  }
+    const next = messages[i + 1];
+    const lastOfRun = next === undefined ? newest : next.runId !== message.runId;
+    if (end !== undefined && end.status === 'done' && lastOfRun && !shownEnd.has(runId)) {
+      out.push({ type: 'runEnded', runId, status: 'done', usage: end.usage });
+      shownEnd.add(runId);
+    }
+  });
   return out;
 }

@@ -30,7 +30,7 @@ export class EditorActions {
   handle(message: EditorMessage): void {
     switch (message.type) {
       case 'action':
-        void this.run(message.command);
+        void this.run(message.command, message.setting);
         return;
       case 'openLink':
         void openLink(message.href, this.options.session()?.workspaceFolder);
@@ -49,11 +49,11 @@ export class EditorActions {
     }
   }
 
-  /** A button that fixes something: opens the setting, runs the command. */
-  async run(command: ActionCommand): Promise<void> {
+  /** A button that fixes something: opens the setting (`setting`, or all of the extension's), runs the command. */
+  async run(command: ActionCommand, setting?: string): Promise<void> {
     switch (command) {
       case 'configure':
-        await vscode.commands.executeCommand('workbench.action.openSettings', '@ext:cody-lsp.cody-lsp');
+        await vscode.commands.executeCommand('workbench.action.openSettings', setting ?? '@ext:cody-lsp.cody-lsp');
         break;
       case 'setApiKey':
         await vscode.commands.executeCommand('cody.setApiKey');
@@ -70,6 +70,8 @@ export class EditorActions {
       case 'approvalRules':
         await vscode.commands.executeCommand('cody.permissionRules');
         break;
+      case 'retry':
+        break; // the webview sends a run's retry as its own message (it names the run)
     }
   }
 }

@@ -130,8 +130,10 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
 
 // ---- the user's actions outside the composer
 
-function postAction(command: string): void {
-  if (isActionCommand(command)) vscode.postMessage({ type: 'action', command });
+function postAction(command: string, setting?: string): void {
+  if (!isActionCommand(command)) return;
+  if (setting !== undefined) vscode.postMessage({ type: 'action', command, setting });
+  else vscode.postMessage({ type: 'action', command });
 }
 
 compactButton.addEventListener('click', () => vscode.postMessage({ type: 'compact' }));
@@ -171,8 +173,11 @@ messagesEl.addEventListener('click', (event) => {
     if (card?.dataset.runId && card.dataset.toolCallId) {
       vscode.postMessage({ type: 'showDiff', runId: card.dataset.runId, toolCallId: card.dataset.toolCallId });
     }
+  } else if (button.dataset.command === 'retry') {
+    const runId = button.closest<HTMLElement>('.msg.assistant')?.dataset.runId;
+    if (runId !== undefined) vscode.postMessage({ type: 'retry', runId });
   } else if (button.dataset.command) {
-    postAction(button.dataset.command);
+    postAction(button.dataset.command, button.dataset.setting);
   }
 });
 

@@ -37,6 +37,7 @@ export function actionButtons(actions: Action[] | undefined): HTMLElement | null
     const button = row.appendChild(el('button', 'action', action.label));
     button.type = 'button';
     button.dataset.command = action.command;
+    if (action.setting !== undefined) button.dataset.setting = action.setting;
   }
   return row;
 }

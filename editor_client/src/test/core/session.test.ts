@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ToWebview } from '../../messages';
-import type { RunResult, SessionInfo, Usage } from '../../protocol';
-import { Session } from '../../core/session';
+import type { Message, RunResult, SessionInfo, Usage } from '../../protocol';
+import { historyMessages, Session } from '../../core/session';
 import { chunkMaker, Deferred, FakeConnection, FakeToken, flush } from '../support/fakeConnection';
 
 const SESSION: SessionInfo = {
@@ -145,6 +145,42 @@ describe('Session', () => {
     assert.equal(await running, undefined);
     assert.deepEqual(posted.at(-1), { type: 'runEnded', runId: 'vsc-1', status: 'error', message: "'workspaceFolder' … is not an existing folder" });
     assert.equal(session.runningRunId, undefined);
+  });
+
+  it('retries a failed run with its prompt (the Retry button), live or from the history', async () => {
+    const { connection, session, posted, runAnswers } = setup(['vsc-1', 'vsc-2', 'vsc-3']);
+    const c = chunkMaker('vsc-1');
+    const first = session.send('Explain the plan');
+    await flush();
+    connection.notify('cody/chunk', c('session_start', START));
+    connection.notify('cody/chunk', c('error', { code: 'connection', message: 'connection to http://127.0.0.1:9/v1 failed: ConnectionRefusedError' }));
+    runAnswers(0).resolve({ ...result('vsc-1', 'error'), error: { code: 'connection', message: 'x' } });
+    await first;
+    const end = posted.find((m) => m.type === 'runEnded');
+    assert.deepEqual(end?.type === 'runEnded' && end.actions?.map((a) => a.label), ['Retry', 'Open Settings']);
+    const retried = session.handle({ type: 'retry', runId: 'vsc-1' });
+    await flush();
+    assert.deepEqual(connection.sentOf('cody/run').map((p) => p.prompt), ['Explain the plan', 'Explain the plan']);
+    runAnswers(1).resolve(result('vsc-2', 'done'));
+    await retried;
+    // From the history: the failed turn's prompt, kept for display with its marker.
+    connection.respond('cody/latestSession', () => ({ ...SESSION, messageCount: 2 }));
+    connection.respond('cody/getSession', () => ({
+      session: { ...SESSION, messageCount: 2 },
+      messages: [
+        { role: 'user', content: 'Old question', position: 0, createdAt: '', runId: 'r0', kind: 'message' },
+        { role: 'user', content: 'failed', position: 1, createdAt: '', runId: 'r0', kind: 'failed', error: { code: 'stall', message: 'nothing for 60 s' } },
+      ],
+    }));
+    await session.resume();
+    const historyEnd = posted.filter((m) => m.type === 'runEnded').at(-1);
+    assert.deepEqual(historyEnd?.type === 'runEnded' && [historyEnd.runId, historyEnd.actions?.map((a) => a.label)], ['history-r0', ['Retry']]);
+    const again = session.handle({ type: 'retry', runId: 'history-r0' });
+    await flush();
+    assert.equal(connection.sentOf('cody/run').at(-1)?.prompt, 'Old question');
+    runAnswers(2).resolve(result('vsc-3', 'done'));
+    await again;
+    assert.equal(await session.retry('unknown-run'), false);
   });
 
   it('cancels the active run by runId, even before its first chunk', async () => {
@@ -299,6 +335,44 @@ describe('Session', () => {
       ],
     );
     assert.ok(!JSON.stringify(posted).includes('[This turn'), 'no marker text');
+  });
+
+  it('shows how each stored run ended, with its tokens, from the page\'s runs', async () => {
+    const usage = { inputTokens: 900, outputTokens: 100, totalTokens: 1000 };
+    const at = (position: number, runId: string, rest: Partial<Message>): Message => ({ role: 'user', content: '', position, createdAt: '', runId, kind: 'message', ...rest });
+    const older = [
+      at(0, 'r0', { content: 'First' }),
+      at(1, 'r0', { role: 'assistant', content: 'One.' }),
+      at(2, 'r1', { content: 'Second' }),
+      at(3, 'r1', { role: 'assistant', content: null, toolCalls: [{ id: 'c1', name: 'read_file', arguments: '{}' }] }),
+    ];
+    const newer = [
+      at(4, 'r1', { role: 'tool', content: 'x', toolCallId: 'c1', toolName: 'read_file', ok: true }),
+      at(5, 'r1', { content: 'also this', kind: 'message' }),
+      at(6, 'r1', { role: 'assistant', content: 'Two.' }),
+      at(7, 'r2', { content: 'Third' }),
+      at(8, 'r2', { role: 'assistant', content: 'Thr' }),
+      at(9, 'r2', { content: '[This turn was interrupted…]', kind: 'interrupted' }),
+    ];
+    const ends = [
+      { runId: 'r0', status: 'done' as const, usage },
+      { runId: 'r1', status: 'done' as const, usage },
+      { runId: 'r2', status: 'cancelled' as const, usage },
+    ];
+    const shown = historyMessages(newer, ends.slice(1), true);
+    assert.deepEqual(
+      shown.filter((m) => m.type === 'runEnded'),
+      [
+        { type: 'runEnded', runId: 'history-r1', status: 'done', usage },
+        { type: 'runEnded', runId: 'history-r2', status: 'cancelled', usage },
+      ],
+      'Done · 1,000 tokens after the run\'s last message; the stopped one with its tokens',
+    );
+    assert.deepEqual(shown.find((m) => m.type === 'user' && m.text === 'also this'), { type: 'user', text: 'also this', runId: 'history-r1' }, 'a message that joined the run');
+    assert.ok(shown.some((m) => m.type === 'text' && m.text === 'Thr'), 'the stopped answer\'s text');
+    const page = historyMessages(older, ends.slice(0, 2), false);
+    assert.deepEqual(page.filter((m) => m.type === 'runEnded').map((m) => m.type === 'runEnded' && m.runId), ['history-r0'], 'r1 goes on in the newer page: no end yet');
+    assert.deepEqual(historyMessages(newer).filter((m) => m.type === 'runEnded').length, 1, 'a server without runs: only the markers');
   });
 
   it('starts a new session with cody/createSession and runs in it', async () => {

@@ -157,7 +157,12 @@ describe('Session against the real server', { timeout: 90_000 }, () => {
     assert.ok(posted.some((m) => m.type === 'toolCall' && m.summary === 'write_file hello.txt'));
     assert.ok(posted.some((m) => m.type === 'text' && m.text === 'Wrote hello.txt.'));
     const states = posted.filter((m) => m.type === 'runEnded').map((m) => (m.type === 'runEnded' ? m.status : ''));
-    assert.deepEqual(states, ['cancelled', 'cancelled'], 'the interrupted markers are shown as states');
+    // The done run's state comes from the page's `runs` (with its tokens); the interrupted markers are states.
+    assert.deepEqual(states, ['done', 'cancelled', 'cancelled'], 'every run ends in its state');
+    const done = posted.find((m) => m.type === 'runEnded' && m.status === 'done');
+    assert.ok(done?.type === 'runEnded' && (done.usage?.totalTokens ?? 0) > 0, 'Done · N tokens');
+    // The stopped answer's text, as the user saw it stream (kept for display by the server).
+    assert.ok(posted.some((m) => m.type === 'text' && m.text.startsWith('Thinking')), 'the stopped answer keeps its text');
     assert.ok(!JSON.stringify(posted).includes('[This turn'), 'never the marker text the model reads');
   });
 });

@@ -193,6 +193,19 @@ describe('extension activation', () => {
     assert.deepEqual(diff?.args.slice(0, 3).map(String), ['cody-diff:///1/before/new.txt', 'cody-diff:///1/after/new.txt', 'new.txt (Cody)']);
   });
 
+  it('opens the setting a failure names (Open Settings), and ignores one that is not the extension\'s', async () => {
+    const view = fakeWebviewView();
+    fake.record.viewProviders.get('cody.chat')!.provider.resolveWebviewView(view);
+    view.webview.receive({ type: 'ready' });
+    view.webview.receive({ type: 'action', command: 'configure', setting: 'cody.baseUrl' });
+    await flush();
+    assert.deepEqual(fake.record.executed.at(-1), { id: 'workbench.action.openSettings', args: ['cody.baseUrl'] });
+    const count = fake.record.executed.length;
+    view.webview.receive({ type: 'action', command: 'configure', setting: 'security.workspace.trust.enabled' });
+    await flush();
+    assert.equal(fake.record.executed.length, count, 'a malformed message is dropped');
+  });
+
   it('restarts the server with the new settings when they change', async () => {
     fake.changeSettings({ 'cody.model': 'gpt-other' });
     await started(2);

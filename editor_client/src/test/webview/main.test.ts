@@ -188,6 +188,24 @@ describe('webview (dist/webview/main.js) in Chromium', { timeout: 60_000 }, () =
     assert.deepEqual((await postedBack()).at(-1), { type: 'action', command: 'configure' });
   });
 
+  it('a failure offers Retry (the run again) and Open Settings on the setting to check', async () => {
+    await post({
+      type: 'runEnded',
+      runId: 'h-4',
+      status: 'error',
+      message: 'connection to http://127.0.0.1:9/v1 failed. Check the endpoint: Cody: Base URL (cody.baseUrl). (connection)',
+      actions: [
+        { label: 'Retry', command: 'retry' },
+        { label: 'Open Settings', command: 'configure', setting: 'cody.baseUrl' },
+      ],
+    });
+    const failed = page.locator('.msg.assistant[data-run-id="h-4"] .run-end.error');
+    await failed.locator('button', { hasText: 'Retry' }).click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'retry', runId: 'h-4' });
+    await failed.locator('button', { hasText: 'Open Settings' }).click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'action', command: 'configure', setting: 'cody.baseUrl' });
+  });
+
   it('while a run goes, a message is queued as a chip (cancellable), or sent now', async () => {
     await post({ type: 'features', steering: true, compaction: true });
     await post({ type: 'user', text: 'Run the tests' });

@@ -38,6 +38,8 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     "mcp": True,
     # cody/getSession's `runs`: how each run of the page ended (status, tokens).
     "runEnds": True,
+    # cody/requestPermission answers may carry `feedback` with a deny (given to the model).
+    "denyFeedback": True,
 }
 
 POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # the ones pygls can count in

@@ -543,6 +543,8 @@ class PermissionResult:
     # allow_always of an MCP tool: `mcp__<server>__*` covers every tool of its server (the rule's
     # toolName is then that pattern).
     tool_pattern: str | None = None
+    # deny: what the user wants done instead, given to the model with the refusal.
+    feedback: str | None = None
 
 
 @attrs.frozen

@@ -192,6 +192,8 @@ export interface PermissionResult {
   commandPrefix?: string;
   /** allow_always of an MCP tool: `mcp__<server>__*` covers every tool of its server (the rule's toolName is then that pattern). */
   toolPattern?: string;
+  /** deny: what the user wants done instead, given to the model with the refusal. */
+  feedback?: string;
 }
 
 /** An "allow always" answer, kept in the database. */

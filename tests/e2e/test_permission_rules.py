@@ -166,6 +166,25 @@ async def test_no_prefix_is_offered_for_a_destructive_program_only_for_what_is_s
     assert (workspace / "a").exists() and (workspace / "b").exists()
 
 
+async def test_deny_with_feedback_tells_the_model_what_to_do_instead(wire_factory, provider, workspace: Path):
+    wire = await wire_factory(capabilities={"permissions": True})
+    wire.permission_answer = lambda _params: {"outcome": "deny", "feedback": "  Put it in notes.md instead.  "}
+    provider.add(write("notes.txt"), Reply(text="I'll use notes.md."))
+    result, chunks = await wire.run("write notes")
+    assert result["status"] == "done" and not (workspace / "notes.txt").exists()
+    (tool_result,) = [c for c in chunks if c["type"] == "tool_result"]
+    assert tool_result["ok"] is False and "Put it in notes.md instead." in tool_result["content"]
+    # The model's next request carries the refusal with the user's words.
+    tool_message = [m for m in provider.requests[-1]["messages"] if m["role"] == "tool"][-1]
+    assert "refused by the user" in tool_message["content"] and "Put it in notes.md instead." in tool_message["content"]
+    # Without feedback, the refusal is the plain one.
+    wire.permission_answer = lambda _params: {"outcome": "deny", "feedback": "   "}
+    provider.add(write("other.txt"), Reply(text="ok"))
+    _, chunks = await wire.run("write other")
+    (plain,) = [c for c in chunks if c["type"] == "tool_result"]
+    assert "was refused by the user's client" in plain["content"]
+
+
 async def test_a_new_rule_answers_the_pending_requests_it_covers(wire_factory, provider, workspace: Path, fake_npm):
     wire = await wire_factory(capabilities={"permissions": True}, **fake_npm)
     loop = asyncio.get_running_loop()

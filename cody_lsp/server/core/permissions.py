@@ -56,6 +56,12 @@ Asker = Callable[[Any, PermissionParams], Awaitable[PermissionResult | str]]
 USER_DENIED = (
     "Permission to run {name} was refused by the user's client. Do not retry it; ask the user what they want instead."
 )
+# A refusal with the user's words: what they want instead (at most MAX_FEEDBACK characters of it).
+USER_DENIED_WITH_FEEDBACK = (
+    "Permission to run {name} was refused by the user, who said what to do instead:\n{feedback}\n"
+    "Do not retry the same call; follow what the user said."
+)
+MAX_FEEDBACK = 4000
 POLICY_DENIED = (
     "{name} is not allowed on this server (its tool policy says deny); it did not run. "
     "Do not retry it: do the task another way, or tell the user what you would need."
@@ -248,6 +254,9 @@ class Permissions:
         if answer is None:  # a rule given meanwhile covers it
             return None
         if answer.outcome == "deny":
+            feedback = (answer.feedback or "").strip()
+            if feedback:
+                return USER_DENIED_WITH_FEEDBACK.format(name=tool_name, feedback=feedback[:MAX_FEEDBACK])
             return USER_DENIED.format(name=tool_name)
         if answer.outcome == "allow_always":
             await self._remember(session_id, folder, tool_name, answer)

@@ -77,11 +77,14 @@ export type ToWebview =
   | { type: 'retract'; runId: string; notice: string }
   | { type: 'toolCall'; runId: string; toolCallId: string; toolName: string; summary: string; detail: string; diff: boolean }
   | { type: 'toolResult'; runId: string; toolCallId: string; toolName: string; ok: boolean | null; summary: string; content: string }
-  | { type: 'permission'; id: string; toolName: string; summary: string; detail: string; choices: PermissionChoice[] }
+  /** `feedback`: the user may say what to do instead when they deny. */
+  | { type: 'permission'; id: string; toolName: string; summary: string; detail: string; choices: PermissionChoice[]; feedback?: true }
   | { type: 'permissionClosed'; id: string; label: string; allowed: boolean | null }
   | { type: 'runEnded'; runId: string; status: RunStatus; message?: string; usage?: Usage; actions?: Action[] }
   | { type: 'notice'; text: string; level: 'info' | 'error'; actions?: Action[] }
   | { type: 'sessions'; sessions: SessionInfo[]; allFolders: boolean; currentId: string | null }
+  /** The tokens a running run has used so far (its working indicator says them). */
+  | { type: 'runTokens'; runId: string; tokens: number }
   /** The context meter: the last request's prompt tokens against the model's window. */
   | { type: 'context'; contextTokens: number; contextWindow?: number; estimated?: boolean }
   /** The history the model sees was compacted (during a run, on request, or a marker of the history). */
@@ -102,7 +105,7 @@ export type FromWebview =
   | { type: 'compact' }
   | { type: 'stop' }
   | { type: 'newSession' }
-  | { type: 'permissionAnswer'; id: string; choice: string }
+  | { type: 'permissionAnswer'; id: string; choice: string; feedback?: string }
   | { type: 'action'; command: ActionCommand; setting?: string }
   /** Try a failed run's prompt again. */
   | { type: 'retry'; runId: string }
@@ -132,7 +135,7 @@ const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
   compact: ok,
   stop: ok,
   newSession: ok,
-  permissionAnswer: all(str('id'), str('choice')),
+  permissionAnswer: (m) => typeof m.id === 'string' && typeof m.choice === 'string' && (m.feedback === undefined || (typeof m.feedback === 'string' && m.feedback.length <= 4000)),
   action: (m) => isActionCommand(m.command) && (m.setting === undefined || isCodySetting(m.setting)),
   retry: str('runId'),
   openLink: str('href'),

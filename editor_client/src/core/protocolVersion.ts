@@ -30,6 +30,8 @@ export interface ServerFeatures {
   configuration: boolean;
   /** cody/run takes the document the user is in (`activeDocument`). */
   activeDocument: boolean;
+  /** A deny may say what to do instead (`feedback`, given to the model). */
+  denyFeedback?: boolean;
 }
 
 export function serverFeatures(initializeResult: unknown): ServerFeatures {
@@ -42,5 +44,6 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
     compaction: cody?.compaction === true,
     configuration: cody?.configuration === true,
     activeDocument: cody?.activeDocument === true,
+    denyFeedback: cody?.denyFeedback === true,
   };
 }

@@ -81,7 +81,7 @@ export class RunTranscript {
       case 'usage': {
         const context: ToWebviewOf<'context'> = { type: 'context', contextTokens: chunk.contextTokens, contextWindow: chunk.contextWindow };
         if (chunk.estimated) context.estimated = true;
-        return [context];
+        return [{ type: 'runTokens', runId, tokens: chunk.inputTokens + chunk.outputTokens }, context];
       }
       case 'compact':
         return [{ type: 'compacted', runId, text: compactionText(chunk) }];

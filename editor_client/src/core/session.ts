@@ -76,6 +76,7 @@ const NO_FEATURES: ServerFeatures = {
   compaction: false,
   configuration: false,
   activeDocument: false,
+  denyFeedback: false,
 };
 
 export const DEFAULT_PAGE_SIZE = 100;
@@ -192,7 +193,7 @@ export class Session {
         await this.newSession();
         break;
       case 'permissionAnswer':
-        this.answerPermission(message.id, message.choice);
+        this.answerPermission(message.id, message.choice, message.feedback);
         break;
       case 'loadEarlier':
         await this.loadEarlier();
@@ -510,11 +511,20 @@ export class Session {
     }
   }
 
-  /** The user's click on a permission card; false if the request is no longer pending. */
-  answerPermission(id: string, choice: string): boolean {
+  /**
+   * The user's click on a permission card; false if the request is no longer pending. A deny
+   * may say what to do instead (`feedback`), which the server gives the model.
+   */
+  answerPermission(id: string, choice: string, feedback?: string): boolean {
     const pending = this.pendingPermissions.get(id);
     const picked = pending?.answers.get(choice);
     if (pending === undefined || picked === undefined) return false;
+    const said = feedback?.trim() ?? '';
+    if (picked.answer.outcome === 'deny' && said !== '' && this.features.denyFeedback) {
+      pending.finish({ ...picked.answer, feedback: said });
+      this.post({ type: 'permissionClosed', id, label: `${picked.settled}: “${said}”`, allowed: false });
+      return true;
+    }
     pending.finish(picked.answer);
     this.post({ type: 'permissionClosed', id, label: picked.settled, allowed: picked.answer.outcome !== 'deny' });
     return true;
@@ -593,6 +603,7 @@ export class Session {
         detail: permissionDetail(params.toolName, params.args),
         choices: choices.map(({ choice, label, primary }) => ({ choice, label, primary })),
       };
+      if (this.features.denyFeedback && card.type === 'permission') card.feedback = true;
       const answers = new Map(choices.map((c) => [c.choice, { answer: c.answer, settled: c.settled }]));
       this.pendingPermissions.set(id, { finish, card, answers });
       this.post(card);
@@ -677,7 +688,7 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
       // A marker a turn that did not finish left (not something the user typed): its state, never its text.
       else {
         const ended = endedMessage(runId, MARKER_STATUS[message.kind], message.error);
-        if (end !== undefined) ended.usage = end.usage;
+        if (end !== undefined && end.usage.totalTokens > 0) ended.usage = end.usage;
         out.push(ended);
         shownEnd.add(runId);
       }
@@ -690,7 +701,8 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
     }
     const next = messages[i + 1];
     const lastOfRun = next === undefined ? newest : next.runId !== message.runId;
-    if (end !== undefined && end.status === 'done' && lastOfRun && !shownEnd.has(runId)) {
+    // (A run that made no model request — a message committed without one — has no state to show.)
+    if (end !== undefined && end.status === 'done' && end.usage.totalTokens > 0 && lastOfRun && !shownEnd.has(runId)) {
       out.push({ type: 'runEnded', runId, status: 'done', usage: end.usage });
       shownEnd.add(runId);
     }

@@ -3,18 +3,21 @@
 // provider. A user's story, one step per test, each step's screenshot saved to
 // test-artifacts/vscode/ (NN-step.png): the panel opens and says what to do first, the API key
 // is set through the command, a prompt streams and its Markdown renders, an edit of a file open in
-// the editor lands in its buffer (workspace/applyEdit, the disk untouched) and the editor's Undo
-// restores it, a write is approved "always" and the approval holds, Stop, a reload restores the
-// session, the sessions list switches sessions, and a wrong cody.pythonPath is one message with a
-// button.
+// the editor (approved from the keyboard) lands in its buffer (workspace/applyEdit, the disk
+// untouched) and the editor's Undo restores it, a write is approved "always" and the approval
+// holds, Stop, a reload restores the session with its end states and the stopped answer's text,
+// the sessions list switches sessions, every kind of theme is readable (computed colours, in
+// contrast.txt), a long session lands on and follows its newest message, and a wrong
+// cody.pythonPath is one message with a button.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
-import { startProvider, type Provider } from '../test/support/realServer';
+import { startProvider, startServer, type Provider } from '../test/support/realServer';
 import { chatFrame, CodeServer, codeServerDir, EDITOR_CLIENT, launchBrowser } from './codeServer';
+import { measure, unreadable, type Probe } from './contrast';
 
 /** The little of the DOM the functions evaluated in the chat view's frame use (this is a Node program). */
 declare const document: {
@@ -32,6 +35,38 @@ const ANSWER =
   "```python\nprint('hello')\n```\n\nSee [the docs](https://example.com/docs).";
 
 const GREET = "def greet():\n    return 'hi'\n";
+
+/** Answers of different heights, for the long session. */
+function longAnswer(i: number): string {
+  const points = Array.from({ length: 1 + (i % 6) }, (_, k) => `- point ${k}: something about part ${i} of the code, long enough to wrap in the side bar`);
+  const code = i % 3 === 0 ? `\n\n\`\`\`python\n${Array.from({ length: 2 + (i % 9) }, (_, k) => `print(${k})`).join('\n')}\n\`\`\`` : '';
+  return `Answer ${i}: here is what I found.\n\n${points.join('\n')}${code}`;
+}
+
+/** One theme of each kind, with the kind the webview's body says (data-vscode-theme-kind). */
+const THEMES: Array<[string, string]> = [
+  ['Dark Modern', 'vscode-dark'],
+  ['Light Modern', 'vscode-light'],
+  ['Dark High Contrast', 'vscode-high-contrast'],
+  ['Light High Contrast', 'vscode-high-contrast-light'],
+];
+
+/** What must be readable in every theme: text at 4.5:1 (WCAG AA), muted and status text at 3:1, bubbles and chips visible. */
+const READABLE: Probe[] = [
+  { name: 'title', selector: '#session-title', text: 4.5 },
+  { name: 'folder', selector: '#folder-name', text: 3 },
+  { name: 'user message', selector: '.msg.user', text: 4.5, shape: 1.15 },
+  { name: 'answer text', selector: '.markdown p', text: 4.5 },
+  { name: 'inline code', selector: '.markdown p code', text: 4.5, shape: 1.15 },
+  { name: 'code block', selector: '.code-block pre code', text: 4.5 },
+  { name: 'code string', selector: '.code-block .tok-string', text: 3 },
+  { name: 'code block frame', selector: '.code-block', shape: 1.15 },
+  { name: 'Copy button', selector: '.code-block .code-copy', text: 4.5 },
+  { name: 'link', selector: '.markdown a', text: 3 },
+  { name: 'end state', selector: '.run-end', text: 3 },
+  { name: 'prompt', selector: '#prompt', text: 4.5 },
+  { name: 'Send button', selector: '#send', text: 4.5 },
+];
 
 // One reply per model request, in the order the story makes them.
 const SCRIPT = [
@@ -53,7 +88,7 @@ const SCRIPT = [
   { text: 'Added the second line.' },
 ];
 
-describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, () => {
+describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, () => {
   let home: string;
   let workspace: string;
   let provider: Provider;
@@ -75,11 +110,14 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
     const icon = page.locator('.activitybar [aria-label^="Cody"]').first();
     await icon.waitFor({ timeout: 30_000 });
-    // After a reload the workbench restores the open view by itself; click only if it did not.
-    await page.waitForTimeout(1_000);
-    const restored = page.locator('.part.sidebar .title-label', { hasText: /cody/i });
-    if (!(await restored.isVisible())) await icon.click();
+    // After a reload the workbench restores the open view by itself (slowly on a busy machine);
+    // click only if it did not, since a click on the open view's icon closes the side bar.
+    const title = page.locator('.part.sidebar .title-label', { hasText: /cody/i });
+    const shown = () => title.waitFor({ timeout: 5_000 }).then(() => true, () => false);
+    for (let attempt = 0; attempt < 3 && !(await shown()); attempt++) await icon.click();
+    await title.waitFor({ timeout: 10_000 });
     frame = await chatFrame(page, 45_000);
+    await frame.locator('#composer').waitFor({ state: 'visible', timeout: 30_000 });
   };
 
   const send = async (prompt: string): Promise<void> => {
@@ -108,6 +146,20 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
         throw error;
       }
     });
+
+  /** Picks a colour theme with "Preferences: Color Theme", as a user does (clicking the exact rows:
+   * the palette's first match may be "Browse Color Themes in Marketplace", which needs the network). */
+  const setTheme = async (label: string): Promise<void> => {
+    const row = (text: string) => page.locator('.quick-input-list .monaco-list-row').filter({ has: page.locator('.label-name').getByText(text, { exact: true }) });
+    await page.keyboard.press('F1');
+    const input = page.locator('.quick-input-widget input');
+    await input.waitFor();
+    await input.fill('>Preferences: Color Theme');
+    await row('Preferences: Color Theme').first().click();
+    await page.locator('.quick-input-widget .quick-input-title', { hasText: /color theme/i }).waitFor({ timeout: 15_000 }).catch(() => undefined);
+    await input.fill(label);
+    await row(label).first().click();
+  };
 
   /** Sets a text setting through the Settings editor, as a user would (User scope). */
   const setSetting = async (id: string, value: string): Promise<void> => {
@@ -143,6 +195,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
       // Desktop VS Code's default; in the browser it is 'afterDelay', which would save the agent's
       // edit of an open file 1 s after it lands in the buffer (the undo step checks the disk).
       'files.autoSave': 'off',
+      // The story starts many local servers; code-server would offer to forward each port.
+      'remote.autoForwardPorts': false,
       'cody.pythonPath': PYTHON,
       'cody.model': 'scripted-model',
       'cody.baseUrl': provider.baseUrl,
@@ -242,7 +296,12 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     await card.waitFor({ timeout: 30_000 });
     assert.match(await card.locator('.permission-title').innerText(), /edit_file/);
     assert.equal(readFileSync(join(workspace, 'greet.py'), 'utf8'), GREET, 'nothing is written before the answer');
-    await card.locator('button', { hasText: 'Allow once' }).click();
+    // Answered from the keyboard: the waiting card has the focus (on Allow once); Enter allows once.
+    await frame.waitForFunction(() => (document as unknown as { activeElement: { textContent: string | null } | null }).activeElement?.textContent === 'Allow once', undefined, {
+      timeout: 15_000,
+    });
+    assert.match(await card.innerText(), /Enter: allow once · Esc: deny/);
+    await page.keyboard.press('Enter');
     await runEnded(2);
     assert.match(await panelText(), /The greeting now says hello\./);
     await bufferShows("return 'hello'");
@@ -322,6 +381,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     assert.deepEqual(await frame.locator('.msg.user').allInnerTexts(), ['Create notes.txt', 'Think it over', 'Think again', 'Do this instead']);
     assert.equal(await frame.locator('.run-end.cancelled').count(), 2, 'the interrupted markers are states');
     assert.doesNotMatch(text, /\[This turn/, 'never the marker text the model reads');
+    assert.match(text, /Let me think/, "the stopped answer's text, as it streamed");
+    assert.match(await frame.locator('.run-end.done').first().innerText(), /^Done · [\d,]+ tokens$/, 'a finished run says so, with its tokens');
     await screenshot('reloaded');
   });
 
@@ -339,6 +400,26 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
     await frame.waitForSelector('.markdown h2');
     assert.doesNotMatch(await panelText(), /notes\.txt/);
     await screenshot('switched');
+  });
+
+  step('is readable in every kind of theme: dark, light, high contrast dark and light', async () => {
+    // The session shown has a user bubble, Markdown (inline code, a code block, a link) and a Done state.
+    const report: string[] = [];
+    const problems: string[] = [];
+    for (const [theme, kind] of THEMES) {
+      await setTheme(theme);
+      await frame.waitForFunction((k) => (document as unknown as { body: { getAttribute(n: string): string | null } }).body.getAttribute('data-vscode-theme-kind') === k, kind, {
+        timeout: 30_000,
+      });
+      await page.waitForTimeout(300); // the theme's colours reach the webview's variables
+      const measures = await measure(frame, READABLE);
+      report.push(`${theme}: ${measures.map((m) => `${m.name} ${m.contrast.toFixed(1)}${m.fill !== undefined ? `/${m.fill.toFixed(2)}/${(m.border ?? 1).toFixed(2)}` : ''}`).join(', ')}`);
+      await screenshot(`theme-${kind.replace('vscode-', '')}`);
+      writeFileSync(join(ARTIFACTS, 'contrast.txt'), `${report.join('\n')}\n`);
+      problems.push(...unreadable(READABLE, measures).map((p) => `${theme}: ${p}`));
+    }
+    assert.deepEqual(problems, []);
+    await setTheme('Light Modern'); // code-server's default, which the rest of the story's screenshots show
   });
 
   step('does not ask again for a write the "always" answer covers', async () => {
@@ -367,6 +448,59 @@ describe('the extension in a real VS Code (code-server)', { timeout: 240_000 }, 
       await page.keyboard.press('Escape');
       await frame.click('#sessions-toggle');
     }
+  });
+
+  step('lands on and follows the newest message of a long session', async () => {
+    // A long session of this folder, written by a second server on the same database (prompts
+    // committed without a model call, and answers of different heights from a second provider).
+    const answers = Array.from({ length: 30 }, (_, i) => ({ text: longAnswer(i), text_deltas: 2 }));
+    writeFileSync(join(home, 'long.json'), JSON.stringify(answers));
+    const seeder = await startProvider(join(home, 'long.json'));
+    const server = await startServer({ CODY_DB: join(home, 'sessions.db'), CODY_MODEL: 'scripted-model', CODY_MODEL_BASE_URL: seeder.baseUrl, CODY_MODEL_API_KEY: 'sk-seed' }, workspace);
+    try {
+      const session = (await server.connection.sendRequest('cody/createSession', { workspaceFolder: workspace, title: 'A long session' })) as { id: string };
+      for (let i = 0; i < answers.length; i++) {
+        await Promise.all(Array.from({ length: 4 }, (_, n) => server.connection.sendRequest('cody/run', { prompt: `Note ${i}.${n}: keep this in mind.`, sessionId: session.id, shouldQuery: false })));
+        await server.connection.sendRequest('cody/run', { prompt: `Question ${i}`, sessionId: session.id });
+      }
+    } finally {
+      await server.stop();
+      seeder.process.kill();
+    }
+    const newest = `Answer ${answers.length - 1}:`;
+    const atNewest = async (what: string): Promise<void> => {
+      await frame.waitForFunction((t) => (document.getElementById('transcript')?.textContent ?? '').includes(t), newest, { timeout: 30_000 });
+      await page.waitForTimeout(500); // the messages that came into view took their real height
+      const { above, visible } = await frame.evaluate(() => {
+        const doc = document as unknown as {
+          getElementById(id: string): { scrollTop: number; scrollHeight: number; clientHeight: number; getBoundingClientRect(): { bottom: number } };
+          querySelectorAll(s: string): ArrayLike<{ getBoundingClientRect(): { top: number; bottom: number } }>;
+        };
+        const messages = doc.getElementById('messages');
+        const answersShown = doc.querySelectorAll('.msg.assistant');
+        const last = answersShown[answersShown.length - 1]?.getBoundingClientRect();
+        return { above: messages.scrollHeight - messages.scrollTop - messages.clientHeight, visible: last !== undefined && last.bottom <= messages.getBoundingClientRect().bottom + 1 };
+      });
+      assert.ok(above <= 2, `${what}: at the newest message, not ${above} px above it`);
+      assert.ok(visible, `${what}: the newest answer is in view`);
+    };
+    await frame.click('#sessions-toggle');
+    await frame.locator('#sessions-list .session-open', { hasText: 'A long session' }).click();
+    await atNewest('opened from the sessions list');
+    await screenshot('long-session');
+    await page.reload();
+    await openPanel();
+    await atNewest('after a reload');
+    // Scrolled up, the view stays; "Jump to latest" brings the user back.
+    const box = await page.locator('.part.sidebar').boundingBox();
+    await page.mouse.move((box?.x ?? 0) + 150, (box?.y ?? 0) + 300);
+    await page.mouse.wheel(0, -2500);
+    const jump = frame.locator('#jump-latest');
+    await jump.waitFor({ state: 'visible', timeout: 15_000 });
+    await screenshot('scrolled-up');
+    await jump.click();
+    await atNewest('after Jump to latest');
+    assert.equal(await jump.isVisible(), false);
   });
 
   step('keeps the Output channel readable: no error for a restart, no stray lines', async () => {

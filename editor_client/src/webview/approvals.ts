@@ -1,5 +1,6 @@
 // Approval cards: what the tool would do, the choices the server offers, and once answered (or
-// withdrawn) the outcome in place of the buttons.
+// withdrawn) the outcome in place of the buttons, the card collapsed to one line. The waiting card
+// takes the keyboard (unless a message is being typed): Enter allows once, Escape denies.
 import type { ToWebviewOf } from '../messages';
 import { el, vscode } from './dom';
 import { findByData, type Transcript } from './transcript';
@@ -8,7 +9,20 @@ export class Approvals {
   constructor(
     private readonly messages: HTMLElement,
     private readonly transcript: Transcript,
-  ) {}
+    /** The composer's prompt: a card does not take the focus from a message being typed. */
+    private readonly prompt: HTMLTextAreaElement,
+  ) {
+    // The panel focused (its keybinding, a click on its tab): the waiting card has the keys.
+    window.addEventListener('focus', () => this.focusWaiting());
+  }
+
+  /** Focuses the oldest card still waiting for an answer; false if there is none. */
+  focusWaiting(): boolean {
+    const card = this.messages.querySelector<HTMLElement>('.permission:not(.settled)');
+    if (card === null || (document.activeElement === this.prompt && this.prompt.value !== '')) return false;
+    if (!card.contains(document.activeElement)) card.querySelector<HTMLButtonElement>('.permission-buttons button:not(:disabled)')?.focus({ preventScroll: true });
+    return true;
+  }
 
   show(msg: ToWebviewOf<'permission'>): void {
     if (findByData(this.messages, '.permission', 'permissionId', msg.id)) return; // shown again after a reload of the view
@@ -17,6 +31,8 @@ export class Approvals {
     card.appendChild(el('div', 'permission-title', `Allow ${msg.toolName}?`));
     card.appendChild(el('div', 'permission-summary', msg.summary));
     if (msg.detail) card.appendChild(el('pre', 'permission-detail', msg.detail));
+    // Deny may say what to do instead (the model gets it): typed here, sent with Deny (or Enter).
+    const feedback = msg.feedback ? el('input', 'permission-feedback') : null;
     const buttons = card.appendChild(el('div', 'permission-buttons'));
     for (const choice of msg.choices) {
       const button = el('button', choice.choice === 'deny' ? 'secondary' : choice.primary ? '' : 'secondary', choice.label);
@@ -24,17 +40,49 @@ export class Approvals {
       button.dataset.choice = choice.choice;
       button.addEventListener('click', () => {
         buttons.querySelectorAll('button').forEach((b) => (b.disabled = true));
-        vscode.postMessage({ type: 'permissionAnswer', id: msg.id, choice: choice.choice });
+        const said = choice.choice === 'deny' ? (feedback?.value.trim() ?? '') : '';
+        if (feedback) feedback.disabled = true;
+        if (said !== '') vscode.postMessage({ type: 'permissionAnswer', id: msg.id, choice: choice.choice, feedback: said.slice(0, 4000) });
+        else vscode.postMessage({ type: 'permissionAnswer', id: msg.id, choice: choice.choice });
       });
       buttons.appendChild(button);
     }
+    if (feedback) {
+      feedback.type = 'text';
+      feedback.placeholder = 'Or tell Cody what to do instead, then Deny (Enter)';
+      feedback.setAttribute('aria-label', 'What Cody should do instead (sent with Deny)');
+      feedback.maxLength = 4000;
+      feedback.addEventListener('keydown', (event) => {
+        if (event.key === 'Enter' && feedback.value.trim() !== '') {
+          event.preventDefault();
+          buttons.querySelector<HTMLButtonElement>('button[data-choice="deny"]:not(:disabled)')?.click();
+        }
+      });
+      card.insertBefore(feedback, buttons);
+    }
+    card.appendChild(el('div', 'permission-keys', 'Enter: allow once · Esc: deny'));
+    // Keys: Enter answers with the focused button (the first is Allow once), Escape denies.
+    card.addEventListener('keydown', (event) => {
+      if (card.classList.contains('settled')) return;
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        buttons.querySelector<HTMLButtonElement>('button[data-choice="deny"]:not(:disabled)')?.click();
+      } else if (event.target instanceof HTMLButtonElement && event.key.length === 1 && !event.ctrlKey && !event.metaKey && !event.altKey) {
+        this.prompt.focus(); // typing a message: the character goes to the prompt, not to a button
+      }
+    });
     this.transcript.activeRunElement().appendChild(card);
+    this.focusWaiting();
   }
 
   close(msg: ToWebviewOf<'permissionClosed'>): void {
     const card = findByData(this.messages, '.permission', 'permissionId', msg.id);
     if (!card) return;
     card.classList.add('settled', msg.allowed === true ? 'allowed' : msg.allowed === false ? 'denied' : 'withdrawn');
+    const hadFocus = card.contains(document.activeElement);
     card.querySelector('.permission-buttons')?.replaceChildren(el('span', 'permission-outcome', msg.label));
+    card.querySelector('.permission-keys')?.remove();
+    // The next waiting card, if any, takes the keys.
+    if (hadFocus && !this.focusWaiting()) this.prompt.focus({ preventScroll: true });
   }
 }

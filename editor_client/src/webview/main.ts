@@ -16,6 +16,7 @@ import { Header } from './header';
 import { SessionList } from './sessions';
 import { Transcript } from './transcript';
 import { Welcome } from './welcome';
+import { Working } from './working';
 
 const messagesEl = byId('messages', HTMLElement);
 const earlierButton = byId('earlier', HTMLButtonElement);
@@ -25,7 +26,9 @@ let session: SessionInfo | null = null;
 const transcript = new Transcript();
 const welcome = new Welcome(() => transcript.isEmpty);
 const header = new Header();
-const approvals = new Approvals(messagesEl, transcript);
+const approvals = new Approvals(messagesEl, transcript, byId('prompt', HTMLTextAreaElement));
+const working = new Working();
+transcript.el.after(working.el);
 const follow = new Follow(messagesEl, transcript.el);
 const composer = new Composer(() => welcome.update(), () => follow.follow());
 const sessionList = new SessionList(() => session?.id ?? null);
@@ -38,6 +41,7 @@ const HANDLERS: Handlers = {
     header.resetContext();
     transcript.clear();
     welcome.update();
+    working.stop();
     follow.follow(); // the session shown next lands on its newest message
   },
   session: (msg) => {
@@ -66,24 +70,51 @@ const HANDLERS: Handlers = {
   },
   runStarted: (msg) => {
     transcript.runStarted(msg.runId);
+    working.start(msg.runId);
     composer.setRunning(true);
   },
   stepStart: (msg) => transcript.stepStart(msg),
-  text: (msg) => transcript.text(msg),
-  thinking: (msg) => transcript.thinking(msg),
-  retract: (msg) => transcript.retract(msg),
-  toolCall: (msg) => transcript.toolCall(msg),
-  toolResult: (msg) => transcript.toolResult(msg),
+  text: (msg) => {
+    transcript.text(msg);
+    working.streaming(msg.runId);
+  },
+  thinking: (msg) => {
+    transcript.thinking(msg);
+    working.show(msg.runId, 'Thinking');
+  },
+  retract: (msg) => {
+    transcript.retract(msg);
+    working.show(msg.runId, 'Retrying');
+  },
+  toolCall: (msg) => {
+    transcript.toolCall(msg);
+    working.show(msg.runId, `Running ${msg.toolName}`);
+  },
+  toolResult: (msg) => {
+    transcript.toolResult(msg);
+    working.show(msg.runId, 'Thinking');
+  },
   permission: (msg) => {
     approvals.show(msg);
+    working.show(runOf(msg.id), `Waiting for your approval of ${msg.toolName}`);
     follow.needsAttention();
   },
-  permissionClosed: (msg) => approvals.close(msg),
+  permissionClosed: (msg) => {
+    approvals.close(msg);
+    working.show(runOf(msg.id), msg.allowed === true ? 'Working' : 'Thinking');
+  },
+  runTokens: (msg) => working.setTokens(msg.runId, msg.tokens),
   runEnded: (msg) => {
+    working.stop(msg.runId);
     if (transcript.runEnded(msg)) composer.setRunning(false);
   },
   notice: (msg) => transcript.notice(msg),
 };
+
+/** The run of a permission card (its id is `<runId>/<toolCallId>`). */
+function runOf(permissionId: string): string {
+  return permissionId.slice(0, permissionId.lastIndexOf('/'));
+}
 
 /** Applies one message; a kind this version does not know is ignored. */
 function handle(msg: ToWebview): void {

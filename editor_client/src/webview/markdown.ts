@@ -1,26 +1,34 @@
 // Markdown of the model's answers, rendered with markdown-it: raw HTML disabled (it is shown
 // as text), images shown as links (the CSP loads none), code blocks with Copy and Insert
-// buttons, table alignment as classes (the CSP allows no inline style). Streaming text is rendered block by block: finished blocks (up to the last blank
+// buttons and syntax highlighting (highlight.ts), task lists as read-only checkboxes, table
+// alignment as classes (the CSP allows no inline style). Streaming text is rendered block by block: finished blocks (up to the last blank
 // line outside a code fence) are rendered once and kept; only the unfinished tail is
 // rendered again on each frame, so a long answer costs the same per frame as a short one.
 import MarkdownIt from 'markdown-it';
+import { highlight } from './highlight';
 
 const md = new MarkdownIt({ html: false, linkify: true, breaks: false, typographer: false });
 
-md.renderer.rules.fence = (tokens, idx) => {
+/** Longer code is shown without highlighting (it would cost a long task). */
+const MAX_HIGHLIGHT = 100_000;
+
+const fence: NonNullable<typeof md.renderer.rules.fence> = (tokens, idx, _options, env) => {
   const token = tokens[idx];
   if (token === undefined) return '';
   const lang = token.info.trim().split(/\s+/)[0] ?? '';
+  // The block still streaming is shown plain, and highlighted once when it is complete.
+  const code = (env as { streaming?: boolean } | undefined)?.streaming || token.content.length > MAX_HIGHLIGHT ? md.utils.escapeHtml(token.content) : highlight(token.content, lang);
   const langAttr = lang ? ` data-lang="${md.utils.escapeHtml(lang)}"` : '';
   return (
     `<div class="code-block"${langAttr}><div class="code-actions">` +
     (lang ? `<span class="code-lang">${md.utils.escapeHtml(lang)}</span>` : '') +
     '<button type="button" class="code-copy" title="Copy to the clipboard">Copy</button>' +
     '<button type="button" class="code-insert" title="Insert at the cursor of the active editor">Insert</button>' +
-    `</div><pre><code>${md.utils.escapeHtml(token.content)}</code></pre></div>\n`
+    `</div><pre><code>${code}</code></pre></div>\n`
   );
 };
-md.renderer.rules.code_block = md.renderer.rules.fence;
+md.renderer.rules.fence = fence;
+md.renderer.rules.code_block = fence;
 
 // Images would be fetched from anywhere: show them as links instead.
 md.renderer.rules.image = (tokens, idx) => {
@@ -44,8 +52,27 @@ for (const rule of ['th_open', 'td_open'] as const) {
   };
 }
 
-export function renderMarkdown(source: string): string {
-  return md.render(source);
+// Task lists: a list item that starts with "[ ] " or "[x] " shows a checkbox (read-only) instead.
+md.core.ruler.after('inline', 'task_lists', (state) => {
+  const tokens = state.tokens;
+  for (let i = 2; i < tokens.length; i++) {
+    const inline = tokens[i];
+    if (inline?.type !== 'inline' || tokens[i - 1]?.type !== 'paragraph_open' || tokens[i - 2]?.type !== 'list_item_open') continue;
+    const first = inline.children?.[0];
+    const mark = first?.type === 'text' ? /^\[([ xX])\] /.exec(first.content) : null;
+    if (first === undefined || mark === null) continue;
+    first.content = first.content.slice(mark[0].length);
+    const box = new state.Token('html_inline', '', 0);
+    const done = mark[1] !== ' ';
+    box.content = `<input type="checkbox" class="task-box" disabled${done ? ' checked' : ''} aria-label="${done ? 'done' : 'to do'}">`;
+    inline.children?.unshift(box);
+    tokens[i - 2]?.attrJoin('class', 'task');
+  }
+});
+
+/** `streaming`: the text is not complete (its last code block is shown without highlighting). */
+export function renderMarkdown(source: string, streaming = false): string {
+  return md.render(source, { streaming });
 }
 
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
@@ -113,6 +140,6 @@ export class MarkdownStream {
       this.stableEnd = end;
     }
     const rest = this.source.slice(this.stableEnd);
-    this.tail.innerHTML = rest === '' ? '' : renderMarkdown(rest);
+    this.tail.innerHTML = rest === '' ? '' : renderMarkdown(rest, !final);
   }
 }

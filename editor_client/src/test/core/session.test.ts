@@ -238,6 +238,27 @@ describe('Session', () => {
     await running;
   });
 
+  it('denies with what to do instead, when the server takes it', async () => {
+    const connection = new FakeConnection();
+    const posted: ToWebview[] = [];
+    const features = { steering: false, permissionRules: true, usage: false, compaction: false, configuration: false, activeDocument: false, denyFeedback: true };
+    const session = new Session({ connection, workspaceFolder: '/w', post: (m) => posted.push(m), features });
+    const params = { runId: 'r', sessionId: 's', toolCallId: 'c', toolName: 'write_file', args: { path: 'a' }, workspaceFolder: '/w' };
+    const answer = connection.request('cody/requestPermission', params);
+    const shown = posted.at(-1);
+    assert.ok(shown?.type === 'permission' && shown.feedback === true, 'the card offers it');
+    await session.handle({ type: 'permissionAnswer', id: 'r/c', choice: 'deny', feedback: '  use notes.md  ' });
+    assert.deepEqual(await answer, { outcome: 'deny', feedback: 'use notes.md' });
+    assert.deepEqual(posted.at(-1), { type: 'permissionClosed', id: 'r/c', label: 'Denied: “use notes.md”', allowed: false });
+    // Feedback with an allow means nothing; an older server never gets it.
+    const allowed = connection.request('cody/requestPermission', { ...params, toolCallId: 'c2' });
+    await session.handle({ type: 'permissionAnswer', id: 'r/c2', choice: 'allow', feedback: 'x' });
+    assert.deepEqual(await allowed, { outcome: 'allow' });
+    const older = new Session({ connection: new FakeConnection(), workspaceFolder: '/w', post: () => undefined });
+    assert.equal(older.answerPermission('none', 'deny', 'x'), false);
+    session.dispose();
+  });
+
   it('withdraws a permission card when the server cancels the request', async () => {
     const { connection, posted, session, runAnswers } = setup();
     const running = session.send('run tests');
@@ -373,6 +394,9 @@ describe('Session', () => {
     const page = historyMessages(older, ends.slice(0, 2), false);
     assert.deepEqual(page.filter((m) => m.type === 'runEnded').map((m) => m.type === 'runEnded' && m.runId), ['history-r0'], 'r1 goes on in the newer page: no end yet');
     assert.deepEqual(historyMessages(newer).filter((m) => m.type === 'runEnded').length, 1, 'a server without runs: only the markers');
+    const none = { inputTokens: 0, outputTokens: 0, totalTokens: 0 };
+    const committed = historyMessages([at(0, 'rq', { content: 'A note, no model call' })], [{ runId: 'rq', status: 'done', usage: none }]);
+    assert.deepEqual(committed.map((m) => m.type), ['user'], 'a message committed without a model call has no Done');
   });
 
   it('starts a new session with cody/createSession and runs in it', async () => {

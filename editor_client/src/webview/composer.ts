@@ -2,6 +2,7 @@
 // as the run's state and the server's steering allow, and the queued messages as chips.
 import type { QueuedMessage } from '../protocol';
 import { byId, el, vscode } from './dom';
+import { SlashMenu, type SlashCommand } from './slash';
 
 export class Composer {
   private readonly form = byId('composer', HTMLFormElement);
@@ -10,6 +11,7 @@ export class Composer {
   private readonly stopButton = byId('stop', HTMLButtonElement);
   private readonly sendNowButton = byId('send-now', HTMLButtonElement);
   private readonly queue = byId('queue', HTMLElement);
+  private readonly slash: SlashMenu;
   private running = false;
   /** The server queues messages sent while a run goes (steering). */
   private steering = false;
@@ -18,13 +20,17 @@ export class Composer {
     private readonly changed: () => void,
     /** A message was sent (the transcript shows it). */
     private readonly sent: () => void,
+    commands: SlashCommand[] = [],
   ) {
+    this.slash = new SlashMenu(this.prompt, commands);
+    this.prompt.before(this.slash.el);
     this.form.addEventListener('submit', (event) => {
       event.preventDefault();
       this.send();
     });
     this.prompt.addEventListener('keydown', (event) => {
-      if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      if (event.isComposing || this.slash.key(event)) return;
+      if (event.key === 'Enter' && !event.shiftKey) {
         event.preventDefault();
         this.send();
       }
@@ -67,8 +73,21 @@ export class Composer {
     );
   }
 
+  /** Puts a message in the input to change and send again (a user message's Edit). */
+  edit(text: string): void {
+    this.prompt.value = text;
+    this.prompt.focus();
+    this.prompt.setSelectionRange(text.length, text.length);
+  }
+
   private send(priority?: 'now'): void {
-    const text = this.prompt.value;
+    const command = this.slash.command(this.prompt.value);
+    if (command !== undefined) {
+      this.slash.run(command);
+      return;
+    }
+    // "//text" is the message "/text".
+    const text = this.prompt.value.startsWith('//') ? this.prompt.value.slice(1) : this.prompt.value;
     if (text.trim() === '' || (this.running && !this.steering)) return;
     if (this.running) vscode.postMessage({ type: 'send', text, priority: priority ?? 'next' });
     else vscode.postMessage({ type: 'send', text });

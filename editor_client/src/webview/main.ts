@@ -30,7 +30,20 @@ const approvals = new Approvals(messagesEl, transcript, byId('prompt', HTMLTextA
 const working = new Working();
 transcript.el.after(working.el);
 const follow = new Follow(messagesEl, transcript.el);
-const composer = new Composer(() => welcome.update(), () => follow.follow());
+let compaction = false;
+const composer = new Composer(
+  () => welcome.update(),
+  () => follow.follow(),
+  [
+    { name: 'new', description: 'Start a new session', run: () => newSession() },
+    { name: 'compact', description: 'Summarize the older history now', run: () => vscode.postMessage({ type: 'compact' }), available: () => compaction },
+    { name: 'stop', description: 'Stop the running run', run: () => vscode.postMessage({ type: 'stop' }), available: () => transcript.activeRunId !== null },
+    { name: 'sessions', description: 'Open the sessions of this folder', run: () => sessionList.open() },
+    { name: 'rules', description: 'The folder\'s approval rules', run: () => postAction('approvalRules') },
+    { name: 'settings', description: 'Cody\'s settings', run: () => postAction('configure') },
+    { name: 'key', description: 'Set the API key', run: () => postAction('setApiKey') },
+  ],
+);
 const sessionList = new SessionList(() => session?.id ?? null);
 
 type Handlers = { [K in ToWebview['type']]: (msg: ToWebviewOf<K>) => void };
@@ -65,6 +78,7 @@ const HANDLERS: Handlers = {
   compacted: (msg) => transcript.compacted(msg),
   queue: (msg) => composer.showQueue(msg.queued),
   features: (msg) => {
+    compaction = msg.compaction;
     compactButton.hidden = !msg.compaction;
     composer.setSteering(msg.steering);
   },
@@ -169,10 +183,11 @@ function postAction(command: string, setting?: string): void {
 
 compactButton.addEventListener('click', () => vscode.postMessage({ type: 'compact' }));
 byId('approval-rules', HTMLButtonElement).addEventListener('click', () => postAction('approvalRules'));
-byId('new-session', HTMLButtonElement).addEventListener('click', () => {
+function newSession(): void {
   sessionList.close();
   vscode.postMessage({ type: 'newSession' });
-});
+}
+byId('new-session', HTMLButtonElement).addEventListener('click', newSession);
 earlierButton.addEventListener('click', () => {
   earlierButton.disabled = true;
   vscode.postMessage({ type: 'loadEarlier' });
@@ -192,7 +207,12 @@ messagesEl.addEventListener('click', (event) => {
   const button = node.closest('button');
   if (button === null) return;
   const code = button.closest('.code-block')?.querySelector('code')?.textContent ?? '';
-  if (button.classList.contains('code-copy')) {
+  if (button.classList.contains('msg-copy')) {
+    const answer = button.closest<HTMLElement>('.msg.assistant');
+    if (answer) vscode.postMessage({ type: 'copy', text: transcript.answerText(answer) });
+  } else if (button.classList.contains('msg-edit')) {
+    composer.edit(button.closest('.msg.user')?.firstChild?.textContent ?? '');
+  } else if (button.classList.contains('code-copy')) {
     vscode.postMessage({ type: 'copy', text: code });
     button.textContent = 'Copied';
     setTimeout(() => (button.textContent = 'Copy'), 1500);

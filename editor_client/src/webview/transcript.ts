@@ -67,6 +67,8 @@ export class Transcript {
   private readonly runs = new Map<string, RunView>();
   /** Steps whose Markdown changed since the last frame. */
   private readonly dirty = new Set<MarkdownStream>();
+  /** Each answer element's texts (its steps' Markdown), for its Copy button. */
+  private readonly answers = new WeakMap<HTMLElement, MarkdownStream[]>();
   /** The run shown as running (its end clears it). */
   activeRunId: string | null = null;
   /** Where the next message goes: the transcript, or a fragment of older messages being prepended. */
@@ -89,6 +91,7 @@ export class Transcript {
 
   user(msg: ToWebviewOf<'user'>): void {
     const user = el('div', 'msg user', msg.text);
+    user.appendChild(iconButton('msg-edit', 'Edit and send again (puts the message in the input)'));
     const run = msg.runId !== undefined ? this.runs.get(msg.runId) : undefined;
     if (run !== undefined && run.el.childElementCount === 0 && run.el.parentNode !== null) {
       // The run's own prompt, before it showed anything: above the run.
@@ -111,7 +114,12 @@ export class Transcript {
     const run = this.runView(msg.runId);
     clearRetry(run);
     const current = this.currentStep(run);
-    if (!current.text) current.text = new MarkdownStream(current.el.appendChild(el('div', 'text markdown')));
+    if (!current.text) {
+      current.text = new MarkdownStream(current.el.appendChild(el('div', 'text markdown')));
+      const texts = this.answers.get(run.el) ?? [];
+      texts.push(current.text);
+      this.answers.set(run.el, texts);
+    }
     current.text.append(msg.text);
     this.dirty.add(current.text);
   }
@@ -172,6 +180,9 @@ export class Transcript {
     const buttons = actionButtons(msg.actions);
     if (buttons) state.appendChild(buttons);
     run.el.appendChild(state);
+    if (this.answers.has(run.el) && run.el.querySelector(':scope > .msg-copy') === null) {
+      run.el.appendChild(iconButton('msg-copy', 'Copy the answer'));
+    }
     if (this.activeRunId !== msg.runId) return false;
     this.activeRunId = null;
     return true;
@@ -193,6 +204,11 @@ export class Transcript {
   activeRunElement(): HTMLElement {
     const run = this.activeRunId ? this.runs.get(this.activeRunId) : undefined;
     return run ? run.el : this.el;
+  }
+
+  /** The whole text of the answer element `answer` (its steps' Markdown), for Copy. */
+  answerText(answer: HTMLElement): string {
+    return (this.answers.get(answer) ?? []).map((stream) => stream.text.trim()).filter((text) => text !== '').join('\n\n');
   }
 
   /** Renders the Markdown that changed since the last frame. */
@@ -249,6 +265,15 @@ export class Transcript {
     }
     run.step = null;
   }
+}
+
+/** A button shown on hover, its icon from the CSS (so the message's text stays its own). */
+function iconButton(className: string, title: string): HTMLButtonElement {
+  const button = el('button', `icon msg-action ${className}`);
+  button.type = 'button';
+  button.title = title;
+  button.setAttribute('aria-label', title);
+  return button;
 }
 
 /** A retry notice passes: it goes away when the run shows something new. */

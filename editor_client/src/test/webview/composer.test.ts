@@ -1,0 +1,72 @@
+// The composer (composer.ts, slash.ts) and the messages' own actions in Chromium: slash commands
+// listed and run, "//" to send a slash, Copy the whole answer, Edit a prompt to send it again.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { WebviewPage } from '../support/webviewPage';
+
+describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
+  let view: WebviewPage;
+  const last = async () => (await view.postedBack()).at(-1);
+
+  before(async () => {
+    view = await WebviewPage.open();
+    await view.post({ type: 'features', steering: true, compaction: true });
+  });
+
+  after(async () => {
+    await view?.close();
+  });
+
+  it('lists the slash commands as "/" is typed and runs the one chosen', async () => {
+    await view.page.focus('#prompt');
+    await view.page.keyboard.type('/');
+    const names = () => view.page.locator('.slash-menu .slash-name').allInnerTexts();
+    assert.deepEqual(await names(), ['/new', '/compact', '/sessions', '/rules', '/settings', '/key'], '/stop only while a run goes');
+    await view.page.keyboard.type('co');
+    assert.deepEqual(await names(), ['/compact']);
+    await view.page.keyboard.press('Enter');
+    assert.deepEqual(await last(), { type: 'compact' });
+    assert.equal(await view.page.inputValue('#prompt'), '');
+    assert.equal(await view.page.locator('.slash-menu').isVisible(), false);
+    await view.page.keyboard.type('/');
+    await view.page.keyboard.press('ArrowDown');
+    await view.page.keyboard.press('ArrowDown');
+    await view.page.keyboard.press('Tab');
+    assert.equal(await view.page.locator('#sessions').isVisible(), true, '/sessions opened the list');
+    await view.page.click('#sessions-toggle');
+  });
+
+  it('runs a message that is exactly a command, and sends "//text" as "/text"', async () => {
+    await view.page.fill('#prompt', '/new ');
+    await view.page.press('#prompt', 'Escape');
+    await view.page.press('#prompt', 'Enter');
+    assert.deepEqual(await last(), { type: 'newSession' });
+    await view.page.fill('#prompt', '//etc/hosts is what file?');
+    await view.page.press('#prompt', 'Enter');
+    assert.deepEqual(await last(), { type: 'send', text: '/etc/hosts is what file?' });
+    await view.page.fill('#prompt', '/unknown thing');
+    await view.page.press('#prompt', 'Enter');
+    assert.deepEqual(await last(), { type: 'send', text: '/unknown thing' }, 'not a command: sent as it is');
+  });
+
+  it('copies a whole answer, and puts a prompt back in the input to edit', async () => {
+    await view.post({ type: 'user', text: 'Explain the plan' }, { type: 'runStarted', runId: 'a1' }, { type: 'stepStart', runId: 'a1' });
+    await view.post({ type: 'text', runId: 'a1', text: 'First **step**.' });
+    await view.post({ type: 'toolCall', runId: 'a1', toolCallId: 'c', toolName: 'read_file', summary: 'read_file a', detail: 'a', diff: false });
+    await view.post({ type: 'toolResult', runId: 'a1', toolCallId: 'c', toolName: 'read_file', ok: true, summary: '1 line', content: 'x' });
+    await view.post({ type: 'stepStart', runId: 'a1' }, { type: 'text', runId: 'a1', text: 'Then the second.' });
+    await view.post({ type: 'runEnded', runId: 'a1', status: 'done', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } });
+    const answer = view.page.locator('.msg.assistant[data-run-id="a1"]');
+    await answer.hover();
+    await answer.locator('.msg-copy').click();
+    assert.deepEqual(await last(), { type: 'copy', text: 'First **step**.\n\nThen the second.' });
+    assert.equal(await view.page.locator('.msg.user').last().innerText(), 'Explain the plan', 'the bubble\'s text is only its message');
+    await view.page.locator('.msg.user').last().hover();
+    await view.page.locator('.msg.user').last().locator('.msg-edit').click();
+    assert.equal(await view.page.inputValue('#prompt'), 'Explain the plan');
+  });
+
+  it('had no script errors or CSP violations', () => {
+    assert.deepEqual(view.problems, []);
+  });
+});

@@ -47,6 +47,8 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('cody.cancel', () => chat.session?.cancel()),
     vscode.commands.registerCommand('cody.restartServer', () => chat.connect()),
     vscode.commands.registerCommand('cody.showOutput', () => output.show(true)),
+    // Opens the panel and gives it the keyboard (a waiting approval card takes it: Enter, Escape).
+    vscode.commands.registerCommand('cody.focus', () => vscode.commands.executeCommand(`${ChatPanel.viewType}.focus`)),
     vscode.commands.registerCommand('cody.configure', () => editor.run('configure')),
     vscode.commands.registerCommand('cody.permissionRules', () => chat.showRules()),
     vscode.commands.registerCommand('cody.setApiKey', async () => {

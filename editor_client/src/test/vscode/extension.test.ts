@@ -1,6 +1,6 @@
 // The extension activated against a mocked `vscode` module and a recording LanguageClient.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -72,6 +72,13 @@ describe('extension activation', () => {
     for (const command of ['cody.newSession', 'cody.cancel', 'cody.restartServer', 'cody.setApiKey', 'cody.configure', 'cody.permissionRules']) {
       assert.ok(fake.record.commands.has(command), `${command} is registered`);
     }
+  });
+
+  it('"Cody: Open Chat" (Ctrl+Alt+C) opens and focuses the panel', async () => {
+    await fake.record.commands.get('cody.focus')!();
+    assert.deepEqual(fake.record.executed.at(-1), { id: 'cody.chat.focus', args: [] });
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as { contributes: { keybindings: Array<{ command: string; key: string }> } };
+    assert.deepEqual(pkg.contributes.keybindings.find((k) => k.command === 'cody.focus')?.key, 'ctrl+alt+c');
   });
 
   it('moves a plain-text API key setting to the secret storage and clears the setting', () => {

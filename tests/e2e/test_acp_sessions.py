@@ -69,7 +69,9 @@ async def test_load_after_a_restart_replays_the_whole_conversation(acp, provider
     assert replay[3]["status"] == "completed" and "alpha" in replay[3]["content"][-1]["content"]["text"]
     assert replay[4]["content"]["text"] == "It says alpha."
     assert replay[5] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "talk"}}
-    assert "interrupted by the user" in replay[6]["content"]["text"]  # the cancelled turn's marker, as text
+    assert replay[6]["sessionUpdate"] == "agent_message_chunk" and replay[6]["content"]["text"].startswith("word")
+    # ^ what the cancelled turn had streamed (kept for display), then its marker, as text
+    assert "interrupted by the user" in replay[7]["content"]["text"]
     assert kinds[-1] == "available_commands_update"  # after the answer
     # The loaded session goes on where it was: its history reaches the model.
     provider.add(Reply(text="Still alpha."))

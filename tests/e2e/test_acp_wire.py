@@ -134,11 +134,12 @@ async def test_the_end_of_input_cancels_and_commits_the_turn_and_exits_0(raw, pr
     assert (await agent.answer(2, timeout=20))["result"] == {"stopReason": "cancelled"}
     assert await asyncio.wait_for(agent.process.wait(), 20) == 0
     with sqlite3.connect(db_path) as db:
-        kinds = [
-            row[0] for row in db.execute("SELECT kind FROM messages WHERE session_id = ? ORDER BY position", (session,))
-        ]
+        rows = list(
+            db.execute("SELECT kind, for_model FROM messages WHERE session_id = ? ORDER BY position", (session,))
+        )
         status = db.execute("SELECT status FROM runs WHERE session_id = ?", (session,)).fetchone()[0]
-    assert kinds == ["message", "interrupted"] and status == "cancelled"
+    # The prompt, the answer streamed so far (for display only), the interrupted marker.
+    assert rows == [("message", 1), ("message", 0), ("interrupted", 1)] and status == "cancelled"
 
 
 async def test_cancel_request_cancels_a_prompt(raw, provider, workspace: Path):

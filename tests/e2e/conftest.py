@@ -1,11 +1,14 @@
-"""Fixtures of the CLI tests (the shared ones are in tests/conftest.py)."""
+"""Fixtures of the CLI and MCP tests (the shared ones are in tests/conftest.py)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ..conftest import server_env
 from .cli_support import PROMPT, Terminal, cli_env
 
 
@@ -25,3 +28,16 @@ async def chat(provider, db_path: Path, workspace: Path):
     yield start
     for term in started:
         term.kill()
+
+
+@pytest.fixture
+def mcp_env(provider, db_path: Path, tmp_path: Path):
+    """The server's environment with these MCP servers in CODY_MCP_CONFIG (and no user file)."""
+
+    def make(servers: dict[str, Any] | None = None, **extra: str) -> dict[str, str]:
+        env = server_env(provider, db_path, XDG_CONFIG_HOME=str(tmp_path / "config"), **extra)
+        if servers is not None:
+            env["CODY_MCP_CONFIG"] = json.dumps({"mcpServers": servers})
+        return env
+
+    return make

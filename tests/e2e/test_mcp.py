@@ -41,19 +41,6 @@ def time_server(*args: str) -> dict[str, Any]:
     return {"command": str(TIME), "args": list(args)}
 
 
-@pytest.fixture
-def mcp_env(provider, db_path: Path, tmp_path: Path):
-    """The server's environment with these MCP servers in CODY_MCP_CONFIG (and no user file)."""
-
-    def make(servers: dict[str, Any] | None = None, **extra: str) -> dict[str, str]:
-        env = server_env(provider, db_path, XDG_CONFIG_HOME=str(tmp_path / "config"), **extra)
-        if servers is not None:
-            env["CODY_MCP_CONFIG"] = json.dumps({"mcpServers": servers})
-        return env
-
-    return make
-
-
 def call(name: str, args: dict[str, Any] | None = None) -> Reply:
     return Reply(tool_calls=[ToolCall(name, args or {})])
 

@@ -25,7 +25,7 @@ import pytest
 
 from cody_lsp.testing.provider import Reply
 
-from .test_mcp import EVERYTHING, call, everything, mcp_env, offered, results_of  # noqa: F401 (fixture)
+from .test_mcp import EVERYTHING, call, everything, offered, results_of
 
 pytestmark = pytest.mark.timeout(90)
 
@@ -121,7 +121,9 @@ async def test_http_servers_get_the_definitions_headers(wire_factory, provider, 
         assert results_of(chunks)[0]["content"] == f"Echo: over {mode}"
         listing = await wire.request("cody/listMcpServers", {})
         (web,) = listing["servers"]
-        assert web["state"] == "ready" and {"name": "mcp__web__echo", "readOnly": True}.items() <= web["tools"][0].items()
+        assert (
+            web["state"] == "ready" and {"name": "mcp__web__echo", "readOnly": True}.items() <= web["tools"][0].items()
+        )
         sent = bytes(recorder.received).decode("latin-1").lower()
         requests = sent.count("http/1.1\r\n")
         assert requests >= 3  # initialize, initialized, tools/list, tools/call: each carries the header

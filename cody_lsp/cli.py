@@ -20,6 +20,7 @@ from . import __version__
 
 if TYPE_CHECKING:
     from .server.lsp.early_initialize import EarlyStart
+    from .server.lsp.server import CodyServer
 
 # name: (module whose main(argv) runs it, or None for the server; one line for --help)
 COMMANDS: dict[str, tuple[str | None, str]] = {
@@ -58,7 +59,26 @@ def build_parser() -> tuple[argparse.ArgumentParser, argparse.ArgumentParser]:
         "by default, or on a TCP socket. This is what `cody-lsp` without a command does.",
     )
     serve_parser.add_argument("--stdio", action="store_true", help="serve on stdin/stdout (the default)")
-    serve_parser.add_argument("--tcp", metavar="HOST:PORT", help="serve on a TCP socket instead (port 0: a free one)")
+    serve_parser.add_argument(
+        "--tcp",
+        metavar="HOST:PORT",
+        help="serve on a TCP socket instead (port 0: a free one; loopback only unless --allow-remote); a client "
+        "must present the connection token the server makes (or CODY_TCP_TOKEN, or --token-file)",
+    )
+    serve_parser.add_argument(
+        "--unix", metavar="PATH", help="serve on a Unix socket made at PATH (mode 0600: your user only; no token)"
+    )
+    serve_parser.add_argument(
+        "--token-file",
+        metavar="PATH",
+        help="with --tcp: the connection token is the first line of this file (mode 0600)",
+    )
+    serve_parser.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="with --tcp: allow an address that is not loopback (0.0.0.0, ::, a LAN address): anyone who can "
+        "reach it and has the token drives an agent that runs commands as you",
+    )
     commands.add_parser(
         "acp",
         help=COMMANDS["acp"][1],
@@ -119,12 +139,22 @@ def serve(args: argparse.Namespace) -> int:
 
     config_file.apply()  # the file's settings where the environment has none (its problem fails every run)
     address = None
+    if args.tcp and args.unix:
+        print("cody-lsp: --tcp and --unix cannot be used together; choose one", file=sys.stderr)
+        return 2
+    if (args.token_file or args.allow_remote) and not args.tcp:
+        print("cody-lsp: --token-file and --allow-remote go with --tcp HOST:PORT", file=sys.stderr)
+        return 2
     if args.tcp:
         address = parse_address(args.tcp)
         if address is None:
             print(f"cody-lsp: --tcp wants HOST:PORT (e.g. 127.0.0.1:7000), not '{args.tcp}'", file=sys.stderr)
             return 2
-    else:
+        remote = _remote_problem(address[0], args.allow_remote)
+        if remote is not None:
+            print(f"cody-lsp: {remote}", file=sys.stderr)
+            return 2
+    elif not args.unix:
         problem = stdin_problem()
         if problem is not None:
             message, code = problem
@@ -138,11 +168,18 @@ def serve(args: argparse.Namespace) -> int:
                 "Ctrl+C stops the server.",
                 file=sys.stderr,
             )
+    token = None
+    if address is not None:
+        try:
+            token = _given_token(args.token_file)
+        except ValueError as exc:
+            print(f"cody-lsp: {exc}", file=sys.stderr)
+            return 2
     _setup_logging()
     if config_file.problem() is not None:
         logging.getLogger(__name__).warning("%s (every run fails until it is fixed)", config_file.problem())
     early = None
-    if address is None and not sys.stdin.isatty():
+    if address is None and not args.unix and not sys.stdin.isatty():
         try:
             early = _answer_initialize_early()
         except KeyboardInterrupt:  # SIGINT or SIGTERM before the server was up
@@ -155,20 +192,10 @@ def serve(args: argparse.Namespace) -> int:
     from .testing import loop_lag as diagnostics  # noqa: F401 - event-loop lag report, only with CODY_LOOP_LAG_REPORT
 
     server = create_server()
-    if address is not None:
-        host, port = address
-
-        def listening(bound_host: str, bound_port: int) -> None:
-            print(f"listening on {_join(bound_host, bound_port)}", file=sys.stderr, flush=True)
-
-        try:
-            server.start_tcp(host, port, on_listening=listening)
-        except OSError as exc:
-            reason = os.strerror(exc.errno) if exc.errno else str(exc)
-            print(f"cody-lsp: cannot listen on {_join(host, port)}: {reason}", file=sys.stderr)
-            return 2
-        except KeyboardInterrupt:
-            pass
+    if address is not None or args.unix:
+        failed = _serve_socket(server, address, args, token)
+        if failed:
+            return failed
     else:
         server.start_io(early=early)
     # The stdin reader thread may still be blocked in read(): leave without joining it.
@@ -236,6 +263,97 @@ def acp(argv: list[str]) -> int:
         except (OSError, ValueError):
             pass
     os._exit(code)
+
+
+def _serve_socket(
+    server: CodyServer, address: tuple[str, int] | None, args: argparse.Namespace, token: str | None
+) -> int:
+    """Serve on --tcp or --unix until the client is done; 2 when the socket cannot be made."""
+    from pathlib import Path
+
+    from .config import token_path
+    from .server.lsp.listen import new_token, write_token_file
+
+    made_file: list[Path] = []
+    if address is not None:
+        where = _join(*address)
+        source = "CODY_TCP_TOKEN" if args.token_file is None else args.token_file
+        secret = token or new_token()
+
+        def listening(bound: tuple[str, int]) -> None:
+            if token is None:  # made here: written to a file of the user's only, which the client reads
+                path = token_path(int(bound[1]))
+                write_token_file(path, secret)
+                made_file.append(path)
+                told = f"the connection token is in {path}"
+            else:
+                told = f"the connection token is the one in {source}"
+            print(f"listening on {_join(str(bound[0]), int(bound[1]))}", file=sys.stderr)
+            print(
+                f"cody-lsp: {told}; a client presents it as the header `Cody-Token: <token>` of its first message "
+                "(protocol.md, Transport)",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        def start() -> None:
+            server.serve_tcp(address[0], address[1], on_listening=listening, token=secret)
+
+    else:
+        where = args.unix
+        path = Path(args.unix).expanduser().absolute()
+
+        def unix_listening(_bound: object) -> None:
+            print(f"listening on {path}", file=sys.stderr, flush=True)
+
+        def start() -> None:
+            server.serve_unix(path, on_listening=unix_listening)
+
+    try:
+        start()
+    except OSError as exc:
+        reason = os.strerror(exc.errno) if exc.errno else str(exc)
+        print(f"cody-lsp: cannot listen on {where}: {reason}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for path in made_file:
+            path.unlink(missing_ok=True)
+    return 0
+
+
+def _given_token(token_file: str | None) -> str | None:
+    """The connection token the user gave (--token-file, CODY_TCP_TOKEN), or None: the server makes one."""
+    from pathlib import Path
+
+    from .protocol.wire import TOKEN_VARIABLE
+    from .server.lsp.listen import check_token, read_token_file
+
+    if token_file is not None:
+        return read_token_file(Path(token_file).expanduser())
+    given = os.environ.get(TOKEN_VARIABLE)
+    return check_token(given, TOKEN_VARIABLE) if given else None
+
+
+def _remote_problem(host: str, allowed: bool) -> str | None:
+    """Why `host` cannot be served (not loopback, without --allow-remote), or None; with the
+    flag, a warning is printed."""
+    from .server.lsp.listen import is_loopback
+
+    if is_loopback(host):
+        return None
+    if not allowed:
+        return (
+            f"--tcp {host} is not a loopback address: every machine that reaches it could try to drive an agent "
+            "that runs commands as you. Use 127.0.0.1 (or --unix PATH); to serve it anyway, add --allow-remote"
+        )
+    print(
+        f"cody-lsp: warning: serving on {host}, which is not loopback (--allow-remote): the connection is not "
+        "encrypted, and anyone who can reach it and learns the token drives the agent as you",
+        file=sys.stderr,
+    )
+    return None
 
 
 def parse_address(text: str) -> tuple[str, int] | None:

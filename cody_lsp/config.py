@@ -56,13 +56,58 @@ def _env_flag(name: str) -> bool:
     raise SettingError(f"{name}={raw!r} is not 1 or 0; fix it or unset it")
 
 
+def state_dir() -> Path:
+    """`$XDG_STATE_HOME/cody-lsp` (default ~/.local/state/cody-lsp): the server's files, made 0700."""
+    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(state) / "cody-lsp"
+
+
+def private_dir(path: Path) -> None:
+    """Make the directory `path` (and its parents) if it is missing, `path` itself with mode 0700;
+    the state directory, ours, is made 0700 even when it already exists (an older cody-lsp made
+    it 0755). A directory the user chose (CODY_DB's) keeps the mode it has."""
+    if not path.is_dir():
+        path.mkdir(mode=0o700, parents=True, exist_ok=True)
+        os.chmod(path, 0o700)  # whatever the umask
+    elif path == state_dir():
+        _tighten(path, 0o700)
+
+
+def private_file(path: Path, *companions: str) -> None:
+    """Make the file `path` with mode 0600 if it is missing, and take the group's and others'
+    access away from it (and from `path` + each suffix in `companions`, such as SQLite's -wal
+    and -shm, which take the database's mode when SQLite makes them) if it exists."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600))
+    except FileExistsError:
+        pass
+    for name in (str(path), *(str(path) + suffix for suffix in companions)):
+        if os.path.exists(name):
+            _tighten(Path(name), 0o600)
+
+
+def _tighten(path: Path, mode: int) -> None:
+    try:
+        if os.stat(path).st_mode & 0o077:
+            os.chmod(path, mode)
+    except OSError as exc:  # not the owner: say so, go on
+        logging.getLogger(__name__).warning("cannot make %s private (mode %o): %s", path, mode, exc.strerror)
+
+
+def token_path(port: int) -> Path:
+    """Where `cody-lsp --tcp` writes the connection token it made for `port` (mode 0600):
+    `$XDG_RUNTIME_DIR/cody-lsp/tcp-PORT.token`, else in the state directory."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    folder = Path(runtime) / "cody-lsp" if runtime and os.path.isabs(runtime) else state_dir()
+    return folder / f"tcp-{port}.token"
+
+
 def db_path() -> Path:
-    """`CODY_DB`, else `$XDG_STATE_HOME/cody-lsp/sessions.db` (default ~/.local/state)."""
+    """`CODY_DB`, else `sessions.db` in the state directory."""
     explicit = os.environ.get("CODY_DB")
     if explicit:
         return Path(explicit).expanduser()
-    state = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(state) / "cody-lsp" / "sessions.db"
+    return state_dir() / "sessions.db"
 
 
 def missing_message(missing: list[str]) -> str:
@@ -200,6 +245,20 @@ def _approvals_mode() -> str:
 
 
 TOOL_POLICY_VALUES = ("allow", "ask", "deny")
+# From the loosest to the strictest: where two sources set a tool's policy, the stricter applies
+# (a less trusted source never loosens a more trusted one's; configuration.resolve).
+POLICY_STRICTNESS = {"allow": 0, "sandboxed": 1, "ask": 2, "deny": 3}
+
+
+def stricter(a: str, b: str) -> str:
+    """The stricter of two tool policy values."""
+    return a if POLICY_STRICTNESS.get(a, 2) >= POLICY_STRICTNESS.get(b, 2) else b
+
+
+def some_of(items: list[str], shown: int = 5) -> str:
+    """The first `shown` items and how many more: a message names a few, however many there are."""
+    text = ", ".join(items[:shown])
+    return text if len(items) <= shown else f"{text} and {len(items) - shown:,} more"
 
 
 def parse_tool_policy(raw: str) -> dict[str, str]:
@@ -285,10 +344,18 @@ def _settings_problem() -> str | None:
         _env_flag("CODY_ALLOW_VCS_WRITES")
         ContextSettings.from_env()
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
+        _env_number("CODY_MAX_QUEUED", 100)
         parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
     except SettingError as exc:
         return str(exc)
     return None
+
+
+def _max_queued() -> int:
+    try:
+        return int(_env_number("CODY_MAX_QUEUED", 100))
+    except SettingError:
+        return 100  # the problem is reported by ServerConfig.problem() on every run
 
 
 def _flush_interval() -> float:
@@ -317,6 +384,8 @@ class ServerConfig:
     # Per tool: "allow" (never ask), "ask" (ask when approvals are on) or "deny" (never run);
     # tools not named keep their default (permissions.py).
     tool_policy: dict[str, str] = field(default_factory=_tool_policy)
+    # Messages that may wait for a busy session (CODY_MAX_QUEUED; the environment only).
+    max_queued: int = field(default_factory=_max_queued)
     # A setting of the environment that does not parse: every run fails saying so.
     settings_problem: str | None = field(default_factory=_settings_problem)
     # The editor's `cody.mcpServers` (server/mcp/definitions.py reads it); the environment's

@@ -7,7 +7,9 @@
   :data:`MIN_RUN` consecutive letters and digits of the secret, whatever separates
   them (spaces, quotes, dashes, line breaks) and in any case, also inside its base64
   or hex encoding. So a key with a changed prefix, split across lines or quotes, or
-  cut short at either end is still masked.
+  cut short at either end is still masked. Only a value that can be a secret is
+  (:func:`can_be_secret`): a local endpoint's placeholder key (``none``, ``EMPTY``,
+  ``ollama``, ``sk-no-key-required``) is a word the model must read as it is.
 - :func:`protect_process` keeps commands from reading the secrets back out of the
   server process (``/proc/<server>/environ``, ``/proc/<server>/mem``).
 - :func:`cap_wire_loggers` keeps request bodies and SQL parameters out of the log.
@@ -25,7 +27,7 @@ from collections.abc import Iterable, Mapping
 log = logging.getLogger(__name__)
 
 MASK = "***"
-MIN_EXACT = 4  # shorter secrets are never replaced (they would mask ordinary words)
+MIN_SECRET = 8  # a shorter value is never a secret to mask: it would mask ordinary words
 MIN_RUN = 12  # a run of this many letters/digits of a secret is a near-copy of it
 MIN_ENV_SECRET = 12  # values of secret-looking variables this long are redacted from tool output
 PASS_ENV = "CODY_PASS_ENV"
@@ -102,7 +104,7 @@ def scrub_env(environ: Mapping[str, str]) -> dict[str, str]:
 def env_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
     """Values that tool output must not show: the API key, and the values of the
     secret-looking variables that :func:`scrub_env` removes (long enough to be keys,
-    not paths)."""
+    not paths) — each only if it can be a secret (:func:`can_be_secret`)."""
     keep = passed_through(environ)
     found = {
         value
@@ -110,9 +112,32 @@ def env_secrets(environ: Mapping[str, str]) -> tuple[str, ...]:
         if name not in keep and secret_name(name) and len(value) >= MIN_ENV_SECRET and not value.startswith(("/", "~"))
     }
     key = environ.get("CODY_MODEL_API_KEY")
-    if key and len(key) >= MIN_EXACT:
+    if key:
         found.add(key)
-    return tuple(sorted(found))
+    return tuple(sorted(value for value in found if can_be_secret(value)))
+
+
+_WORD_LETTERS = 16  # a run of letters this long or shorter, in one case, may be a word
+_WORD_DIGITS = 4  # a run of digits this long or shorter may be a number in a text (a year, a port)
+
+
+def can_be_secret(value: str) -> bool:
+    """Whether masking `value` in a text protects a secret rather than corrupting the text: it
+    has at least :data:`MIN_SECRET` characters and is not made of words only. Words: runs of
+    ASCII letters of at most 16 in one case (or capitalized), runs of at most 4 digits, whatever
+    stands between them. So ``none``, ``EMPTY``, ``ollama``, ``demo``, ``lm-studio``,
+    ``sk-no-key-required`` or ``not-needed`` are not secrets; ``sk-proj-…``, ``gsk_…`` or a hex
+    key are."""
+    if len(value) < MIN_SECRET:
+        return False
+    runs = _ALNUM.findall(value)
+    return bool(runs) and not all(_word_like(run) for run in runs)
+
+
+def _word_like(run: str) -> bool:
+    if run.isdigit():
+        return len(run) <= _WORD_DIGITS
+    return run.isalpha() and len(run) <= _WORD_LETTERS and (run.islower() or run.isupper() or run.istitle())
 
 
 # ---------------------------------------------------------------- redaction
@@ -156,8 +181,9 @@ def _grams(secrets: tuple[str, ...]) -> tuple[frozenset[str], frozenset[str]]:
 
 
 def redact_all(text: str, secrets: Iterable[str | None]) -> str:
-    """Replace each secret (at least :data:`MIN_EXACT` characters) and its near-copies by ``***``."""
-    wanted = tuple(sorted({s for s in secrets if s and len(s) >= MIN_EXACT}, key=len, reverse=True))
+    """Replace each secret and its near-copies by ``***``; a value that cannot be a secret
+    (:func:`can_be_secret`: a placeholder key, a word) leaves the text as it is."""
+    wanted = tuple(sorted({s for s in secrets if s and can_be_secret(s)}, key=len, reverse=True))
     if not wanted or not text:
         return text
     for secret in wanted:

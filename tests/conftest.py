@@ -108,7 +108,7 @@ def server_env(provider: ScriptedProvider | None, db: Path, **extra: str) -> dic
             {
                 "CODY_MODEL": "scripted-model",
                 "CODY_MODEL_BASE_URL": provider.base_url,
-                "CODY_MODEL_API_KEY": "sk-test-secret-key-123",
+                "CODY_MODEL_API_KEY": "sk-test-7Rq2Xv9LmK4pW8zN3bT6",
             }
         )
     # The user's configuration file is not the test's (config_file.py): an empty folder of its own.
@@ -125,7 +125,11 @@ async def start_wire(
     )
     client = await config.start()
     wire = CodyWire(client, env)
-    experimental = {"cody": capabilities} if capabilities else None
+    # The test client answers permission requests (allow, unless a test says otherwise), as an
+    # editor whose user approves: a client that does not declare it gets no mutating tool. A
+    # capability given as None is not declared at all.
+    declared = {k: v for k, v in {"permissions": True, **(capabilities or {})}.items() if v is not None}
+    experimental = {"cody": declared} if declared else None
     result = await client.initialize_session(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(experimental=experimental),

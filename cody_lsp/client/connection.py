@@ -74,6 +74,20 @@ class CodyConnectionError(CodyError):
         super().__init__(CONNECTION_LOST, message)
 
 
+def _made_token(port: int) -> str:
+    """The connection token a local `cody-lsp --tcp` made for `port`."""
+    from ..config import token_path
+
+    path = token_path(port)
+    try:
+        return path.read_text(encoding="utf-8").partition("\n")[0]
+    except OSError as exc:
+        raise CodyConnectionError(
+            f"no connection token for port {port}: cannot read {path} ({exc.strerror}); pass the token the "
+            f"server was given (token=…, or {wire.TOKEN_VARIABLE})"
+        ) from None
+
+
 def _file_uri(folder: str | Path) -> str:
     text = str(folder)
     if text.startswith("file:"):
@@ -290,16 +304,40 @@ class CodyClient:
         host: str,
         port: int,
         *,
+        token: str | None = None,
         workspace_folders: Sequence[str | Path] = (),
         permission_handler: PermissionHandler | None = None,
         steering: bool = False,
     ) -> CodyClient:
-        """Connect to a server listening on TCP (`cody-lsp --tcp HOST:PORT`) and initialize it."""
+        """Connect to a server listening on TCP (`cody-lsp --tcp HOST:PORT`) and initialize it.
+
+        `token`: the server's connection token; by default `CODY_TCP_TOKEN`, else the one the
+        server made and wrote for `port` on this machine (`config.token_path`)."""
+        secret = token or os.environ.get(wire.TOKEN_VARIABLE) or _made_token(port)
         self = cls(permission_handler, steering=steering)
         try:
             reader, writer = await asyncio.open_connection(host, port, limit=2**24)
         except OSError as exc:
             raise CodyConnectionError(f"could not connect to cody-lsp at {host}:{port}: {exc}") from None
+        writer.write(f"{wire.TOKEN_HEADER}: {secret.strip()}\r\n".encode())  # a header of the first message
+        self._start(reader, writer)
+        return await self._initialize_or_abort(workspace_folders)
+
+    @classmethod
+    async def connect_unix(
+        cls,
+        path: str | Path,
+        *,
+        workspace_folders: Sequence[str | Path] = (),
+        permission_handler: PermissionHandler | None = None,
+        steering: bool = False,
+    ) -> CodyClient:
+        """Connect to a server listening on a Unix socket (`cody-lsp --unix PATH`) and initialize it."""
+        self = cls(permission_handler, steering=steering)
+        try:
+            reader, writer = await asyncio.open_unix_connection(str(path), limit=2**24)
+        except OSError as exc:
+            raise CodyConnectionError(f"could not connect to cody-lsp at {path}: {exc}") from None
         self._start(reader, writer)
         return await self._initialize_or_abort(workspace_folders)
 

@@ -147,11 +147,12 @@ class LineReader:
 def _history() -> Any:
     from prompt_toolkit.history import FileHistory, InMemoryHistory
 
-    from ..config import db_path
+    from ..config import db_path, private_dir, private_file
 
     try:
-        path = db_path().parent / "chat-history"
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path = db_path().parent / "chat-history"  # the prompts typed: the user's only
+        private_dir(path.parent)
+        private_file(path)
         return FileHistory(str(path))
     except OSError:
         return InMemoryHistory()

@@ -14,6 +14,10 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 UNKNOWN_SESSION = -32001
+# The session is in use: another server process runs it, or its queue is full (CODY_MAX_QUEUED).
+SESSION_BUSY = -32002
+# A socket connection that did not present the server's connection token (lsp/listen.py).
+UNAUTHORIZED = -32010
 
 
 class InvalidParams(ValueError):

@@ -29,10 +29,18 @@ from .errors import INVALID_REQUEST as INVALID_REQUEST
 from .errors import METHOD_NOT_FOUND as METHOD_NOT_FOUND
 from .errors import PARSE_ERROR as PARSE_ERROR
 from .errors import REQUEST_CANCELLED as REQUEST_CANCELLED
+from .errors import SESSION_BUSY as SESSION_BUSY
+from .errors import UNAUTHORIZED as UNAUTHORIZED
 from .errors import UNKNOWN_SESSION as UNKNOWN_SESSION
 from .errors import InvalidParams as InvalidParams
 from .errors import WireError as WireError
 from .errors import camel as camel
+
+# How a TCP client presents the connection token: a header of its first message, or (in
+# `initialize`) a member of initializationOptions; the server makes one unless CODY_TCP_TOKEN is set.
+TOKEN_HEADER = "Cody-Token"
+TOKEN_OPTION = "connectionToken"
+TOKEN_VARIABLE = "CODY_TCP_TOKEN"
 
 RunStatus = Literal["done", "cancelled", "circuit_breaker", "error"]
 # When a message sent to a busy session runs: at once (interrupting), at the next safe

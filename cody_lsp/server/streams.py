@@ -176,7 +176,7 @@ class _ThreadedFile:
         return await asyncio.to_thread(self._read, n)
 
 
-class _Prefixed:
+class Prefixed:
     """A ByteSource that gives `prefix` first: bytes read from the stream before the server started."""
 
     def __init__(self, prefix: bytes, source: ByteSource):
@@ -195,7 +195,7 @@ async def open_stdin(stdin: BinaryIO, prefix: bytes = b"") -> ByteSource:
     loop when it is a pipe, socket or terminal; otherwise read in a thread (epoll refuses regular
     files and /dev/null)."""
     source = await _open(stdin)
-    return _Prefixed(prefix, source) if prefix else source
+    return Prefixed(prefix, source) if prefix else source
 
 
 async def _open(stdin: BinaryIO) -> ByteSource:

@@ -10,6 +10,7 @@ import pytest
 
 from ..conftest import server_env
 from .cli_support import PROMPT, Terminal, cli_env
+from .socket_support import runtime_dir, start_socket_server  # noqa: F401 - the socket tests' fixtures
 
 
 @pytest.fixture

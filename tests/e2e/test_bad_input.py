@@ -104,7 +104,9 @@ async def test_requests_without_params(raw: RawServer, workspace: Path, absent: 
     await raw.still_serving()
 
 
-async def test_a_5_mb_prompt_runs(wire: CodyWire, provider):
+async def test_a_5_mb_prompt_runs(wire_factory, provider, db_path):
+    """The wire carries it whole (a window that holds it: test_prompt_too_large.py has the others)."""
+    wire = await wire_factory(env=server_env(provider, db_path, CODY_CONTEXT_WINDOW="3000000"))
     prompt = "x" * (5 * 1024 * 1024)
     provider.add(Reply(text="That is a lot of x."))
     result, _ = await wire.run(prompt)

@@ -52,7 +52,7 @@ async def test_stream_run_and_sessions(spawn, provider, workspace: Path):
         Reply(text="Wrote hello.txt for you.", text_deltas=5),
         Reply(text="It says hello."),
     )
-    client = await spawn()
+    client = await spawn(permission_handler=lambda _params: "allow")  # the user allows the write
     assert client.server_process is not None and client.server_info["name"] == "cody-lsp"
     seen: list[dict] = []
     client.on_chunk.append(seen.append)
@@ -236,9 +236,19 @@ async def test_sync_permission_handler_and_bad_answers(spawn, provider, workspac
     assert not (workspace / "y.txt").exists()
 
 
-async def test_without_a_handler_the_server_does_not_ask(spawn, provider, workspace: Path):
+async def test_without_a_handler_the_server_does_not_ask_and_refuses(spawn, provider, workspace: Path):
+    """A client that cannot answer is not asked: the tool is refused, naming the settings."""
     provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "x"})]), Reply(text="ok"))
     client = await spawn()
+    chunks = [c async for c in client.stream("write x")]
+    refused = next(c for c in chunks if c["type"] == "tool_result")
+    assert not refused["ok"] and "CODY_TOOL_POLICY=write_file=allow" in refused["content"]
+    assert chunks[-1]["type"] == "done" and not (workspace / "x.txt").exists()
+
+
+async def test_without_a_handler_the_users_policy_lets_tools_run(spawn, provider, db_path: Path, workspace: Path):
+    provider.add(Reply(tool_calls=[ToolCall("write_file", {"path": "x.txt", "content": "x"})]), Reply(text="ok"))
+    client = await spawn(env=server_env(provider, db_path, CODY_TOOL_POLICY="write_file=allow"))
     assert (await client.run("write x")).status == "done" and (workspace / "x.txt").exists()
 
 

@@ -22,7 +22,7 @@ from cody_lsp.testing.provider import Fault, Reply, ScriptedProvider, ToolCall
 from ..conftest import TERMINAL, CodyWire, server_env, start_wire, stop_wire
 from .test_cancel import processes_matching, start_run
 
-KEY = "sk-test-secret-key-123"  # tests/conftest.py: server_env
+KEY = "sk-test-7Rq2Xv9LmK4pW8zN3bT6"  # tests/conftest.py: server_env
 
 
 def sleep_marker() -> str:
@@ -122,7 +122,7 @@ async def test_commands_get_a_scrubbed_environment(wire_factory, provider, db_pa
 
 async def test_a_near_copy_of_the_key_is_redacted_from_errors(wire_factory, provider, db_path):
     wire = await wire_factory(env=server_env(provider, db_path, CODY_RETRY_ATTEMPTS="1"))
-    near_copies = ["xx-test-secret-key-12", "sk-test-sec ret-key-123", "SK-TEST-SECRET-KEY"]
+    near_copies = ["xx-test-7Rq2Xv9LmK4pW8zN3b", "sk-test-7Rq2 Xv9LmK4pW8zN3bT6", "SK-TEST-7RQ2XV9LMK4PW8ZN3BT6"]
     provider.add(
         Reply(fault=Fault.http(500, body={"error": {"message": f"upstream saw {near_copies[0]}"}})),
         Reply(fault=Fault.http(401, body={"error": {"message": f"bad key '{near_copies[1]}' ({near_copies[2]})"}})),
@@ -133,7 +133,31 @@ async def test_a_near_copy_of_the_key_is_redacted_from_errors(wire_factory, prov
     retry = [c for c in chunks if c["type"] == "retry"]
     assert len(retry) == 1 and "upstream saw xx-***" in retry[0]["reason"]
     for text in (json.dumps(result), json.dumps(chunks)):
-        assert "secret" not in text.lower() and "sec ret" not in text
+        assert "7rq2xv9lmk4p" not in text.lower() and "7Rq2 Xv9" not in text
+
+
+@pytest.mark.parametrize("key", ["ollama", "none", "EMPTY", "demo", "sk-no-key-required"])
+async def test_a_placeholder_key_never_changes_what_the_model_reads(key, wire_factory, provider, db_path, workspace):
+    """A local endpoint's key is a word: file contents and command output keep it, so an edit
+    built on what the model read applies."""
+    sentence = f"Try the cody {key} command."
+    (workspace / "notes.txt").write_text(f"{sentence}\nThe {key.lower()} backend, {key.upper()}.\n")
+    provider.add(
+        Reply(tool_calls=[ToolCall("read_file", {"path": "notes.txt"})]),
+        Reply(tool_calls=[ToolCall("edit_file", {"path": "notes.txt", "old_string": sentence, "new_string": "Done."})]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": f"echo {key} is here"})]),
+        Reply(text="ok"),
+    )
+    policy = "edit_file=allow,run_command=allow"
+    wire = await wire_factory(env=server_env(provider, db_path, CODY_MODEL_API_KEY=key, CODY_TOOL_POLICY=policy))
+    result, chunks = await wire.run("edit the notes")
+    assert result["status"] == "done", result
+    results = [c for c in chunks if c["type"] == "tool_result"]
+    assert [c["ok"] for c in results] == [True, True, True], results
+    assert sentence in results[0]["content"] and f"{key} is here" in results[2]["content"]
+    assert (workspace / "notes.txt").read_text().startswith("Done.\n")
+    tool_messages = [m["content"] for m in provider.requests[-1]["messages"] if m["role"] == "tool"]
+    assert sentence in tool_messages[0] and "***" not in "".join(tool_messages)
 
 
 async def test_debug_logs_hold_no_prompt_file_content_or_key(provider, db_path, workspace, tmp_path):

@@ -29,6 +29,7 @@ EDITOR_CAPABILITIES = types.ClientCapabilities(
         workspace_folders=True,
     ),
     window=types.WindowClientCapabilities(work_done_progress=True),
+    experimental={"cody": {"permissions": True}},  # as the VS Code extension: it answers cody/requestPermission
 )
 
 
@@ -377,6 +378,37 @@ async def test_each_folder_has_its_own_settings(editor_factory, provider, tmp_pa
     assert err.code == -32602 and str(a) in err.message and str(b) in err.message and "activeDocument" in err.message
 
 
+async def test_the_editors_settings_never_loosen_the_environments_tool_policy(editor_factory, provider, workspace):
+    """The strictest value of any source applies: a deny (or an ask) of the environment stays
+    whatever initializationOptions or the folder's configuration say; they can only tighten."""
+    editor = await editor_factory(
+        initialization_options={"toolPolicy": {"run_command": "allow", "write_file": "allow"}},
+        configuration={workspace.as_uri(): {"toolPolicy": {"run_command": "allow", "edit_file": "deny"}}},
+        CODY_TOOL_POLICY="run_command=deny,write_file=ask",
+    )
+    (workspace / "notes.txt").write_text("old\n")
+    provider.add(
+        Reply(
+            tool_calls=[
+                ToolCall("run_command", {"command": "touch ran.txt"}),
+                ToolCall("edit_file", {"path": "notes.txt", "old_string": "old", "new_string": "new"}),
+                ToolCall("write_file", {"path": "asked.txt", "content": "x"}),
+            ]
+        ),
+        Reply(text="done"),
+    )
+    result, chunks = await editor.wire.run("try them", workspaceFolder=str(workspace))
+    ran, edited, wrote = results_of(chunks)
+    assert not ran["ok"] and "tool policy says deny" in ran["content"] and not (workspace / "ran.txt").exists()
+    assert not edited["ok"] and "tool policy says deny" in edited["content"]
+    assert (workspace / "notes.txt").read_text() == "old\n"
+    assert [r["toolName"] for r in editor.wire.permission_requests] == ["write_file"] and wrote["ok"]
+    warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+    assert any("toolPolicy.run_command = 'allow' (initializationOptions) is looser than 'deny'" in w for w in warnings)
+    assert any("toolPolicy.write_file = 'allow' (initializationOptions) is looser than 'ask'" in w for w in warnings)
+    assert result["status"] == "done"
+
+
 async def test_tool_limits_are_settings_too(editor_factory, provider, tmp_path: Path):
     a, b = tmp_path / "a", tmp_path / "b"
     a.mkdir(), b.mkdir()
@@ -427,6 +459,42 @@ async def test_a_settings_change_applies_to_the_next_run(editor_factory, provide
     assert [r["model"] for r in provider.requests] == ["first", "first", "second"]
 
 
+async def test_a_settings_change_is_one_message_however_much_is_wrong(editor_factory, provider, workspace: Path):
+    """20,000 unknown tools, bad values and a looser policy: one warning per configuration
+    change, naming a few of each, not one pop-up per problem."""
+    many = {f"tool_{i}": "allow" for i in range(20_000)}
+    folder = {"toolPolicy": {**many, "run_command": "allow", "write_file": "often"}, "maxSteps": "lots"}
+    editor = await editor_factory(
+        initialization_options={"toolPolicy": {f"other_{i}": "deny" for i in range(5_000)}},
+        configuration={workspace.as_uri(): folder},
+        CODY_TOOL_POLICY="run_command=deny",
+    )
+    provider.add(Reply(text="one"), Reply(text="two"), Reply(text="three"))
+
+    def warnings() -> list[str]:
+        return [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
+
+    await editor.wire.run("hi")
+    await editor.wire.run("hi")
+    assert len(warnings()) == 1, [w[:200] for w in warnings()]
+    text = warnings()[0]
+    assert len(text) < 3_000
+    assert "'tool_0'" in text and "and 19,995 more" in text and "'other_0'" in text and "and 4,995 more" in text
+    assert "cody.maxSteps = 'lots'" in text and "cody.toolPolicy.write_file = 'often'" in text
+    assert "toolPolicy.run_command = 'allow'" in text and "looser than 'deny'" in text
+    editor.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings=None))
+    await editor.wire.run("hi")
+    assert len(warnings()) == 2
+
+
+async def test_an_environment_policy_naming_many_unknown_tools_is_one_short_error(wire_factory, provider, db_path):
+    names = ",".join(f"tool_{i}=allow" for i in range(5_000))  # an environment variable holds at most 128 KiB
+    wire = await wire_factory(env=server_env(provider, db_path, CODY_TOOL_POLICY=names))
+    result, _chunks = await wire.run("hi")
+    assert result["status"] == "error" and result["error"]["code"] == "config"
+    assert "and 4,995 more" in result["error"]["message"] and len(result["error"]["message"]) < 1_000
+
+
 async def test_initialization_options_and_the_environment_below_them(editor_factory, provider, workspace: Path):
     """A client that cannot be asked for configuration: initializationOptions over the environment,
     then what didChangeConfiguration pushes."""
@@ -472,7 +540,7 @@ async def test_retries_are_logged_in_the_editor_without_the_key(editor_factory, 
     logged = [m.message for m in editor.client.log_messages if m.type == types.MessageType.Warning]
     retries = [m for m in logged if "retry 1 of" in m]
     assert retries and re.search(r"model request failed \(.*503", retries[0]), logged
-    assert not any("sk-test-secret-key-123" in m for m in logged)
+    assert not any("sk-test-7Rq2Xv9LmK4pW8zN3bT6" in m for m in logged)
 
 
 @pytest.mark.parametrize(

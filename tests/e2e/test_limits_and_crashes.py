@@ -168,16 +168,22 @@ async def test_server_exits_when_its_editor_dies_mid_run(provider, db_path: Path
 
 
 async def test_two_windows_on_one_session_keep_whole_turns(provider, db_path: Path, workspace: Path):
+    """One server runs the session at a time: the other window's message is answered -32002
+    (session busy) while the first window's messages run, and runs once they are done."""
     provider.responder = lambda body: Reply(
-        text=f"answer to {body['messages'][-1]['content']}", text_deltas=3, delay=0.01
+        text=f"answer to {body['messages'][-1]['content']}", text_deltas=3, delay=0.05
     )
     env = server_env(provider, db_path)
     windows = [await start_wire(env, [workspace]) for _ in range(2)]
     try:
         session = await windows[0].request("cody/createSession", {})
-        runs = [wire.run(f"w{w}-q{i}", sessionId=session["id"]) for w, wire in enumerate(windows) for i in range(3)]
-        results = await asyncio.gather(*runs)
-        assert [r["status"] for r, _ in results] == ["done"] * 6
+        first = [windows[0].send("cody/run", {"prompt": f"w0-q{i}", "sessionId": session["id"]}) for i in range(3)]
+        await windows[0].wait_chunk(lambda c: c["type"] == "text_delta", timeout=60)
+        busy = await windows[1].error_of("cody/run", {"prompt": "w1-early", "sessionId": session["id"]})
+        assert busy.code == -32002 and "another cody-lsp server" in busy.message
+        assert [(await f)["status"] for f in first] == ["done"] * 3
+        later = [await windows[1].run(f"w1-q{i}", sessionId=session["id"]) for i in range(3)]
+        assert [r["status"] for r, _ in later] == ["done"] * 3
         page = await windows[1].request("cody/getSession", {"sessionId": session["id"]})
         messages = page["messages"]
         assert [m["position"] for m in messages] == list(range(12))

@@ -234,20 +234,24 @@ async def test_the_tool_policy_is_enforced_by_the_server(wire_factory, provider,
 async def test_a_client_without_the_permissions_capability_gets_the_policys_answer(
     wire_factory, provider, workspace: Path
 ):
-    wire = await wire_factory(CODY_TOOL_POLICY="write_file=deny")
+    """Never asked, never a hang: deny refuses, allow runs, ask refuses (nobody can answer)."""
+    wire = await wire_factory(CODY_TOOL_POLICY="write_file=deny,run_command=allow", capabilities={"permissions": None})
     provider.add(
         Reply(
             tool_calls=[
                 ToolCall("write_file", {"path": "w.txt", "content": "w"}),
                 ToolCall("run_command", {"command": "touch ran"}),
+                ToolCall("edit_file", {"path": "ran", "old_string": "", "new_string": "x"}),
             ]
         ),
         Reply(text="ok"),
     )
     result, chunks = await asyncio.wait_for(wire.run("go"), 30)  # never a hang
     assert result["status"] == "done" and wire.permission_requests == []
-    assert [c["ok"] for c in chunks if c["type"] == "tool_result"] == [False, True]
-    assert not (workspace / "w.txt").exists() and (workspace / "ran").exists()
+    results = [c for c in chunks if c["type"] == "tool_result"]
+    assert [c["ok"] for c in results] == [False, True, False]
+    assert "tool policy says deny" in results[0]["content"] and "cannot ask for it" in results[2]["content"]
+    assert not (workspace / "w.txt").exists() and (workspace / "ran").read_text() == ""
 
 
 async def test_a_tool_policy_naming_no_tool_is_a_config_error(wire_factory, provider, db_path: Path):

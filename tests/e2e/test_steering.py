@@ -85,7 +85,9 @@ async def test_later_messages_run_in_order_each_as_its_own_run(steering: CodyWir
     results = [await asyncio.wait_for(f, 30) for f in (first, second, third)]
     assert [r["output"] for r in results] == ["one", "two", "three"]
     assert [(r["runId"], r["messageId"]) for r in results[1:]] == [(second_id, "m-2"), (third_id, "m-3")]
-    assert listed(steering, session) == [[("2", "later")], [("2", "later"), ("3", "later")], [("3", "later")], []]
+    changes = listed(steering, session)  # the two messages sent together may be told together
+    assert changes[-3:] == [[("2", "later"), ("3", "later")], [("3", "later")], []]
+    assert changes[:-3] in ([], [[("2", "later")]])
     for run_id, prompt in ((first_id, "run the tests"), (second_id, "2"), (third_id, "3")):
         chunks = steering.chunks[run_id]
         one_ending(chunks)

@@ -25,7 +25,7 @@ from cody_lsp.server.tools import ToolConfig, ToolResult
 
 OPEN_STORES: list[Store] = []
 
-MODEL = ModelConfig("test-model", "http://127.0.0.1:9/v1", "sk-test-secret-key-123")
+MODEL = ModelConfig("test-model", "http://127.0.0.1:9/v1", "sk-test-7Rq2Xv9LmK4pW8zN3bT6")
 
 
 def answer(text: str, usage: Usage | None = None) -> StepResult:
@@ -120,7 +120,9 @@ async def make_harness(
         limits=limits or Limits(retry_base_delay=0.001, retry_max_delay=0.002),
         db=tmp_path / "sessions.db",
         text_flush_interval=0.0,
-        approvals="auto",
+        # Without `ask` the client cannot answer: tools run only because the environment says never
+        # to ask (CODY_APPROVALS=never), as they would not otherwise (permissions.NoApprover).
+        approvals="auto" if ask is not None else "never",
         tool_policy=tool_policy or {},
         context=context or ContextSettings(),
         settings_problem=None,

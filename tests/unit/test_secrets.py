@@ -13,6 +13,7 @@ import pytest
 from cody_lsp.secrets import (
     MASK,
     WIRE_LOGGERS,
+    can_be_secret,
     cap_wire_loggers,
     env_secrets,
     redact,
@@ -95,7 +96,7 @@ def test_scrub_env_removes_cody_and_secrets_and_passes_named_ones():
 
 def test_env_secrets_are_long_secret_values_not_paths_or_passed_ones():
     env = {
-        "CODY_MODEL_API_KEY": "short-key",
+        "CODY_MODEL_API_KEY": "9f8A7b6C",
         "GITHUB_TOKEN": "ghp_" + "x" * 36,
         "TOKENIZERS_PARALLELISM": "false",
         "GOOGLE_APPLICATION_CREDENTIALS": "/home/u/.config/gcloud/creds.json",
@@ -103,7 +104,10 @@ def test_env_secrets_are_long_secret_values_not_paths_or_passed_ones():
         "CODY_PASS_ENV": "NPM_TOKEN",
         "HOME": "/home/user/somewhere",
     }
-    assert env_secrets(env) == ("ghp_" + "x" * 36, "short-key")
+    assert env_secrets(env) == ("9f8A7b6C", "ghp_" + "x" * 36)
+    # A placeholder key, or a secret-named variable holding words, is nothing to hide.
+    placeholders = {"CODY_MODEL_API_KEY": "ollama", "SESSION_TOKEN": "not-needed-here-at-all"}
+    assert env_secrets(placeholders) == ()
 
 
 # ------------------------------------------------------------------ redaction
@@ -117,8 +121,35 @@ def test_exact_and_unchanged():
 
 
 def test_short_secrets_only_exactly_and_tiny_ones_never():
-    assert redact("xabcdx abc-d", "abcd") == f"x{MASK}x abc-d"
+    assert redact("x9f8A7b6Cx 9f8A7b-6C", "9f8A7b6C") == f"x{MASK}x 9f8A7b-6C"
     assert redact("abc", "abc") == "abc"
+
+
+PLACEHOLDERS = [
+    "none",
+    "EMPTY",
+    "ollama",
+    "demo",
+    "lm-studio",
+    "sk-no-key-required",
+    "not-needed",
+    "sk-1234",
+    "Changeme",
+]
+
+
+@pytest.mark.parametrize("key", PLACEHOLDERS)
+def test_a_key_that_cannot_be_a_secret_never_changes_a_text(key: str):
+    text = f"Try the cody {key} command; {key.upper()} {key.lower()} {key}s {' '.join(key)} {key.encode().hex()}"
+    assert not can_be_secret(key)
+    assert redact(text, key) == text and redact_all(text, [key, KEY]) == text
+
+
+@pytest.mark.parametrize(
+    "key", [KEY, "9f8A7b6C", "3f9a1c0be2d84a7f9c51", "ghp_" + "x" * 36, "gsk_aB3dE5fG7hI9jK1lM3nO5pQ7", "token-abc123"]
+)
+def test_keys_that_can_be_secrets(key: str):
+    assert can_be_secret(key) and MASK in redact(f"a {key} b", key)
 
 
 @pytest.mark.parametrize(

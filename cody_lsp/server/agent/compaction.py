@@ -356,6 +356,8 @@ class SessionContext:
         tokens = calibrated(raw, self.calibration)
         if not overflow and tokens <= self.budget.limit:
             return EncodedMessages(messages, encoded)
+        if not overflow:
+            self._refuse_what_cannot_fit(messages, tools)
         outcome = await self.compact(turn, messages, tools, "overflow" if overflow else "auto", tokens)
         if outcome is None:
             return messages
@@ -381,6 +383,31 @@ class SessionContext:
             turn.output.emit(
                 UsageUpdate(total.input_tokens, total.output_tokens, context, self.budget.window, estimate_flag)
             )
+
+    def _refuse_what_cannot_fit(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> None:
+        """Raise `prompt_too_large` when the turn's own messages (the prompt, its tool results),
+        with the system prompt and the tools, exceed the budget: compacting the history cannot
+        make that fit, and the provider would refuse it (or bill it) — nothing is sent."""
+        current = messages[1 + self._view_len :]
+        fixed = self.tokens([messages[0]], current, tools)
+        budget = self.budget
+        if fixed <= budget.limit:
+            return
+        chars = sum(len(json.dumps(m)) for m in current)
+        what = (
+            "the prompt is"
+            if all(m.get("role") == "user" for m in current)
+            else "this turn's messages (the prompt and its tool results) are"
+        )
+        raise ModelError(
+            "prompt_too_large",
+            f"{what} about {fixed:,} tokens ({chars:,} characters, with the system prompt and the tools), more "
+            f"than the {budget.limit:,} tokens a request to the model may hold (its context window of "
+            f"{budget.window:,} tokens, less {budget.reserve:,} kept for the answer: CODY_CONTEXT_WINDOW and "
+            "CODY_OUTPUT_RESERVE, or the editor's contextWindow and outputReserve); nothing more was sent. "
+            "Shorten it, or save the text in a file of the folder and ask the agent to read what it needs.",
+            retryable=False,
+        )
 
     async def compact(
         self, turn: TurnLike, messages: list[dict[str, Any]], tools: list[dict[str, Any]], mode: Mode, tokens: int

@@ -22,6 +22,11 @@ class RequestOrder:
     def __init__(self) -> None:
         self._tail: asyncio.Future[None] | None = None
 
+    @property
+    def idle(self) -> bool:
+        """No request is waiting to take effect, nor taking it."""
+        return self._tail is None or self._tail.done()
+
     def ticket(self) -> Ticket:
         """The next place in line (call it when the request is read, before any await)."""
         ahead, self._tail = self._tail, asyncio.get_running_loop().create_future()

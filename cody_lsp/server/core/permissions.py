@@ -7,9 +7,11 @@ In that order, for every call of a known tool (`Permissions.check`):
    `allow` runs without asking.
 2. `ask`: a stored rule that covers the call (an earlier "allow always" of this session, or
    of any session of its folder) allows it without asking.
-3. Otherwise the client is asked (`cody/requestPermission`) — when approvals are off the asker
-   answers `allow` at once, so a client that cannot answer never hangs a run. An
-   `allow_always` answer stores a rule; pending requests the new rule covers are answered by
+3. Otherwise the client is asked (`cody/requestPermission`). A client that cannot answer
+   (it did not declare `permissions`) is not asked: its asker raises `NoApprover` at once and
+   the call is refused, naming the settings that allow it (`NO_APPROVER`) — what `cody-lsp run`
+   without `--yes` gets; only `CODY_APPROVALS=never` (the environment's "never ask") makes the
+   asker answer `allow`. An `allow_always` answer stores a rule; pending requests the new rule covers are answered by
    it, and their prompts withdrawn (the asker's task is cancelled, which sends
    `$/cancelRequest`).
 
@@ -33,6 +35,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from ...config import some_of
 from ...protocol.wire import (
     PermissionOptions,
     PermissionOutcome,
@@ -48,7 +51,8 @@ from ..tools import TOOLS
 log = logging.getLogger(__name__)
 
 # (the run asking — runs.LiveRun, the request) → the client's answer: a PermissionResult, or
-# just its outcome; "allow" at once when approvals are off.
+# just its outcome; "allow" at once with CODY_APPROVALS=never; NoApprover raised when the
+# client cannot answer.
 Asker = Callable[[Any, PermissionParams], Awaitable[PermissionResult | str]]
 
 # Said to the model when the client answered "deny": a person, or a client acting for one
@@ -65,6 +69,13 @@ MAX_FEEDBACK = 4000
 POLICY_DENIED = (
     "{name} is not allowed on this server (its tool policy says deny); it did not run. "
     "Do not retry it: do the task another way, or tell the user what you would need."
+)
+# Said when nobody can be asked: the client does not answer permission requests.
+NO_APPROVER = (
+    "{name} needs the user's approval, and this client cannot ask for it (it does not answer "
+    "cody/requestPermission); it did not run. Do not retry it: do the task without it, or tell the user. "
+    "The user can allow it without asking: CODY_TOOL_POLICY={name}=allow in the server's environment "
+    "(or cody.toolPolicy in the editor's settings), or CODY_APPROVALS=never for every tool."
 )
 OPTIONS_OUTCOMES: list[PermissionOutcome] = ["allow", "allow_always", "deny"]
 OPTIONS_SCOPES: list[RuleScope] = ["session", "folder"]
@@ -192,7 +203,7 @@ class ToolPolicy:
         self.problem: str | None = None
         if unknown:
             self.problem = (
-                f"CODY_TOOL_POLICY names {', '.join(unknown)}, which {'is not a tool' if len(unknown) == 1 else 'are not tools'}"
+                f"CODY_TOOL_POLICY names {some_of([repr(name)[:60] for name in unknown])}, which {'is not a tool' if len(unknown) == 1 else 'are not tools'}"
                 f"; the tools are {', '.join(sorted(TOOLS))}"
             )
         self.decisions.update({k: v for k, v in overrides.items() if k in TOOLS or is_mcp_name(k)})
@@ -218,6 +229,11 @@ class _Pending:
     tool_name: str
     args: dict[str, Any]
     settled: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+
+
+class NoApprover(Exception):
+    """Raised by an asker whose client cannot answer permission requests: the call is refused
+    with `NO_APPROVER`."""
 
 
 def as_result(answer: PermissionResult | str) -> PermissionResult:
@@ -250,7 +266,10 @@ class Permissions:
         session_id, folder = run.session_id or "", run.folder
         if await self._covered(session_id, folder, tool_name, args):
             return None
-        answer = await self._ask(run, call_id, tool_name, args)
+        try:
+            answer = await self._ask(run, call_id, tool_name, args)
+        except NoApprover:
+            return NO_APPROVER.format(name=tool_name)
         if answer is None:  # a rule given meanwhile covers it
             return None
         if answer.outcome == "deny":
@@ -291,6 +310,8 @@ class Permissions:
             return None
         try:
             return as_result(asking.result())
+        except NoApprover:
+            raise
         except Exception:
             log.exception("asking for permission failed; denying")
             return PermissionResult("deny")

@@ -83,18 +83,22 @@ from ..agent.turn import (
     system_message,
 )
 from ..mcp.hub import McpHub
-from ..store.database import Store
+from ..store.database import Store, describe_holder
+from ..store.errors import SESSION_GONE, SessionGone, StoreError
 from ..tools import ToolSet, builtin_tools, run_tool, tool_schemas
-from .errors import UnknownSession
+from .errors import SessionBusy, UnknownSession
 from .events import RunEventStream
 from .folders import normalize_folder
 from .mcp_approvals import McpApprovals
-from .permissions import Permissions, ToolPolicy
+from .permissions import NoApprover, Permissions, ToolPolicy
 from .port import ClientPort
 from .queue import JOINED, SessionQueue, Waiting
 from .replay import replay
 
 log = logging.getLogger(__name__)
+
+QUEUE_PREVIEW = 500  # characters of a waiting message's prompt in cody/queueChanged (cody/listQueued: all)
+SESSION_DELETED = "session_deleted"  # the run error code of a run whose session another process deleted
 
 HISTORY_CACHE_SIZE = 64
 MAX_TITLE = 200
@@ -168,6 +172,10 @@ class RunManager:
         self.mcp_approvals = McpApprovals(store, self._ask, self.approvals_enabled)
         self.runs: dict[str, LiveRun] = {}
         self._queues: dict[str, SessionQueue] = {}
+        # The sessions this process holds the lease of (store.take_lease), with how many runs and
+        # compactions hold it: one server process runs a session at a time.
+        self._leases: dict[str, int] = {}
+        self._releasing: set[asyncio.Future[None]] = set()
         self._history: OrderedDict[str, History] = OrderedDict()
         self._compacting: set[str] = set()  # sessions a cody/compact is working on
         self._deleting: set[str] = set()  # sessions a deleteSession is deleting (unknown from now on)
@@ -315,6 +323,11 @@ class RunManager:
             self._cancel_run(run)
         if runs:
             await asyncio.wait([r.result for r in runs])
+            tasks = [r.task for r in runs if r.task is not None]
+            if tasks:  # their last step: the session's lease given back
+                await asyncio.wait(tasks)
+        if self._releasing:
+            await asyncio.wait(set(self._releasing))
 
     # ------------------------------------------------------------------ run
 
@@ -380,6 +393,8 @@ class RunManager:
     async def _start(self, run: LiveRun, params: RunParams) -> None:
         try:
             session = await self._prepare(run, params)
+            self._check_room(session.id)
+            await self._hold(session.id)
         except BaseException:
             self.runs.pop(run.run_id, None)
             run.result.cancel()  # no run: release anyone waiting for it
@@ -460,6 +475,37 @@ class RunManager:
             if queue.idle and self._queues.get(session.id) is queue:
                 del self._queues[session.id]
             self.runs.pop(run.run_id, None)
+            self._let_go(session.id)
+
+    async def _hold(self, session_id: str) -> None:
+        """Hold the session's lease for a run or a compaction of this process; SessionBusy when
+        another server process (alive) runs the session."""
+        if self._leases.get(session_id):
+            self._leases[session_id] += 1
+            return
+        holder = await self.store.take_lease(session_id)
+        if holder is not None:
+            raise SessionBusy(
+                f"session {session_id!r} is being run by another cody-lsp server ({describe_holder(holder)}): a session "
+                "is run by one server at a time; send this when its run has ended, or cancel that run there"
+            )
+        self._leases[session_id] = self._leases.get(session_id, 0) + 1
+
+    def _let_go(self, session_id: str) -> None:
+        """A run or compaction that held the lease is over; the last one gives the lease back."""
+        count = self._leases.get(session_id, 0) - 1
+        if count > 0:
+            self._leases[session_id] = count
+            return
+        self._leases.pop(session_id, None)
+        task = asyncio.ensure_future(self.store.release_lease(session_id))
+        self._releasing.add(task)
+        task.add_done_callback(self._released)
+
+    def _released(self, task: asyncio.Future[None]) -> None:
+        self._releasing.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("could not give the lease of a session back: %s", task.exception())
 
     async def _follow(self, message: LiveRun, joined: LiveRun) -> None:
         """A message taken into a run gets that run's result, with its own messageId."""
@@ -496,9 +542,28 @@ class RunManager:
             prompts.append(message.prompt)
         return prompts
 
+    def _check_room(self, session_id: str) -> None:
+        """SessionBusy when the session's queue is full (CODY_MAX_QUEUED): a client sending
+        thousands of messages must not make the server hold (and tell) them all."""
+        queue = self._queues.get(session_id)
+        limit = self.config.max_queued
+        if queue is not None and queue.busy and len(queue.waiting) >= limit:
+            raise SessionBusy(
+                f"session {session_id!r} has {len(queue.waiting)} messages waiting already, the most it takes "
+                f"(CODY_MAX_QUEUED): send this when some have run, or cancel some "
+                "(cody/cancelQueued)"
+            )
+
     def _queue_changed(self, queue: SessionQueue) -> None:
-        if self.client.features.steering:
-            self.client.queue_changed(QueueChanged(queue.session_id, queue.listed()))
+        """Tell the client (a face may tell a burst of changes at once: the LSP face does); a long
+        prompt is told by its beginning (cody/listQueued has it whole)."""
+        if not self.client.features.steering:
+            return
+        listed = [
+            attrs.evolve(m, prompt=m.prompt[:QUEUE_PREVIEW] + "…") if len(m.prompt) > QUEUE_PREVIEW else m
+            for m in queue.listed()
+        ]
+        self.client.queue_changed(QueueChanged(queue.session_id, listed))
 
     async def _turn(self, run: LiveRun, session: SessionInfo, model: str) -> Ending:
         """Record the run's start, then let the agent run the turn to its Ending."""
@@ -519,7 +584,7 @@ class RunManager:
             model_config=config.model,
             limits=config.limits,
             ask_permission=self._permission_for(run),
-            step=self._step,
+            step=self._step_while_it_exists(session.id),
             run_tool=self._tool_runner,
             inbox=lambda: self._take_inbox(run),
             tools=self.client.tools(session.id).with_limits(
@@ -537,6 +602,17 @@ class RunManager:
         if run.cancel_requested:  # cancelled while the history loaded
             return turn.interrupted()
         return await turn.run()
+
+    def _step_while_it_exists(self, session_id: str) -> Any:
+        """The model step, after checking that the session still exists: another server process may
+        have deleted it, and the run must not go on (changing files) for a session nobody keeps."""
+
+        async def step(*args: Any) -> Any:
+            if await self.store.message_count(session_id) is None:
+                raise ModelError(SESSION_DELETED, SESSION_GONE, retryable=False)
+            return await self._step(*args)
+
+        return step
 
     def _config(self, run: LiveRun) -> ServerConfig:
         return run.config or self.config
@@ -575,7 +651,11 @@ class RunManager:
             ending = await self._commit(run, session, ending)
         except Exception as exc:
             log.exception("could not commit run %s", run.run_id)
-            info = ErrorInfo("store", f"the turn could not be saved: {type(exc).__name__}: {exc}")
+            if isinstance(exc, SessionGone):
+                info = ErrorInfo(SESSION_DELETED, exc.message)
+            else:
+                why = exc.message if isinstance(exc, StoreError) else f"{type(exc).__name__}: {exc}"
+                info = ErrorInfo("store", f"the turn could not be saved: {why}")
             ending = Ending("error", Error(info.code, info.message), [], ending.usage, error=info)
         run.finish_reason = ending.finish_reason
         self._events(run).emit(ending.terminal)
@@ -692,6 +772,13 @@ class RunManager:
         elif problem is not None:
             info = ErrorInfo("config", problem)
         else:
+            try:
+                await self._hold(session.id)
+            except SessionBusy as exc:
+                info = ErrorInfo("session_busy", exc.message)
+                return Compaction(
+                    self, session, model, config, CompactResult(session, False, 0, 0, 0, 0, Usage(), info)
+                )
             self._compacting.add(session.id)
             return Compaction(self, session, model, config)
         return Compaction(self, session, model, config, CompactResult(session, False, 0, 0, 0, 0, Usage(), info))
@@ -732,9 +819,13 @@ class RunManager:
         return mode == "ask" or (mode == "auto" and self.client.features.approvals)
 
     async def _ask(self, _run: LiveRun, request: PermissionParams) -> PermissionResult | str:
-        """The client's answer (permissions.py reads it); "allow" at once when approvals are off."""
-        if not self.approvals_enabled():
+        """The client's answer (permissions.py reads it). A client that cannot answer is not
+        asked: the call is refused (NoApprover), unless the environment says never to ask
+        (CODY_APPROVALS=never)."""
+        if self.config.approvals == "never":
             return "allow"
+        if not self.approvals_enabled():
+            raise NoApprover
         return await self.client.ask_permission(request)
 
     def _permission_for(self, run: LiveRun) -> AskPermission:
@@ -782,5 +873,6 @@ class Compaction:
             self.abort()
 
     def abort(self) -> None:
-        if self.answer is None:
+        if self.answer is None and self.session.id in self.manager._compacting:
             self.manager._compacting.discard(self.session.id)
+            self.manager._let_go(self.session.id)

@@ -10,13 +10,22 @@ folder of its document or the only workspace folder (workspace_folders.py).
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import TYPE_CHECKING, Any
 
 from pygls.exceptions import JsonRpcException
 
 from ...config import ServerConfig
-from ...protocol.wire import InvalidParams, PermissionParams, PermissionResult, QueueChanged, parse, to_wire
+from ...protocol.wire import (
+    InvalidParams,
+    PermissionParams,
+    PermissionResult,
+    QueueChanged,
+    UserMessage,
+    parse,
+    to_wire,
+)
 from ..core.events import RunEvent
 from ..core.port import ClientFeatures
 from .client_requests import ask_client
@@ -56,17 +65,45 @@ def permission_answer(raw: Any) -> PermissionResult:
         return PermissionResult("deny")
 
 
+QUEUE_MAX_DELAY = 0.25  # seconds a queue change may wait to be told with the ones of its burst
+
+
 class LspClient:
     def __init__(self, server: CodyServer):
         self._lsp = server
         self.features = ClientFeatures()  # set at initialize
+        self._queues: dict[str, QueueChanged] = {}  # the last change of each queue, not told yet
+        self._since = 0.0
 
     def send(self, event: RunEvent) -> None:
+        if self._queues and isinstance(event.payload, UserMessage):
+            self._tell_queues()  # a message leaves the queue, then shows in the run: in that order
         self._lsp.notify(CHUNK, chunk_params(event))
         self._lsp.editor.on_event(event)
 
     def queue_changed(self, change: QueueChanged) -> None:
-        self._lsp.notify(QUEUE_CHANGED, queue_changed_params(change))
+        """Told once the requests read so far have taken effect (a burst of a thousand messages is
+        one cody/queueChanged, not a thousand of the growing queue), before a `user_message` chunk
+        (of a message that left the queue), and at most QUEUE_MAX_DELAY late."""
+        loop = asyncio.get_running_loop()
+        if not self._queues:
+            self._since = loop.time()
+            loop.call_soon(self._when_quiet)
+        self._queues[change.session_id] = change
+
+    def _when_quiet(self) -> None:
+        if not self._queues:
+            return
+        loop = asyncio.get_running_loop()
+        if self._lsp.requests.idle or loop.time() - self._since >= QUEUE_MAX_DELAY:
+            self._tell_queues()
+        else:
+            loop.call_later(0.002, self._when_quiet)
+
+    def _tell_queues(self) -> None:
+        changes, self._queues = self._queues, {}
+        for change in changes.values():
+            self._lsp.notify(QUEUE_CHANGED, queue_changed_params(change))
 
     async def ask_permission(self, request: PermissionParams) -> PermissionResult:
         progress = self._lsp.editor.progress  # the status bar says the run waits, not that the tool runs

@@ -9,10 +9,14 @@ of them, nor `CODY_ALLOW_VCS_WRITES`: they come from the environment only.
 Where a value comes from, first found wins: the workspace folder's configuration (section `cody`
 of `workspace/configuration`, asked per folder when the client supports it, kept until
 `workspace/didChangeConfiguration`), then `initializationOptions` (or, for a client that cannot
-be asked, the `cody` settings its `didChangeConfiguration` pushes), then the environment. A value
-that does not fit its key is reported (`window/showMessage`, a warning naming the setting, once)
-and ignored: the value below it applies. A run reads its settings when it starts, so a change
-applies to the next run, without a restart.
+be asked, the `cody` settings its `didChangeConfiguration` pushes), then the environment. Except
+for `toolPolicy`: each tool gets the strictest value any of them sets (deny > ask > sandboxed >
+allow), so a folder's or the client's settings can make a tool stricter than the environment
+says, never looser (a looser value is reported and ignored). A value
+that does not fit its key is reported (`window/showMessage`, a warning naming the setting, once;
+all the problems a change brings in one message, a list of names cut after a few) and ignored:
+the value below it applies. A run reads its settings when it starts, so a change applies to the
+next run, without a restart.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ from ...config import (
     ServerConfig,
     ToolLimits,
     setting_key,
+    some_of,
+    stricter,
 )
 
 log = logging.getLogger(__name__)
@@ -92,6 +98,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
     warnings: list[str] = []
     found: dict[str, Any] = {}
     policy = dict(base.tool_policy)
+    policy_source = {tool: "the environment, CODY_TOOL_POLICY" for tool in policy}
     limit_defaults = Limits()
     tool_defaults = ToolLimits()
 
@@ -114,7 +121,15 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
                 elif key == "baseUrl":
                     found[key] = _base_url(value)
                 elif key == "toolPolicy":
-                    policy.update(_tool_policy(value, where, warnings))
+                    for tool, decision in _tool_policy(value, where, warnings).items():
+                        current = policy.get(tool)
+                        if current is not None and stricter(current, decision) != decision:
+                            warnings.append(
+                                f"Cody: the setting {SECTION}.toolPolicy.{tool} = {_show(decision)} ({where}) is looser "
+                                f"than {current!r} ({policy_source[tool]}); the stricter one applies."
+                            )
+                            continue
+                        policy[tool], policy_source[tool] = decision, where
                 elif key == "mcpServers":
                     if not isinstance(value, dict):
                         raise _Invalid('must be an object such as {"name": {"command": "…", "args": […]}}')
@@ -165,19 +180,27 @@ def _tool_policy(value: Any, where: str, warnings: list[str]) -> dict[str, str]:
     if not isinstance(value, dict):
         raise _Invalid('must be an object such as {"run_command": "ask"}')
     policy = {}
+    unknown: list[str] = []
+    bad: list[str] = []
     for tool, decision in value.items():
         if tool not in TOOLS and not is_mcp_name(str(tool)):
-            warnings.append(
-                f"Cody: the setting {SECTION}.toolPolicy names {_show(tool)} ({where}), which is not a tool "
-                f"(the tools are {', '.join(sorted(TOOLS))}); it is ignored."
-            )
+            unknown.append(_show(tool))
         elif not isinstance(decision, str) or decision.lower() not in TOOL_POLICY_VALUES:
-            warnings.append(
-                f"Cody: the setting {SECTION}.toolPolicy.{tool} = {_show(decision)} ({where}) is not "
-                f"{', '.join(TOOL_POLICY_VALUES)}; it is ignored."
-            )
+            bad.append(f"{SECTION}.toolPolicy.{tool} = {_show(decision)}")
         else:
             policy[tool] = decision.lower()
+    if unknown:  # one warning, however many names (a setting may name thousands)
+        one = len(unknown) == 1
+        warnings.append(
+            f"Cody: the setting {SECTION}.toolPolicy names {some_of(unknown)} ({where}), which "
+            f"{'is not a tool' if one else 'are not tools'} (the tools are {', '.join(sorted(TOOLS))}); "
+            f"{'it is' if one else 'they are'} ignored."
+        )
+    if bad:
+        warnings.append(
+            f"Cody: the setting {some_of(bad)} ({where}) {'is' if len(bad) == 1 else 'are'} not "
+            f"{', '.join(TOOL_POLICY_VALUES)}; ignored."
+        )
     return policy
 
 
@@ -205,11 +228,12 @@ class Settings:
         if self.fetch is not None:
             layers.append((f"the configuration of {folder}", await self._folder_values(folder)))
         config, warnings = resolve(self.base, layers)
-        for warning in warnings:
-            if warning not in self._warned:
-                self._warned.add(warning)
-                log.warning("%s", warning)
-                self._warn(warning)
+        new = [warning for warning in dict.fromkeys(warnings) if warning not in self._warned]
+        if new:  # one message for what a change of the settings brought, however much is wrong
+            self._warned.update(new)
+            text = new[0] if len(new) == 1 else "\n".join(new)
+            log.warning("%s", text)
+            self._warn(text)
         return config
 
     async def _folder_values(self, folder: str) -> Any:

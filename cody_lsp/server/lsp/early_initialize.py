@@ -10,7 +10,7 @@ and settings), and its own answer to it is not sent but compared with the one th
 (transport.py, `HardenedProtocol`: a difference is an error in the log and the Output).
 
 "Sure of" is conservative. A first message whose header is not plain `Name: value` lines
-within the limits, a body that is not strict JSON or is larger than `EARLY_MAX_BYTES`,
+within the limits (or HTTP's: a request line, `Host:`, `Origin:`), a body that is not strict JSON or is larger than `EARLY_MAX_BYTES`,
 another method, or params whose shape pygls might refuse (a `processId` that is not an
 integer, a capability group that is not an object, an unknown `trace`, …) is not answered
 here: the server reads it as before, at the usual speed. What is not checked here is the
@@ -40,7 +40,7 @@ from typing import Any, BinaryIO
 
 from ...protocol.capabilities import initialize_result
 from . import early_sessions
-from .framing import CONTENT_LENGTH, HEADER_LINE, DecodeError, WireLimits, decode, framed, valid_id
+from .framing import DecodeError, WireLimits, decode, framed, plain_header_block, valid_id
 
 EARLY_MAX_BYTES = 1 << 20  # a larger first message is left to the server's own reader
 READ_SIZE = 65536
@@ -204,24 +204,9 @@ def _read(fd: int, data: bytearray) -> bool:
 
 
 def _content_length(head: bytes, limits: WireLimits) -> int | None:
-    """The body size a header block (without its blank line) announces, if it is plain:
-    non-empty lines within the header limit, one `Content-Length`, the others `Name: value`."""
-    size = None
-    for line in head.split(b"\r\n"):
-        if not line or len(line) + 2 > limits.max_header_bytes:
-            return None
-        match = CONTENT_LENGTH.search(line)
-        if match is None:
-            if not HEADER_LINE.match(line):
-                return None
-            continue
-        digits = match.group(1)
-        if size is not None or match.start() > 0 or not digits.isdigit() or len(digits) > 15:
-            return None
-        size = int(digits)
-    if size is None or not 0 < size <= min(limits.max_message_bytes, EARLY_MAX_BYTES):
-        return None
-    return size
+    """The body size a header block (without its blank line) announces, if it is plain."""
+    block = plain_header_block(head, limits, min(limits.max_message_bytes, EARLY_MAX_BYTES))
+    return None if block is None else block[0]
 
 
 def plain_capabilities(message: Any) -> dict[str, Any] | None:

@@ -19,7 +19,43 @@ from ..streams import valid_id as valid_id
 # A header line (without its line ending): `Content-Length: N`, or another `Name: value`, ignored.
 CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*([^\r\n]*?)[ \t]*\Z", re.IGNORECASE)
 HEADER_LINE = re.compile(rb"[!-9;-~]+[ \t]*:[^\n]*\Z")
+# HTTP, which a web page can make a browser send to a local port: a request line anywhere in a
+# header line (`POST / HTTP/1.1`; or its end, all that is kept of an overlong one), or a header
+# only browsers and HTTP clients send.
+_HTTP_REQUEST_LINE = re.compile(rb"(?:^|[^A-Za-z])[A-Z]{3,10} [^ \t]* HTTP/[0-9]| HTTP/[0-9](?:\.[0-9])?\r?\n?\Z")
+_HTTP_HEADER = re.compile(rb"[ \t]*(host|origin)[ \t]*:", re.IGNORECASE)
 _HEADER_TEMPLATE = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
+
+
+def looks_like_http(line: bytes) -> bool:
+    """Whether a line read where a header belongs is HTTP's (a request line, `Host:`, `Origin:`):
+    such a connection is closed without anything it sent being executed (SECURITY.md)."""
+    return bool(_HTTP_HEADER.match(line) or _HTTP_REQUEST_LINE.search(line))
+
+
+def plain_header_block(head: bytes, limits: WireLimits, max_body: int) -> tuple[int, dict[str, bytes]] | None:
+    """(the body size, the other headers by lower-cased name) of a header block (without its blank
+    line) that is plain: non-empty `Name: value` lines within the header limit, none of them
+    HTTP's, one `Content-Length` of 1 … `max_body` bytes. None for any other."""
+    size = None
+    headers: dict[str, bytes] = {}
+    for line in head.split(b"\r\n"):
+        if not line or len(line) + 2 > limits.max_header_bytes or looks_like_http(line):
+            return None  # HTTP: the server's reader closes the connection
+        match = CONTENT_LENGTH.search(line)
+        if match is None:
+            if not HEADER_LINE.match(line):
+                return None
+            name, _, value = line.partition(b":")
+            headers[name.strip().decode("ascii", "replace").lower()] = value.strip()
+            continue
+        digits = match.group(1)
+        if size is not None or match.start() > 0 or not digits.isdigit() or len(digits) > 15:
+            return None
+        size = int(digits)
+    if size is None or not 0 < size <= max_body:
+        return None
+    return size, headers
 
 
 def framed(body: bytes) -> bytes:

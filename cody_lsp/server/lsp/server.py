@@ -19,6 +19,7 @@ import sys
 import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
@@ -34,6 +35,7 @@ from ...protocol.wire import (
     METHOD_NOT_FOUND,
     METHODS,
     SERVER_CAPABILITIES,
+    SESSION_BUSY,
     UNKNOWN_SESSION,
     CancelParams,
     CancelQueuedParams,
@@ -59,6 +61,7 @@ from ...protocol.wire import (
 from ..app import Application
 from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
 from ..core.order import RequestOrder, Ticket
+from ..store.errors import StoreError
 from ..streams import ClientWriter, WireLimits, open_stdin
 from .client_port import LspClient, features_from
 from .transport import HardenedProtocol, open_stdout, strict_converter
@@ -69,8 +72,6 @@ if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answe
     from .editor_state import Editor
 
 log = logging.getLogger(__name__)
-
-SESSION_BUSY = -32002
 
 
 class CodyProtocol(HardenedProtocol):
@@ -153,39 +154,49 @@ class CodyServer(LanguageServer):
             self.protocol.set_writer(writer)
             prefix = early.consumed if early is not None else b""
             await self.protocol.serve(await open_stdin(stdin or sys.stdin.buffer, prefix), self._limits)
+            if self.protocol.hung_up is not None:  # HTTP on stdin: closed like the end of input, exit code 1
+                self.app.exit_code = 1
 
         self._serve(connect)
 
-    def start_tcp(self, host: str, port: int, on_listening: Callable[[str, int], None] | None = None) -> None:
-        """Serve one client on TCP, telling `on_listening(host, port)` once it listens (port 0:
-        a free one); ends when that client disconnects. An address that cannot be bound raises OSError."""
+    def serve_tcp(self, host: str, port: int, on_listening: Callable[[Any], None] | None = None, *, token: str) -> None:
+        """Serve one client on TCP, telling `on_listening((host, port))` once it listens (port 0:
+        a free one); only a connection that presents `token` is served (listen.py), and the
+        server ends when that client disconnects. An address that cannot be bound raises OSError."""
+        from .listen import Gate
+
+        self._serve_socket(lambda handler: asyncio.start_server(handler, host, port), Gate(token), on_listening)
+
+    def serve_unix(self, path: Path, on_listening: Callable[[Any], None] | None = None) -> None:
+        """Serve one client on a Unix socket made at `path` (mode 0600; only the server's own
+        user is served: listen.py); the socket file is removed at the end."""
+        from .listen import Gate, UnixSocket
+
+        unix = UnixSocket(path)
+        try:
+            self._serve_socket(unix.open, Gate(None), on_listening)
+        finally:
+            unix.remove()
+
+    def _serve_socket(
+        self,
+        open_server: Callable[[Any], Awaitable[asyncio.AbstractServer]],
+        gate: Any,
+        on_listening: Callable[[Any], None] | None,
+    ) -> None:
+        from .listen import serve_one_client
+
+        async def serve(source: Any, writer: asyncio.StreamWriter) -> None:
+            self.protocol.set_writer(ClientWriter(writer.transport, self._limits.max_unread_bytes, self._client_stuck))
+            try:
+                await self.protocol.serve(source, self._limits)
+            except SystemExit as exc:  # the `exit` notification
+                self.app.exit_code = _exit_code(exc)
+            except ConnectionError as exc:
+                log.warning("the connection to the client failed: %s", exc)
 
         async def connect() -> None:
-            ended = asyncio.get_running_loop().create_future()
-
-            async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-                if ended.done() or self.protocol.writer is not None:
-                    writer.close()  # one client per server
-                    return
-                self.protocol.set_writer(
-                    ClientWriter(writer.transport, self._limits.max_unread_bytes, self._client_stuck)
-                )
-                try:
-                    await self.protocol.serve(reader, self._limits)
-                except SystemExit as exc:  # the `exit` notification
-                    self.app.exit_code = _exit_code(exc)
-                except ConnectionError as exc:
-                    log.warning("the connection to the client failed: %s", exc)
-                finally:
-                    if not ended.done():
-                        ended.set_result(None)
-
-            server = await asyncio.start_server(connection, host, port)
-            if on_listening is not None:
-                bound = server.sockets[0].getsockname()
-                on_listening(str(bound[0]), int(bound[1]))
-            async with server:
-                await ended
+            await serve_one_client(open_server, gate, self._limits, serve, on_listening)
 
         self._serve(connect)
 
@@ -398,6 +409,8 @@ def _handler(server: CodyServer, params_type: type, route: Route) -> Callable[[A
             raise JsonRpcException(exc.message, code=_error_code(exc)) from None
         except WireError as exc:
             raise JsonRpcException(exc.message, code=exc.code, data=exc.data) from None
+        except StoreError as exc:  # the database refused, for a reason the message says (a full disk)
+            raise JsonRpcException(exc.message, code=INTERNAL_ERROR) from None
 
     return handle
 

@@ -9,6 +9,8 @@ Bytes → frames → JSON → JSON-RPC messages, and back:
   not match its body costs that message, never the connection. A body longer than
   `CODY_MAX_MESSAGE_BYTES` is read past without being kept and answered -32600 (with the
   request's id when its first bytes show it). Memory stays bounded by these two limits.
+  HTTP (a request line, a `Host:` or `Origin:` header: what a web page makes a browser send
+  to a local port) ends the reading: the connection is closed, nothing it sent is executed.
 - **Decoding** (`decode`): strict JSON — no `NaN`/`Infinity`, integers of at most
   4300 digits, bounded nesting; anything else is -32700, with the id recovered from the
   raw text when possible.
@@ -74,7 +76,7 @@ from ..streams import (
     strict_json,
     valid_id,
 )
-from .framing import CONTENT_LENGTH, HEADER_LINE, framed
+from .framing import CONTENT_LENGTH, HEADER_LINE, framed, looks_like_http
 
 log = logging.getLogger(__name__)
 
@@ -98,6 +100,13 @@ class Body:
 
 
 @dataclass(frozen=True)
+class Hangup:
+    """Input that must not be read on: the connection is closed (nothing after it is handled)."""
+
+    reason: str
+
+
+@dataclass(frozen=True)
 class Refusal:
     """A framing problem to answer with an error."""
 
@@ -114,12 +123,15 @@ class FrameReader:
         self._limits = limits
         self._buf = bytearray()
 
-    async def frames(self) -> AsyncIterator[Body | Refusal]:
+    async def frames(self) -> AsyncIterator[Body | Refusal | Hangup]:
         length: int | None = None
         reported = False  # one answer per run of bad bytes, not one per line
         while True:
             line, too_long = await self._line()
             if line is None:
+                return
+            if looks_like_http(line):  # a web page's request to a local port: never executed
+                yield Hangup("the client sent an HTTP request (a request line, Host or Origin header)")
                 return
             text = line.rstrip(b"\r\n")
             if not text and not too_long:
@@ -360,6 +372,8 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
     # The cody/* requests answered then too (early_sessions.py): id → (method, result sent). The
     # server answers them again; its answer is compared with the one sent, and not sent.
     early_results: dict[MsgId, tuple[str, Any]] | None = None
+    # Why the server stopped reading the connection (HTTP-looking input), if it did.
+    hung_up: str | None = None
 
     async def serve(self, source: ByteSource, limits: WireLimits) -> None:
         """Read and handle messages until the client closes the stream. Messages that arrived
@@ -368,6 +382,10 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
         loop = asyncio.get_running_loop()
         since = loop.time()
         async for frame in FrameReader(source, limits).frames():
+            if isinstance(frame, Hangup):
+                log.error("%s: closing the connection without reading on", frame.reason)
+                self.hung_up = frame.reason
+                return
             if isinstance(frame, Refusal):
                 log.warning("%s", frame.message)
                 self.reply_error(frame.msg_id, frame.code, frame.message)

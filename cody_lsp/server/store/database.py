@@ -13,16 +13,28 @@ import json
 import logging
 import os
 import socket
+import sqlite3
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
-from ...protocol.wire import ErrorInfo, Message, PermissionRule, RunEnd, SessionInfo, ToolCallInfo, Usage
+from ...config import private_dir, private_file
+from ...protocol.wire import (
+    ErrorInfo,
+    Message,
+    PermissionRule,
+    RunEnd,
+    SessionInfo,
+    ToolCallInfo,
+    Usage,
+)
 from ..agent.budget import Calibration
 from ..agent.compaction import CompactionRecord, History
 from ..agent.history import Entry
+from .errors import SESSION_GONE, SessionGone, StoreError
 from .queries import (
     LATEST_SESSION,
     SESSION_BY_ID,
@@ -33,6 +45,7 @@ from .queries import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 # Forward migrations: MIGRATIONS[i] takes the schema from user_version i to i+1.
@@ -132,6 +145,15 @@ MIGRATIONS: list[str] = [
         PRIMARY KEY (workspace_folder, server)
     );
     """,
+    # 6 → 7: which server process runs a session now (a lease: taken by a run, released at its end,
+    # broken when its holder died), so two processes never run one session at once.
+    """
+    CREATE TABLE session_leases (
+        session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
+        owner      TEXT NOT NULL,
+        taken_at   TEXT NOT NULL
+    );
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -141,6 +163,47 @@ MESSAGE_COLUMNS = (
 )
 
 
+SQLITE_FULL = 13
+BUSY_TIMEOUT = 15.0  # seconds a write waits for another one (of this or another server process)
+
+
+def _explained(exc: BaseException, path: Path) -> BaseException:
+    """`exc`, or the StoreError that says what it means for the user."""
+    if isinstance(exc, sqlite3.OperationalError) and (
+        getattr(exc, "sqlite_errorcode", None) == SQLITE_FULL or "database or disk is full" in str(exc)
+    ):
+        return StoreError(
+            f"the disk holding the session database {path} is full (SQLite: {exc}); nothing of this change was "
+            "saved: free some space on it (or set CODY_DB to a database on another disk) and try again"
+        )
+    return exc
+
+
+async def _connect(path: Path) -> aiosqlite.Connection:
+    conn = await aiosqlite.connect(str(path), isolation_level=None)
+    try:
+        await conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT * 1000)}")
+        await conn.execute("PRAGMA journal_mode = WAL")
+        await conn.execute("PRAGMA synchronous = NORMAL")
+        await conn.execute("PRAGMA foreign_keys = ON")
+    except BaseException:
+        await conn.close()
+        raise
+    return conn
+
+
+def _identities(path: Path) -> dict[str, tuple[int, int] | None]:
+    """(device, inode) of the database file, its -wal and its -shm; None for one that is missing."""
+    found: dict[str, tuple[int, int] | None] = {}
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            info = os.stat(f"{path}{suffix}")
+            found[suffix] = (info.st_dev, info.st_ino)
+        except FileNotFoundError:
+            found[suffix] = None
+    return found
+
+
 def now() -> str:
     """UTC timestamp, ISO 8601 with microseconds: sorts as text."""
     return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
@@ -148,6 +211,49 @@ def now() -> str:
 
 def process_owner() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def _started(pid: int) -> str | None:
+    """When process `pid` started (clock ticks after boot, /proc/PID/stat field 22); None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rsplit(b")", 1)[1].split()[19].decode()
+    except (OSError, IndexError):
+        return None
+
+
+def _boot_id() -> str:
+    try:
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            return f.read().strip()
+    except OSError:
+        return "-"
+
+
+def lease_owner() -> str:
+    """This server process, as a lease names it: host, boot, pid and start time (so a pid reused
+    by another process, or after a reboot, is not taken for it)."""
+    return f"{socket.gethostname()} {_boot_id()} {os.getpid()} {_started(os.getpid()) or '-'}"
+
+
+def lease_holder_gone(owner: str) -> bool:
+    """Whether the process a lease names has ended. Another host's process cannot be checked: it
+    counts as alive."""
+    try:
+        host, boot, pid, started = owner.split(" ")
+    except ValueError:
+        return True
+    if host != socket.gethostname():
+        return False
+    if boot != _boot_id():
+        return True
+    return _started(int(pid)) != started if pid.isdigit() else True
+
+
+def describe_holder(owner: str) -> str:
+    host, _, rest = owner.partition(" ")
+    pid = rest.split(" ")[1] if len(rest.split(" ")) > 1 else "?"
+    return f"process {pid}" + ("" if host == socket.gethostname() else f" on {host}")
 
 
 def _session(row: Any) -> SessionInfo:
@@ -185,19 +291,19 @@ class Store:
         self._conn = conn
         self.path = path
         self._write_lock = asyncio.Lock()
+        self._files: dict[str, tuple[int, int] | None] = {}  # (device, inode) of the files opened
+        self._broken: str | None = None  # why nothing more is written, once the files were replaced
 
     # ---------------------------------------------------------------- lifecycle
 
     @classmethod
     async def open(cls, path: Path) -> Store:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        conn = await aiosqlite.connect(str(path), isolation_level=None)
+        # Every prompt, file content and command output is in there: the user's only (SECURITY.md).
+        private_dir(path.parent)
+        private_file(path, "-wal", "-shm", "-journal")
+        conn = await _connect(path)
+        store = cls(conn, path)
         try:
-            await conn.execute("PRAGMA busy_timeout = 15000")
-            await conn.execute("PRAGMA journal_mode = WAL")
-            await conn.execute("PRAGMA synchronous = NORMAL")
-            await conn.execute("PRAGMA foreign_keys = ON")
-            store = cls(conn, path)
             await store._migrate()
         except BaseException:
             await conn.close()
@@ -209,50 +315,163 @@ class Store:
 
     async def _migrate(self) -> None:
         async with self._write_lock:
-            await self._conn.execute("BEGIN IMMEDIATE")
-            try:
-                row = await (await self._conn.execute("PRAGMA user_version")).fetchone()
-                version = row[0] if row else 0
-                if version > SCHEMA_VERSION:
-                    raise RuntimeError(
-                        f"the database {self.path} has schema version {version}, newer than this "
-                        f"cody-lsp understands ({SCHEMA_VERSION}); upgrade cody-lsp or set CODY_DB"
-                    )
-                for step in range(version, SCHEMA_VERSION):
-                    for statement in MIGRATIONS[step].split(";"):
-                        if statement.strip():
-                            await self._conn.execute(statement)
-                if version != SCHEMA_VERSION:
-                    await self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-                await self._conn.execute("COMMIT")
-            except BaseException:
-                await self._conn.execute("ROLLBACK")
+            await self._migrate_locked()
+
+    async def _migrate_locked(self) -> None:
+        """The migrations, then the files' identities (see _replaced)."""
+        try:
+            await self._begin_immediate()
+            row = await (await self._conn.execute("PRAGMA user_version")).fetchone()
+            version = row[0] if row else 0
+            if version > SCHEMA_VERSION:
+                raise RuntimeError(
+                    f"the database {self.path} has schema version {version}, newer than this "
+                    f"cody-lsp understands ({SCHEMA_VERSION}); upgrade cody-lsp or set CODY_DB"
+                )
+            for step in range(version, SCHEMA_VERSION):
+                for statement in MIGRATIONS[step].split(";"):
+                    if statement.strip():
+                        await self._conn.execute(statement)
+            if version != SCHEMA_VERSION:
+                await self._conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            await self._conn.execute("COMMIT")
+        except BaseException as exc:
+            await self._rollback()
+            explained = _explained(exc, self.path)
+            if explained is exc:
                 raise
+            raise explained from exc
+        self._files = _identities(self.path)
+
+    # ---------------------------------------------------------------- the files under it
+
+    def _replaced(self) -> list[str]:
+        """The suffixes ("" for the database, "-wal", "-shm") of its files deleted or replaced since
+        it was opened: this connection still uses the files it opened, which nobody else reads."""
+        now = _identities(self.path)
+        gone = [suffix for suffix, was in self._files.items() if was is not None and now[suffix] != was]
+        for suffix, was in self._files.items():
+            if was is None:  # not there at the opening: SQLite may make it later
+                self._files[suffix] = now[suffix]
+        return gone
+
+    async def _stop_if_replaced(self) -> None:
+        """Refuse to write (StoreError) once the database's files were deleted or replaced (the write
+        lock held): this connection would commit into files no other server reads, and that a
+        killed server takes with it. When only the -wal went, what it holds is saved into the
+        database file first (a checkpoint through the files this server still has open)."""
+        if self._broken is None:
+            gone = self._replaced()
+            if not gone:
+                return
+            names = " and ".join(self.path.name + suffix for suffix in gone)
+            saved = ""
+            if gone == ["-wal"]:
+                try:
+                    await self._conn.execute("PRAGMA wal_checkpoint(FULL)")
+                    saved = "what it held is saved in the database file; "
+                except sqlite3.Error as exc:
+                    log.error("could not save the deleted -wal into the database: %s", exc)
+            self._broken = (
+                f"the session database's {names} {'was' if len(gone) == 1 else 'were'} deleted or replaced by another "
+                f"program while this server had {'it' if len(gone) == 1 else 'them'} open; {saved}this server saves "
+                "nothing more to it, so that nothing is lost: restart every cody-lsp using "
+                f"{self.path} (never delete a database's -wal or -shm while a server uses it)"
+            )
+            log.error("%s", self._broken)
+        raise StoreError(self._broken)
+
+    async def _begin_immediate(self) -> None:
+        """BEGIN IMMEDIATE, waiting while it is busy. SQLite's own wait (busy_timeout) gives up at
+        once when a read of this shared connection is still going (its snapshot cannot become a
+        write): wait for that read to end, then try again, as long as busy_timeout says."""
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + BUSY_TIMEOUT
+        pause = 0.002
+        while True:
+            try:
+                await self._conn.execute("BEGIN IMMEDIATE")
+                return
+            except sqlite3.OperationalError as exc:
+                if not str(exc).startswith("database is locked") or loop.time() > deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 0.1)
+
+    async def _rollback(self) -> None:
+        """Roll back the transaction, if SQLite has not already (it does on a full disk: a ROLLBACK
+        would then fail with "no transaction is active" and hide why the write failed)."""
+        if self._conn.in_transaction:
+            try:
+                await self._conn.execute("ROLLBACK")
+            except sqlite3.Error as exc:
+                log.warning("could not roll back a failed write: %s", exc)
 
     async def _transaction(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
-        """Run the statements in one IMMEDIATE transaction; never half-applied.
+        """Run the statements in one IMMEDIATE transaction; never half-applied."""
+
+        async def body() -> None:
+            for sql, args in statements:
+                await self._conn.execute(sql, args)
+
+        await self._write(body)
+
+    async def _write(self, body: Callable[[], Awaitable[T]]) -> T:
+        """`body` inside one IMMEDIATE transaction (it may read, then write); never half-applied.
 
         Shielded: a cancelled caller still waits for the commit to finish, so a
         transaction is never left open on the shared connection.
         """
 
-        async def run() -> None:
+        async def run() -> T:
             async with self._write_lock:
-                await self._conn.execute("BEGIN IMMEDIATE")
                 try:
-                    for sql, args in statements:
-                        await self._conn.execute(sql, args)
+                    await self._stop_if_replaced()  # under the write lock, just before writing
+                    await self._begin_immediate()
+                    result = await body()
                     await self._conn.execute("COMMIT")
-                except BaseException:
-                    await self._conn.execute("ROLLBACK")
-                    raise
+                    return result
+                except BaseException as exc:
+                    await self._rollback()
+                    explained = _explained(exc, self.path)
+                    if explained is exc:
+                        raise
+                    raise explained from exc
 
         task = asyncio.ensure_future(run())
         try:
-            await asyncio.shield(task)
+            return await asyncio.shield(task)
         except asyncio.CancelledError:
             await task
             raise
+
+    # ---------------------------------------------------------------- the session lease
+
+    async def take_lease(self, session_id: str) -> str | None:
+        """Take the session for this server process: None when it is this process's now, else who
+        holds it (a server process that still lives; one that died, or was restarted, loses it)."""
+        me = lease_owner()
+
+        async def body() -> str | None:
+            cur = await self._conn.execute("SELECT owner FROM session_leases WHERE session_id = ?", (session_id,))
+            row = await cur.fetchone()
+            if row is not None and row[0] != me and not lease_holder_gone(row[0]):
+                return str(row[0])
+            if row is not None and row[0] != me:
+                log.warning("took session %s over from a server process that ended (%s)", session_id, row[0])
+            await self._conn.execute(
+                "INSERT INTO session_leases (session_id, owner, taken_at) VALUES (?, ?, ?) "
+                "ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, taken_at = excluded.taken_at",
+                (session_id, me, now()),
+            )
+            return None
+
+        return await self._write(body)
+
+    async def release_lease(self, session_id: str) -> None:
+        await self._transaction(
+            [("DELETE FROM session_leases WHERE session_id = ? AND owner = ?", (session_id, lease_owner()))]
+        )
 
     # ---------------------------------------------------------------- sessions
 
@@ -442,8 +661,6 @@ class Store:
         Returns the session's new message count.
         """
         ts = now()
-        if await self.message_count(session_id) is None:  # deleted while the run went on
-            return 0
         statements: list[tuple[str, tuple[Any, ...]]] = []
         for i, entry in enumerate(entries):
             msg = entry.message
@@ -505,7 +722,16 @@ class Store:
                 ),
             )
         )
-        await self._transaction(statements)
+
+        async def body() -> None:
+            # Inside the transaction: another server process may have deleted the session.
+            cur = await self._conn.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,))
+            if await cur.fetchone() is None:
+                raise SessionGone(SESSION_GONE)
+            for sql, args in statements:
+                await self._conn.execute(sql, args)
+
+        await self._write(body)
         return await self.message_count(session_id) or 0
 
     @staticmethod

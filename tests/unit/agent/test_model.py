@@ -23,7 +23,7 @@ MESSAGES = [{"role": "user", "content": "hi"}]
 
 
 def config(base_url: str) -> ModelConfig:
-    return ModelConfig("test-model", base_url, "sk-test-secret-key-123")
+    return ModelConfig("test-model", base_url, "sk-test-7Rq2Xv9LmK4pW8zN3bT6")
 
 
 @pytest_asyncio.fixture

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
+from cody_lsp.config import POLICY_STRICTNESS, TOOL_POLICY_VALUES, ContextSettings, Limits, ModelConfig, ServerConfig
 from cody_lsp.protocol.wire import InvalidParams, Thinking, ToolCall, ToolResultChunk, UsageUpdate
 from cody_lsp.server.core.events import RunEvent
 from cody_lsp.server.lsp.configuration import KEYS, Settings, resolve
@@ -25,6 +25,8 @@ BASE = ServerConfig(
     tool_policy={"run_command": "deny"},
     settings_problem=None,
 )
+
+STRICTNESS = sorted(TOOL_POLICY_VALUES, key=POLICY_STRICTNESS.__getitem__)  # loosest first
 
 
 def test_folder_over_initialization_options_over_the_environment():
@@ -69,11 +71,29 @@ def test_tool_policy_is_merged_tool_by_tool():
             ("the configuration of /w", {"toolPolicy": {"run_command": "ASK", "rm_rf": "allow", "edit_file": "maybe"}}),
         ],
     )
-    assert config.tool_policy == {"run_command": "ask", "write_file": "allow"}
+    assert config.tool_policy == {"run_command": "deny", "write_file": "allow"}  # the environment's deny stays
+    assert any("toolPolicy.run_command = 'ask'" in w and "looser than 'deny'" in w for w in warnings)
     assert any("'rm_rf'" in w and "not a tool" in w for w in warnings)
     assert any("cody.toolPolicy.edit_file = 'maybe'" in w for w in warnings)
     _config, warnings = resolve(BASE, [("initializationOptions", {"toolPolicy": "allow"})])
     assert warnings and "cody.toolPolicy" in warnings[0]
+
+
+@pytest.mark.parametrize("env", [None, *STRICTNESS])
+@pytest.mark.parametrize("client", [None, *STRICTNESS])
+@pytest.mark.parametrize("folder", [None, *STRICTNESS])
+def test_a_tool_gets_the_strictest_policy_any_source_sets(env, client, folder):
+    base = dataclasses.replace(BASE, tool_policy={} if env is None else {"run_command": env})
+    layers = [
+        ("initializationOptions", {"toolPolicy": {} if client is None else {"run_command": client}}),
+        ("the configuration of /w", {"toolPolicy": {} if folder is None else {"run_command": folder}}),
+    ]
+    config, warnings = resolve(base, layers)
+    given = [v for v in (env, client, folder) if v is not None]
+    expected = max(given, key=STRICTNESS.index) if given else None
+    assert config.tool_policy.get("run_command") == expected
+    looser = [v for i, v in enumerate(given) if any(STRICTNESS.index(w) > STRICTNESS.index(v) for w in given[:i])]
+    assert len(warnings) == len(looser)  # each value looser than one before it is reported
 
 
 def test_context_window_and_reserve():

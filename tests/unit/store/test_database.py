@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import os
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from cody_lsp.protocol.wire import ErrorInfo, Usage
 from cody_lsp.server.agent.history import Entry, marker_entry, user_entry
-from cody_lsp.server.store.database import SCHEMA_VERSION, Store
+from cody_lsp.server.store.database import SCHEMA_VERSION, Store, describe_holder, lease_holder_gone, lease_owner
 
 
 async def test_schema_is_versioned_and_uses_wal(tmp_path: Path):
@@ -162,3 +164,42 @@ async def test_latest_session_skips_empty_sessions_and_sessions_can_be_renamed(t
     assert (await store.update_session("ses_old", title="Again")).model == "other-model"
     assert await store.update_session("ses_missing", title="x") is None
     await store.close()
+
+
+# ------------------------------------------------------------------ the session lease
+
+
+def test_a_lease_holder_is_gone_when_its_process_is_not_the_one_named():
+    me = lease_owner()
+    host, boot, pid, started = me.split(" ")
+    assert pid == str(os.getpid()) and not lease_holder_gone(me)
+    assert lease_holder_gone(f"{host} {boot} {pid} {int(started) + 1}")  # the pid, reused by another process
+    assert lease_holder_gone(f"{host} another-boot {pid} {started}")  # before a reboot
+    assert not lease_holder_gone(f"another-host {boot} {pid} {started}")  # cannot be told: alive
+    assert lease_holder_gone("something else") and lease_holder_gone(f"{host} {boot} x {started}")
+
+
+async def test_a_lease_is_taken_from_a_dead_holder_only(tmp_path: Path):
+    store = await Store.open(tmp_path / "sessions.db")
+    try:
+        await store.create_session("ses_1", None, "m", "/w")
+        other = subprocess.Popen(["sleep", "60"])
+        try:
+            started = Path(f"/proc/{other.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[19].decode()
+            host, boot, _pid, _started = lease_owner().split(" ")
+            holder = f"{host} {boot} {other.pid} {started}"
+            await store._transaction(
+                [("INSERT INTO session_leases (session_id, owner, taken_at) VALUES ('ses_1', ?, 'then')", (holder,))]
+            )
+            assert await store.take_lease("ses_1") == holder
+            assert describe_holder(holder) == f"process {other.pid}"
+        finally:
+            other.kill()
+            other.wait()
+        assert await store.take_lease("ses_1") is None  # its holder died
+        assert await store.take_lease("ses_1") is None  # and it is ours now
+        await store.release_lease("ses_1")
+        assert await store.take_lease("ses_1") is None
+        await store.delete_session("ses_1")  # the lease goes with the session
+    finally:
+        await store.close()

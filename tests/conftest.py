@@ -118,7 +118,10 @@ def server_env(provider: ScriptedProvider | None, db: Path, **extra: str) -> dic
 
 
 async def start_wire(
-    env: dict[str, str], folders: list[Path] | None = None, capabilities: dict[str, Any] | None = None
+    env: dict[str, str],
+    folders: list[Path] | None = None,
+    capabilities: dict[str, Any] | None = None,
+    initialization_options: dict[str, Any] | None = None,
 ) -> CodyWire:
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "cody_lsp"], server_env=env, client_factory=make_client
@@ -134,6 +137,7 @@ async def start_wire(
         types.InitializeParams(
             capabilities=types.ClientCapabilities(experimental=experimental),
             workspace_folders=[types.WorkspaceFolder(uri=f.as_uri(), name=f.name) for f in folders or []],
+            initialization_options=initialization_options,
         )
     )
     assert result.capabilities.experimental == {"cody": SERVER_CAPABILITIES}
@@ -181,10 +185,14 @@ async def wire_factory(provider: ScriptedProvider, db_path: Path, workspace: Pat
         *,
         env: dict[str, str] | None = None,
         capabilities: dict[str, Any] | None = None,
+        initialization_options: dict[str, Any] | None = None,
         **extra: str,
     ) -> CodyWire:
         wire = await start_wire(
-            env or server_env(provider, db_path, **extra), [workspace] if folders is None else folders, capabilities
+            env or server_env(provider, db_path, **extra),
+            [workspace] if folders is None else folders,
+            capabilities,
+            initialization_options,
         )
         started.append(wire)
         return wire

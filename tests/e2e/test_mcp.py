@@ -142,6 +142,72 @@ async def test_tools_are_offered_asked_about_denied_and_allowed_by_a_server_rule
     assert not wrong["ok"] and "do not fit its schema (at 'b')" in wrong["content"]
 
 
+async def test_a_client_without_permissions_gets_no_mcp_tool_unless_the_policy_allows(wire_factory, provider, mcp_env):
+    """MCP tools count as tools that change things (`ask`, `readOnlyHint` or not: a server's hint
+    is its own claim): a client that cannot answer gets them refused, never run unasked."""
+    no_permissions = {"permissions": None}
+    servers = {"time": time_server(), "everything": everything()}
+    wire = await wire_factory(env=mcp_env(servers), capabilities=no_permissions)
+    provider.add(
+        Reply(
+            tool_calls=[
+                ToolCall("mcp__everything__echo", {"message": "hi"}),
+                ToolCall("mcp__time__get_current_time", {"timezone": "UTC"}),
+            ]
+        ),
+        Reply(text="refused"),
+    )
+    result, chunks = await wire.run("echo and time")
+    assert result["status"] == "done" and wire.permission_requests == []
+    for refused, name in zip(results_of(chunks), ["mcp__everything__echo", "mcp__time__get_current_time"], strict=True):
+        assert not refused["ok"] and refused["toolName"] == name
+        assert "cannot ask for it" in refused["content"] and f"CODY_TOOL_POLICY={name}=allow" in refused["content"]
+
+    # The user's policy allows a whole server (or one tool): those run, the others stay refused.
+    allowed = await wire_factory(
+        env=mcp_env(servers, CODY_TOOL_POLICY="mcp__everything__*=allow"), capabilities=no_permissions
+    )
+    provider.add(
+        Reply(
+            tool_calls=[
+                ToolCall("mcp__everything__echo", {"message": "hi"}),
+                ToolCall("mcp__time__get_current_time", {"timezone": "UTC"}),
+            ]
+        ),
+        Reply(text="one ran"),
+    )
+    _, chunks = await allowed.run("echo and time")
+    echoed, timed = results_of(chunks)
+    assert echoed["ok"] and echoed["content"] == "Echo: hi"
+    assert not timed["ok"] and "cannot ask for it" in timed["content"]
+    assert allowed.permission_requests == []
+
+
+@pytest.mark.parametrize(
+    "env_policy, editor_policy",
+    [
+        ("mcp__everything__*=deny", {"mcp__everything__echo": "allow"}),
+        ("mcp__everything__echo=deny", {"mcp__everything__*": "allow"}),
+        ("mcp__everything__*=deny", {"mcp__everything__*": "allow"}),
+    ],
+)
+async def test_the_editor_cannot_loosen_an_mcp_deny_of_the_environment(
+    env_policy, editor_policy, wire_factory, provider, mcp_env
+):
+    wire = await wire_factory(
+        env=mcp_env({"everything": everything()}, CODY_TOOL_POLICY=env_policy),
+        initialization_options={"toolPolicy": editor_policy},
+    )
+    provider.add(call("mcp__everything__echo", {"message": "hi"}), Reply(text="denied"))
+    _, chunks = await wire.run("echo")
+    (denied,) = results_of(chunks)
+    assert not denied["ok"] and "its tool policy says deny" in denied["content"]
+    assert wire.permission_requests == []
+    if "mcp__everything__echo" in editor_policy or env_policy.startswith("mcp__everything__*"):
+        warnings = [m.message for m in wire.client.messages if "looser" in m.message]
+        assert len(warnings) == 1 and "the stricter one applies" in warnings[0]
+
+
 async def test_results_are_described_and_redacted(wire_factory, provider, mcp_env):
     secret = "tok-9f8e7d6c5b4a39281706"
     env = mcp_env(
@@ -248,7 +314,7 @@ async def test_a_workspace_server_is_refused_until_approved(wire_factory, provid
     (workspace / ".cody" / "mcp.json").write_text(json.dumps(definition))
 
     # A client that cannot answer: never asked, never started.
-    silent = await wire_factory(env=mcp_env())
+    silent = await wire_factory(env=mcp_env(), capabilities={"permissions": None})
     provider.add(Reply(text="no clock"))
     await silent.run("time?")
     assert not any(n.startswith("mcp__clock") for n in offered(provider.requests[-1]))

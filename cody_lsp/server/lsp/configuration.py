@@ -121,15 +121,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
                 elif key == "baseUrl":
                     found[key] = _base_url(value)
                 elif key == "toolPolicy":
-                    for tool, decision in _tool_policy(value, where, warnings).items():
-                        current = policy.get(tool)
-                        if current is not None and stricter(current, decision) != decision:
-                            warnings.append(
-                                f"Cody: the setting {SECTION}.toolPolicy.{tool} = {_show(decision)} ({where}) is looser "
-                                f"than {current!r} ({policy_source[tool]}); the stricter one applies."
-                            )
-                            continue
-                        policy[tool], policy_source[tool] = decision, where
+                    _merge_policy(policy, policy_source, _tool_policy(value, where, warnings), where, warnings)
                 elif key == "mcpServers":
                     if not isinstance(value, dict):
                         raise _Invalid('must be an object such as {"name": {"command": "…", "args": […]}}')
@@ -171,6 +163,47 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         mcp_servers=found.get("mcpServers", base.mcp_servers),
     )
     return config, warnings
+
+
+def _merge_policy(
+    policy: dict[str, str], source: dict[str, str], layer: dict[str, str], where: str, warnings: list[str]
+) -> None:
+    """One source's toolPolicy over the policy of the sources before it: where both decide a
+    tool, the stricter applies. An MCP tool is decided by its own entry, else by its server's
+    `mcp__<server>__*` — so an entry for one tool is checked against the pattern of an earlier
+    source too, and a pattern tightens the earlier sources' entries of its server's tools (within
+    one source, a tool's own entry still wins over its server's pattern)."""
+    from ..mcp.definitions import pattern_server, server_of, server_pattern
+
+    before = dict(policy)
+    for tool, decision in layer.items():
+        deciding = tool if tool in before else None
+        server = server_of(tool)
+        if (
+            deciding is None
+            and server is not None
+            and server_pattern(server) in before
+            and tool != server_pattern(server)
+        ):
+            deciding = server_pattern(server)
+        if deciding is not None and stricter(before[deciding], decision) != decision:
+            warnings.append(
+                f"Cody: the setting {SECTION}.toolPolicy.{tool} = {_show(decision)} ({where}) is looser "
+                f"than {before[deciding]!r} ({source[deciding]}); the stricter one applies."
+            )
+            continue
+        policy[tool], source[tool] = decision, where
+        pattern_of = pattern_server(tool)
+        if pattern_of is None:
+            continue
+        for other, earlier in before.items():  # the earlier sources' entries for this server's tools
+            if (
+                other != tool
+                and other not in layer
+                and server_of(other) == pattern_of
+                and stricter(earlier, decision) != earlier
+            ):
+                policy[other], source[other] = decision, where
 
 
 def _tool_policy(value: Any, where: str, warnings: list[str]) -> dict[str, str]:

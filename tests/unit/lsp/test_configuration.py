@@ -96,6 +96,32 @@ def test_a_tool_gets_the_strictest_policy_any_source_sets(env, client, folder):
     assert len(warnings) == len(looser)  # each value looser than one before it is reported
 
 
+@pytest.mark.parametrize("env_key", ["mcp__srv__*", "mcp__srv__x"])
+@pytest.mark.parametrize("client_key", ["mcp__srv__*", "mcp__srv__x"])
+@pytest.mark.parametrize("env", STRICTNESS)
+@pytest.mark.parametrize("client", STRICTNESS)
+def test_an_mcp_tool_gets_the_strictest_policy_whether_named_or_by_its_server(env_key, client_key, env, client):
+    from cody_lsp.server.core.permissions import ToolPolicy
+
+    base = dataclasses.replace(BASE, tool_policy={env_key: env})
+    config, warnings = resolve(base, [("initializationOptions", {"toolPolicy": {client_key: client}})])
+    decided = ToolPolicy(config.tool_policy).decision("mcp__srv__x")
+    assert decided == max(env, client, key=STRICTNESS.index)
+    assert ToolPolicy(config.tool_policy).decision("mcp__other__x") == "ask"
+    looser = STRICTNESS.index(client) < STRICTNESS.index(env) and (client_key == env_key or client_key == "mcp__srv__x")
+    assert len(warnings) == int(looser)
+
+
+def test_within_one_source_an_mcp_tools_own_entry_wins_over_its_servers():
+    from cody_lsp.server.core.permissions import ToolPolicy
+
+    config, warnings = resolve(
+        BASE, [("initializationOptions", {"toolPolicy": {"mcp__srv__*": "deny", "mcp__srv__read": "allow"}})]
+    )
+    policy = ToolPolicy(config.tool_policy)
+    assert (policy.decision("mcp__srv__read"), policy.decision("mcp__srv__write"), warnings) == ("allow", "deny", [])
+
+
 def test_context_window_and_reserve():
     config, warnings = resolve(BASE, [("x", {"contextWindow": 8000, "outputReserve": 1000})])
     assert config.context == ContextSettings(8000, 1000) and not warnings

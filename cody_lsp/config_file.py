@@ -55,6 +55,7 @@ SETTINGS: dict[str, str] = {
     "CODY_OUTPUT_RESERVE": "(the model's)",
     "CODY_ALLOW_VCS_WRITES": "0",
     "CODY_TEXT_FLUSH_MS": "18",
+    "CODY_MAX_QUEUED": "100",
     "CODY_PASS_ENV": "(none)",
     "CODY_MCP_CONFIG": "(none)",
     "CODY_LOG_LEVEL": "WARNING",

@@ -33,7 +33,9 @@ def opened(workspace: Path, session: str) -> dict:
     return {"sessionId": session, "cwd": str(workspace), "mcpServers": []}
 
 
-async def test_an_acp_prompt_on_a_session_the_lsp_server_runs_is_refused(acp, wire_factory, provider, workspace, tmp_path):
+async def test_an_acp_prompt_on_a_session_the_lsp_server_runs_is_refused(
+    acp, wire_factory, provider, workspace, tmp_path
+):
     lsp = await wire_factory()
     provider.add(Reply(text="hello"))
     first, _chunks = await lsp.run("start", workspaceFolder=str(workspace))
@@ -68,7 +70,9 @@ async def test_the_lsp_server_is_refused_while_an_acp_prompt_runs(acp, wire_fact
     assert await asyncio.wait_for(turn, 60) == {"stopReason": "end_turn"}
 
 
-async def test_an_acp_run_stops_when_the_lsp_server_deletes_its_session(acp, wire_factory, provider, workspace, tmp_path):
+async def test_an_acp_run_stops_when_the_lsp_server_deletes_its_session(
+    acp, wire_factory, provider, workspace, tmp_path
+):
     gate = tmp_path / "go"
     session = await acp.new_session(workspace)
     provider.add(Reply(tool_calls=[gated(gate)]), Reply(text="never asked for"))

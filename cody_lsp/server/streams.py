@@ -107,6 +107,20 @@ def decode(body: bytes) -> Any:
         raise DecodeError(f"the message is not valid JSON ({exc})") from None
 
 
+# HTTP, which a web page can make a browser send to a local port: a request line anywhere in a
+# line (`POST / HTTP/1.1`; or its end, all that is kept of an overlong one), or a header only
+# browsers and HTTP clients send. Both faces close such a connection without executing anything.
+_HTTP_REQUEST_LINE = re.compile(rb"(?:^|[^A-Za-z])[A-Z]{3,10} [^ \t]* HTTP/[0-9]| HTTP/[0-9](?:\.[0-9])?\r?\n?\Z")
+_HTTP_HEADER = re.compile(rb"[ \t]*(host|origin)[ \t]*:", re.IGNORECASE)
+
+
+def looks_like_http(line: bytes) -> bool:
+    """Whether a line read where a header (LSP) or a JSON message (ACP) belongs is HTTP's (a
+    request line, `Host:`, `Origin:`): such a connection is closed without anything it sent being
+    executed (SECURITY.md)."""
+    return bool(_HTTP_HEADER.match(line) or _HTTP_REQUEST_LINE.search(line))
+
+
 def valid_id(value: Any) -> bool:
     """A JSON-RPC id: a string or an integer (not a boolean, not null)."""
     return isinstance(value, (str, int)) and not isinstance(value, bool)

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 import pytest_asyncio
 
 from cody_lsp.testing.provider import Reply
@@ -163,3 +164,69 @@ async def test_cancel_request_cancels_a_prompt(raw, provider, workspace: Path):
         pass
     agent.write({"jsonrpc": "2.0", "method": "$/cancel_request", "params": {"requestId": "p"}})
     assert (await agent.answer("p"))["error"]["code"] == -32800
+
+
+# ------------------------------------------------------------------------ HTTP is never executed
+
+HTTP_FORMS = {
+    "a POST with Host": [b"POST / HTTP/1.1", b"Host: 127.0.0.1:7000"],
+    "a request line alone": [b"PUT /x HTTP/1.0"],
+    "a Host header alone": [b"host: evil"],
+    "an Origin header alone": [b"Origin: https://evil.example"],
+    "junk before the request line": [b"\0\0POST / HTTP/1.1"],
+    "an overlong request line": [b"POST /" + b"a" * 20000 + b" HTTP/1.1"],
+}
+
+
+@pytest.mark.parametrize("first", [True, False], ids=["first line", "after initialize"])
+@pytest.mark.parametrize("form", list(HTTP_FORMS))
+async def test_http_ends_the_connection_and_runs_nothing(form, first, raw, db_path: Path, workspace: Path):
+    """As the LSP face (tests/e2e/test_http_refused.py): HTTP-looking input — a request line, a
+    `Host:` or `Origin:` header — ends the connection before its JSON body is read as messages."""
+    agent = await raw()
+    if not first:
+        agent.write(INIT)
+        assert (await agent.answer(0))["result"]["protocolVersion"] == 1
+    body = [
+        json.dumps(INIT | {"id": 8}).encode(),
+        json.dumps(
+            {"jsonrpc": "2.0", "id": 9, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
+        ).encode(),
+    ]
+    headers = [
+        *HTTP_FORMS[form],
+        b"Content-Type: application/json",
+        b"Content-Length: %d" % sum(len(b) + 1 for b in body),
+    ]
+    agent.write(b"\r\n".join(headers) + b"\r\n\r\n" + b"\n".join(body) + b"\n")
+    assert agent.process.stdout is not None
+    rest = await asyncio.wait_for(agent.process.stdout.read(), 20)  # the agent ends: no answer
+    assert rest == b"", rest
+    assert await asyncio.wait_for(agent.process.wait(), 20) == 1
+    assert agent.process.stderr is not None
+    assert b"looks like HTTP" in await agent.process.stderr.read()
+    if db_path.exists():
+        with sqlite3.connect(db_path) as db:
+            assert db.execute("SELECT count(*) FROM sessions").fetchone() == (0,)
+
+
+async def test_a_prompt_that_mentions_http_is_not_http(raw, provider, workspace: Path):
+    """Only a line that is not JSON is looked at: a message whose text holds a request line runs."""
+    agent = await raw()
+    agent.write(INIT)
+    await agent.answer(0)
+    agent.write(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
+    )
+    session = (await agent.answer(1))["result"]["sessionId"]
+    provider.add(Reply(text="it is a request line"))
+    text = "what is POST / HTTP/1.1 with\r\nHost: example.com?"
+    agent.write(
+        {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "session/prompt",
+            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]},
+        }
+    )
+    assert (await agent.answer(2, timeout=60))["result"] == {"stopReason": "end_turn"}

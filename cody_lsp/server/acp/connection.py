@@ -4,7 +4,9 @@ One message a line, both ways (ACP's stdio transport). Reading (`Connection.serv
 
 - a line longer than `CODY_MAX_MESSAGE_BYTES` is read past without being kept and answered
   -32600 (with the request's id when its first bytes show it); memory stays bounded by it;
-- a line that is not strict JSON (streams.decode) is -32700, with the id when it can be found;
+- a line that is not strict JSON (streams.decode) is -32700, with the id when it can be found —
+  unless it looks like HTTP (a request line, a `Host:` or `Origin:` header: streams.looks_like_http),
+  which ends the connection at once, so the JSON body of a `POST` is never read as messages;
 - a message whose `jsonrpc`, `id` or `method` is malformed, or a batch, is -32600;
 - a request is handed to the `Handler`; its answer (or error) is written when it is done. An
   unexpected failure is -32603 with an incident number (the traceback goes to stderr);
@@ -26,7 +28,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from ..streams import ByteSource, DecodeError, EncodeError, WireLimits, decode, recover_id, strict_json, valid_id
+from ..streams import (
+    ByteSource,
+    DecodeError,
+    EncodeError,
+    WireLimits,
+    decode,
+    looks_like_http,
+    recover_id,
+    strict_json,
+    valid_id,
+)
 
 log = logging.getLogger(__name__)
 
@@ -131,6 +143,7 @@ class Connection:
         self.handler = handler
         self.limits = limits
         self.closed = False  # the client is gone (a write failed): nothing more is written
+        self.http_refused = False  # the input was HTTP: the connection ended, nothing more is written
         self._ids = itertools.count(1)
         self._waiting: dict[MsgId, asyncio.Future[Any]] = {}  # the agent's requests not answered yet
         self._handling: dict[MsgId, asyncio.Task[None]] = {}  # the client's requests being handled
@@ -152,6 +165,14 @@ class Connection:
                     f"the message is longer than {self.limits.max_message_bytes:,} bytes "
                     "(CODY_MAX_MESSAGE_BYTES); it was not read",
                 )
+            elif not line.lstrip().startswith((b"{", b"[")) and looks_like_http(line):
+                # A web page's request (no JSON message starts so): its JSON body is never read.
+                log.error(
+                    "the input looks like HTTP (a request line, Host or Origin header), not ACP: the connection "
+                    "is closed without running anything it sent"
+                )
+                self.http_refused = self.closed = True
+                return
             elif line.strip():
                 self.receive(line)
 

@@ -219,7 +219,10 @@ class AcpAgent:
             self.conn = Connection(writer, self, self.limits)
             source = await open_stdin(sys.stdin.buffer, early.consumed if early is not None else b"")
             await self.conn.serve(source)
-            log.info("the input ended; cancelling the runs and shutting down")
+            if self.conn.http_refused:
+                self.app.exit_code = 1
+            else:
+                log.info("the input ended; cancelling the runs and shutting down")
 
         self.app.serve(main, close=self.close)
         return self.app.exit_code

@@ -14,23 +14,13 @@ from ..streams import MAX_INT_DIGITS as MAX_INT_DIGITS
 from ..streams import DecodeError as DecodeError
 from ..streams import WireLimits as WireLimits
 from ..streams import decode as decode
+from ..streams import looks_like_http as looks_like_http
 from ..streams import valid_id as valid_id
 
 # A header line (without its line ending): `Content-Length: N`, or another `Name: value`, ignored.
 CONTENT_LENGTH = re.compile(rb"content-length[ \t]*:[ \t]*([^\r\n]*?)[ \t]*\Z", re.IGNORECASE)
 HEADER_LINE = re.compile(rb"[!-9;-~]+[ \t]*:[^\n]*\Z")
-# HTTP, which a web page can make a browser send to a local port: a request line anywhere in a
-# header line (`POST / HTTP/1.1`; or its end, all that is kept of an overlong one), or a header
-# only browsers and HTTP clients send.
-_HTTP_REQUEST_LINE = re.compile(rb"(?:^|[^A-Za-z])[A-Z]{3,10} [^ \t]* HTTP/[0-9]| HTTP/[0-9](?:\.[0-9])?\r?\n?\Z")
-_HTTP_HEADER = re.compile(rb"[ \t]*(host|origin)[ \t]*:", re.IGNORECASE)
 _HEADER_TEMPLATE = b"Content-Length: %d\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n"
-
-
-def looks_like_http(line: bytes) -> bool:
-    """Whether a line read where a header belongs is HTTP's (a request line, `Host:`, `Origin:`):
-    such a connection is closed without anything it sent being executed (SECURITY.md)."""
-    return bool(_HTTP_HEADER.match(line) or _HTTP_REQUEST_LINE.search(line))
 
 
 def plain_header_block(head: bytes, limits: WireLimits, max_body: int) -> tuple[int, dict[str, bytes]] | None:

@@ -230,3 +230,22 @@ async def test_a_prompt_that_mentions_http_is_not_http(raw, provider, workspace:
         }
     )
     assert (await agent.answer(2, timeout=60))["result"] == {"stopReason": "end_turn"}
+
+
+async def test_a_prompt_that_cannot_fit_the_window_is_refused_before_any_request(raw, provider, workspace: Path):
+    """As through the LSP face (tests/e2e/test_prompt_too_large.py): the size and the limit said."""
+    agent = await raw(CODY_CONTEXT_WINDOW="4000", CODY_OUTPUT_RESERVE="500")
+    agent.write(INIT)
+    await agent.answer(0)
+    agent.write(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
+    )
+    session = (await agent.answer(1))["result"]["sessionId"]
+    prompt = [{"type": "text", "text": "x" * 40_000}]  # ~10,000 tokens
+    agent.write(
+        {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": session, "prompt": prompt}}
+    )
+    error = (await agent.answer(2, timeout=60))["error"]
+    assert "the prompt is about" in error["message"] and "more than the 3,500 tokens" in error["message"], error
+    assert "CODY_CONTEXT_WINDOW" in error["message"]
+    assert provider.requests == []

@@ -152,3 +152,25 @@ async def test_a_burst_of_messages_is_told_in_few_notifications(wire_factory, pr
     assert {(await future)["status"] for future in [pending, *futures]} == {"cancelled"}
     await asyncio.sleep(0.2)
     assert wire.queue_changes[-1] == {"sessionId": session_id, "queued": []}
+
+
+async def test_the_terminal_run_on_a_session_another_server_runs_says_so(
+    wire_factory, provider, db_path, workspace, tmp_path
+):
+    """`cody-lsp run --session` (or `chat --continue`) while an editor's server runs the session:
+    a clear message and a failing exit code, the session's history untouched by it."""
+    from .cli_support import cli_env, cody
+
+    editor = await wire_factory(env=cli_env(provider, db_path))
+    provider.add(Reply(text="hello"))
+    first, _chunks = await editor.run("start", workspaceFolder=str(workspace))
+    session_id = first["sessionId"]
+    gate = tmp_path / "go"
+    pending = await running(editor, provider, gate, sessionId=session_id)
+    code, out, err = await cody(["run", "--session", session_id, "me too"], cli_env(provider, db_path), workspace)
+    assert code != 0, (out, err)
+    assert "another cody-lsp server" in out + err and "Traceback" not in out + err, (out, err)
+    gate.touch()
+    assert (await pending)["status"] == "done"
+    page = await editor.request("cody/getSession", {"sessionId": session_id})
+    assert [m["content"] for m in page["messages"] if m["role"] == "user"] == ["start", "take your time"]

@@ -55,6 +55,17 @@ class RawAgent:
         self.messages.append(message)
         return message
 
+    async def open_session(self, cwd: Path) -> str:
+        """initialize, then session/new in `cwd`: the session's id."""
+        self.write(INIT)
+        await self.answer(0)
+        self.write({"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(cwd), "mcpServers": []}})
+        return str((await self.answer(1))["result"]["sessionId"])
+
+    def prompt(self, msg_id: Any, session: str, text: str) -> None:
+        params = {"sessionId": session, "prompt": [{"type": "text", "text": text}]}
+        self.write({"jsonrpc": "2.0", "id": msg_id, "method": "session/prompt", "params": params})
+
     async def answer(self, msg_id: Any, timeout: float = 20) -> dict[str, Any]:
         while True:
             message = await self.read(timeout)
@@ -213,38 +224,17 @@ async def test_http_ends_the_connection_and_runs_nothing(form, first, raw, db_pa
 async def test_a_prompt_that_mentions_http_is_not_http(raw, provider, workspace: Path):
     """Only a line that is not JSON is looked at: a message whose text holds a request line runs."""
     agent = await raw()
-    agent.write(INIT)
-    await agent.answer(0)
-    agent.write(
-        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
-    )
-    session = (await agent.answer(1))["result"]["sessionId"]
+    session = await agent.open_session(workspace)
     provider.add(Reply(text="it is a request line"))
-    text = "what is POST / HTTP/1.1 with\r\nHost: example.com?"
-    agent.write(
-        {
-            "jsonrpc": "2.0",
-            "id": 2,
-            "method": "session/prompt",
-            "params": {"sessionId": session, "prompt": [{"type": "text", "text": text}]},
-        }
-    )
+    agent.prompt(2, session, "what is POST / HTTP/1.1 with\r\nHost: example.com?")
     assert (await agent.answer(2, timeout=60))["result"] == {"stopReason": "end_turn"}
 
 
 async def test_a_prompt_that_cannot_fit_the_window_is_refused_before_any_request(raw, provider, workspace: Path):
     """As through the LSP face (tests/e2e/test_prompt_too_large.py): the size and the limit said."""
     agent = await raw(CODY_CONTEXT_WINDOW="4000", CODY_OUTPUT_RESERVE="500")
-    agent.write(INIT)
-    await agent.answer(0)
-    agent.write(
-        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
-    )
-    session = (await agent.answer(1))["result"]["sessionId"]
-    prompt = [{"type": "text", "text": "x" * 40_000}]  # ~10,000 tokens
-    agent.write(
-        {"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": {"sessionId": session, "prompt": prompt}}
-    )
+    session = await agent.open_session(workspace)
+    agent.prompt(2, session, "x" * 40_000)  # ~10,000 tokens
     error = (await agent.answer(2, timeout=60))["error"]
     assert "the prompt is about" in error["message"] and "more than the 3,500 tokens" in error["message"], error
     assert "CODY_CONTEXT_WINDOW" in error["message"]

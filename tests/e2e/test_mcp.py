@@ -148,15 +148,13 @@ async def test_a_client_without_permissions_gets_no_mcp_tool_unless_the_policy_a
     no_permissions = {"permissions": None}
     servers = {"time": time_server(), "everything": everything()}
     wire = await wire_factory(env=mcp_env(servers), capabilities=no_permissions)
-    provider.add(
-        Reply(
-            tool_calls=[
-                ToolCall("mcp__everything__echo", {"message": "hi"}),
-                ToolCall("mcp__time__get_current_time", {"timezone": "UTC"}),
-            ]
-        ),
-        Reply(text="refused"),
+    both = Reply(
+        tool_calls=[
+            ToolCall("mcp__everything__echo", {"message": "hi"}),
+            ToolCall("mcp__time__get_current_time", {"timezone": "UTC"}),
+        ]
     )
+    provider.add(both, Reply(text="refused"))
     result, chunks = await wire.run("echo and time")
     assert result["status"] == "done" and wire.permission_requests == []
     for refused, name in zip(results_of(chunks), ["mcp__everything__echo", "mcp__time__get_current_time"], strict=True):
@@ -167,15 +165,7 @@ async def test_a_client_without_permissions_gets_no_mcp_tool_unless_the_policy_a
     allowed = await wire_factory(
         env=mcp_env(servers, CODY_TOOL_POLICY="mcp__everything__*=allow"), capabilities=no_permissions
     )
-    provider.add(
-        Reply(
-            tool_calls=[
-                ToolCall("mcp__everything__echo", {"message": "hi"}),
-                ToolCall("mcp__time__get_current_time", {"timezone": "UTC"}),
-            ]
-        ),
-        Reply(text="one ran"),
-    )
+    provider.add(both, Reply(text="one ran"))
     _, chunks = await allowed.run("echo and time")
     echoed, timed = results_of(chunks)
     assert echoed["ok"] and echoed["content"] == "Echo: hi"

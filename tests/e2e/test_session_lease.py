@@ -174,3 +174,33 @@ async def test_the_terminal_run_on_a_session_another_server_runs_says_so(
     assert (await pending)["status"] == "done"
     page = await editor.request("cody/getSession", {"sessionId": session_id})
     assert [m["content"] for m in page["messages"] if m["role"] == "user"] == ["start", "take your time"]
+
+
+async def test_the_chat_continued_on_a_session_another_server_runs_says_so_and_goes_on(
+    wire_factory, provider, db_path, workspace, tmp_path, chat
+):
+    """`cody-lsp chat --continue` while an editor's server runs the folder's latest session: the
+    turn is refused with a clear message (no traceback, nothing sent to the model), the chat stays
+    usable, and once the editor's run ended the same line is taken."""
+    from .cli_support import cli_env
+
+    editor = await wire_factory(env=cli_env(provider, db_path))
+    provider.add(Reply(text="hello"))
+    first, _chunks = await editor.run("start", workspaceFolder=str(workspace))
+    gate = tmp_path / "go"
+    pending = await running(editor, provider, gate, sessionId=first["sessionId"])
+    term = await chat("--continue", "--yes")
+    requests = len(provider.requests)
+    term.send_line("me too")
+    screen = await term.expect("another cody-lsp server")
+    assert "Traceback" not in screen
+    await term.ready()
+    assert len(provider.requests) == requests  # refused before any model request
+    gate.touch()
+    assert (await pending)["status"] == "done"
+    provider.add(Reply(text="now it is my turn"))
+    term.send_line("me too")
+    await term.expect("now it is my turn")
+    page = await editor.request("cody/getSession", {"sessionId": first["sessionId"]})
+    users = [m["content"] for m in page["messages"] if m["role"] == "user"]
+    assert users == ["start", "take your time", "me too"]

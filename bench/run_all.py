@@ -38,6 +38,7 @@ SCRIPTS = [
     ("document_sync", "Document sync"),
     ("acp_face", "ACP face"),
     ("mcp_overhead", "MCP tool calls"),
+    ("checkpoints", "Checkpoints"),
 ]
 
 

@@ -231,6 +231,29 @@ TOOL_LIMIT_VARIABLES = (
 # Where the model is told a tool limit comes from: variable → "CODY_X, or the editor's cody.x".
 TOOL_LIMIT_SOURCES = {var: f"{var}, or the editor's cody.{setting_key(var)}" for var, _name in TOOL_LIMIT_VARIABLES}
 
+
+@dataclass(frozen=True)
+class CheckpointSettings:
+    """Checkpoints (server/checkpoints/): set by the environment or the editor's settings, each > 0."""
+
+    max_file_bytes: int = 10 * MIB  # larger files are left out of a checkpoint (and said so)
+    store_max_bytes: int = 2048 * MIB  # the whole store: beyond it the oldest checkpoints are pruned
+
+    @classmethod
+    def from_env(cls) -> CheckpointSettings:
+        """The settings the environment sets; raises SettingError naming a variable that does not parse."""
+        defaults = cls()
+        return cls(
+            **{name: _env_number(var, getattr(defaults, name), positive=True) for var, name in CHECKPOINT_VARIABLES}
+        )
+
+
+# Environment variable → CheckpointSettings field.
+CHECKPOINT_VARIABLES = (
+    ("CODY_CHECKPOINT_MAX_FILE_BYTES", "max_file_bytes"),
+    ("CODY_CHECKPOINT_STORE_MAX_BYTES", "store_max_bytes"),
+)
+
 APPROVAL_MODES = ("auto", "ask", "never")
 
 
@@ -319,6 +342,13 @@ def _tool_limits_from_env() -> ToolLimits:
         return ToolLimits()  # the problem is reported by ServerConfig.problem() on every run
 
 
+def _checkpoints_from_env() -> CheckpointSettings:
+    try:
+        return CheckpointSettings.from_env()
+    except SettingError:
+        return CheckpointSettings()  # the problem is reported by ServerConfig.problem() on every run
+
+
 def _allow_vcs_writes() -> bool:
     try:
         return _env_flag("CODY_ALLOW_VCS_WRITES")
@@ -341,6 +371,7 @@ def _settings_problem() -> str | None:
     try:
         Limits.from_env()
         ToolLimits.from_env()
+        CheckpointSettings.from_env()
         _env_flag("CODY_ALLOW_VCS_WRITES")
         ContextSettings.from_env()
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
@@ -370,6 +401,7 @@ class ServerConfig:
     model: ModelConfig = field(default_factory=ModelConfig.from_env)
     limits: Limits = field(default_factory=_limits_from_env)
     tool_limits: ToolLimits = field(default_factory=_tool_limits_from_env)
+    checkpoints: CheckpointSettings = field(default_factory=_checkpoints_from_env)
     # Let write_file/edit_file write under .git/, .hg/, .svn/, .jj/ (CODY_ALLOW_VCS_WRITES=1; the
     # environment only: a folder's settings cannot turn it on).
     allow_vcs_writes: bool = field(default_factory=_allow_vcs_writes)

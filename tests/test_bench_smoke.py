@@ -24,6 +24,7 @@ SCRIPTS = [
     "steering",
     "document_sync",
     "mcp_overhead",
+    "checkpoints",
     "soak",
     "acp_face",
 ]

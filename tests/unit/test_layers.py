@@ -17,7 +17,7 @@ import cody_lsp
 PACKAGE = Path(cody_lsp.__file__).parent
 
 # Module-name prefix → (rank, layer). Higher ranks may import lower ones; the longest prefix wins.
-LAYERS: dict[str, tuple[int, str]] = {
+LAYERS: dict[str, tuple[float, str]] = {
     "cody_lsp": (0, "the package's version"),
     "cody_lsp.protocol": (0, "protocol: the wire types"),
     "cody_lsp.config": (0, "configuration"),
@@ -30,6 +30,7 @@ LAYERS: dict[str, tuple[int, str]] = {
     "cody_lsp.server.agent": (2, "agent"),
     "cody_lsp.server.mcp": (2, "MCP servers' tools"),
     "cody_lsp.server.store": (3, "store"),
+    "cody_lsp.server.checkpoints": (3.5, "checkpoints"),  # between the store and the core
     "cody_lsp.server.core": (4, "run core"),
     "cody_lsp.server.app": (5, "application"),
     "cody_lsp.server.lsp": (6, "the LSP face"),

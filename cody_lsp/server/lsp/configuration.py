@@ -3,7 +3,8 @@
 Keys (protocol.md, "Configuration from the editor"): `model`, `baseUrl`, `toolPolicy`
 (`{tool: "allow" | "ask" | "deny"}`), `contextWindow`, `outputReserve`, and each run and tool
 limit of the environment in camelCase (`maxSteps` for `CODY_MAX_STEPS`, `retryAttempts`,
-`stallTimeout`, `commandTimeout`, `maxWriteBytes`, `toolDeadline`, …). The API key is never one
+`stallTimeout`, `commandTimeout`, `maxWriteBytes`, `toolDeadline`, …), and the checkpoints'
+`checkpointMaxFileBytes` and `checkpointStoreMaxBytes`. The API key is never one
 of them, nor `CODY_ALLOW_VCS_WRITES`: they come from the environment only.
 
 Where a value comes from, first found wins: the workspace folder's configuration (section `cody`
@@ -31,9 +32,11 @@ from typing import Any
 from urllib.parse import urlparse
 
 from ...config import (
+    CHECKPOINT_VARIABLES,
     LIMIT_VARIABLES,
     TOOL_LIMIT_VARIABLES,
     TOOL_POLICY_VALUES,
+    CheckpointSettings,
     ContextSettings,
     Limits,
     ModelConfig,
@@ -50,8 +53,9 @@ SECTION = "cody"
 FETCH_TIMEOUT = 10.0  # seconds the client gets to answer workspace/configuration
 LIMIT_KEYS = {setting_key(var): field for var, field in LIMIT_VARIABLES}  # maxSteps → max_steps
 TOOL_LIMIT_KEYS = {setting_key(var): field for var, field in TOOL_LIMIT_VARIABLES}  # toolDeadline → deadline
+CHECKPOINT_KEYS = {setting_key(var): field for var, field in CHECKPOINT_VARIABLES}  # checkpointMaxFileBytes → …
 CONTEXT_KEYS = {"contextWindow": "window", "outputReserve": "output_reserve"}
-KEYS = ("model", "baseUrl", "toolPolicy", *CONTEXT_KEYS, *LIMIT_KEYS, *TOOL_LIMIT_KEYS, "mcpServers")
+KEYS = ("model", "baseUrl", "toolPolicy", *CONTEXT_KEYS, *LIMIT_KEYS, *TOOL_LIMIT_KEYS, "mcpServers", *CHECKPOINT_KEYS)
 
 Fetch = Callable[[str], Awaitable[Any]]  # folder path → the client's `cody` section for it
 
@@ -101,6 +105,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
     policy_source = {tool: "the environment, CODY_TOOL_POLICY" for tool in policy}
     limit_defaults = Limits()
     tool_defaults = ToolLimits()
+    checkpoint_defaults = CheckpointSettings()
 
     def warn(key: str, where: str, value: Any, why: str) -> None:
         warnings.append(f"Cody: the setting {SECTION}.{key} = {_show(value)} ({where}) {why}; it is ignored.")
@@ -130,6 +135,9 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
                     found[key] = _number(key, value, 0)
                 elif key in TOOL_LIMIT_KEYS:
                     found[key] = _number(key, value, getattr(tool_defaults, TOOL_LIMIT_KEYS[key]), positive=True)
+                elif key in CHECKPOINT_KEYS:
+                    default = getattr(checkpoint_defaults, CHECKPOINT_KEYS[key])
+                    found[key] = _number(key, value, default, positive=True)
                 else:
                     found[key] = _number(key, value, getattr(limit_defaults, LIMIT_KEYS[key]))
             except _Invalid as exc:
@@ -143,6 +151,9 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
     limits = dataclasses.replace(base.limits, **{LIMIT_KEYS[k]: v for k, v in found.items() if k in LIMIT_KEYS})
     tool_limits = dataclasses.replace(
         base.tool_limits, **{TOOL_LIMIT_KEYS[k]: v for k, v in found.items() if k in TOOL_LIMIT_KEYS}
+    )
+    checkpoints = dataclasses.replace(
+        base.checkpoints, **{CHECKPOINT_KEYS[k]: v for k, v in found.items() if k in CHECKPOINT_KEYS}
     )
     window = found.get("contextWindow", base.context.window)
     reserve = found.get("outputReserve", base.context.output_reserve)
@@ -161,6 +172,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         context=context,
         tool_policy=policy,
         mcp_servers=found.get("mcpServers", base.mcp_servers),
+        checkpoints=checkpoints,
     )
     return config, warnings
 

@@ -154,6 +154,46 @@ MIGRATIONS: list[str] = [
         taken_at   TEXT NOT NULL
     );
     """,
+    # 7 → 8: checkpoints (server/checkpoints/): what a folder's shadow store recorded before a run
+    # (kind 'run') or before a restore (kind 'undo', with its copy of the session's history); a
+    # run's prompt found by its run id; the files a restore put back, for the model's next request.
+    """
+    CREATE TABLE checkpoints (
+        id               TEXT PRIMARY KEY,
+        workspace_folder TEXT NOT NULL,
+        session_id       TEXT NOT NULL,
+        kind             TEXT NOT NULL,
+        run_id           TEXT,
+        undoes           TEXT,
+        tree             TEXT NOT NULL,
+        skipped          TEXT,
+        created_at       TEXT NOT NULL
+    );
+    CREATE INDEX checkpoints_by_run ON checkpoints (run_id) WHERE run_id IS NOT NULL;
+    CREATE INDEX checkpoints_by_session ON checkpoints (session_id, created_at);
+    CREATE INDEX checkpoints_by_age ON checkpoints (created_at, id);
+    CREATE TABLE checkpoint_messages (
+        checkpoint_id TEXT NOT NULL REFERENCES checkpoints (id) ON DELETE CASCADE,
+        position      INTEGER NOT NULL,
+        role          TEXT NOT NULL,
+        content       TEXT,
+        tool_calls    TEXT,
+        tool_call_id  TEXT,
+        tool_name     TEXT,
+        kind          TEXT NOT NULL,
+        run_id        TEXT,
+        created_at    TEXT NOT NULL,
+        ok            INTEGER,
+        for_model     INTEGER NOT NULL,
+        error         TEXT,
+        compaction    TEXT,
+        PRIMARY KEY (checkpoint_id, position)
+    );
+    CREATE INDEX checkpoint_messages_prompts ON checkpoint_messages (run_id)
+        WHERE run_id IS NOT NULL AND kind = 'message' AND role = 'user';
+    CREATE INDEX messages_prompts ON messages (run_id) WHERE run_id IS NOT NULL AND kind = 'message' AND role = 'user';
+    ALTER TABLE sessions ADD COLUMN restored TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -406,6 +446,15 @@ class Store:
                 await self._conn.execute("ROLLBACK")
             except sqlite3.Error as exc:
                 log.warning("could not roll back a failed write: %s", exc)
+
+    @property
+    def connection(self) -> aiosqlite.Connection:
+        """The one connection (for the store's other tables, store/checkpoints.py: reads)."""
+        return self._conn
+
+    async def transaction(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
+        """Run the statements in one IMMEDIATE transaction (see `_transaction`)."""
+        await self._transaction(statements)
 
     async def _transaction(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
         """Run the statements in one IMMEDIATE transaction; never half-applied."""

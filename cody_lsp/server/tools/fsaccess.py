@@ -133,6 +133,16 @@ class Target:
             os.close(self.parent_fd)
             self.parent_fd = -1
 
+    def make_parents(self) -> None:
+        """Make the missing directories below ``parent_fd`` (opened without following a symlink)."""
+        for name in self.missing_dirs:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(name, 0o777, dir_fd=self.parent_fd)
+            sub = os.open(name, _DIR_PATH, dir_fd=self.parent_fd)
+            os.close(self.parent_fd)
+            self.parent_fd = sub
+        self.missing_dirs = ()
+
     def __enter__(self) -> Target:
         return self
 
@@ -344,19 +354,15 @@ class Workspace:
 
     # ------------------------------------------------------------------ writing
 
-    def write_atomic(self, target: Target, data: bytes) -> None:
+    def write_atomic(self, target: Target, data: bytes, *, executable: bool | None = None) -> None:
         """Replace (or create) the target with ``data``: temp file in the same directory + ``renameat``.
 
         Makes the target's missing parent directories first. An existing file
-        keeps its permission bits; a new one gets the usual umask mode.
+        keeps its permission bits; a new one gets the usual umask mode. With
+        ``executable``, the execute bits are then set where the read bits are
+        (True) or cleared (False), as git checks a file out.
         """
-        for name in target.missing_dirs:
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(name, 0o777, dir_fd=target.parent_fd)
-            sub = os.open(name, _DIR_PATH, dir_fd=target.parent_fd)
-            os.close(target.parent_fd)
-            target.parent_fd = sub
-        target.missing_dirs = ()
+        target.make_parents()
         if target.name is None:
             raise IsADirectoryError(errno.EISDIR, "Is a directory", ".")
         parent, name = target.parent_fd, target.name
@@ -378,6 +384,9 @@ class Workspace:
                 view = view[os.write(fd, view) :]
             if mode is not None:
                 os.fchmod(fd, mode)
+            if executable is not None:
+                now = stat.S_IMODE(os.fstat(fd).st_mode)
+                os.fchmod(fd, (now | (now & 0o444) >> 2) if executable else (now & ~0o111))
             os.fsync(fd)
             os.close(fd)
             fd = -1

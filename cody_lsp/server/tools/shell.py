@@ -197,6 +197,7 @@ class _Commands:
         self.token = uuid.uuid4().hex[:16]
         self.numbers = itertools.count(1)
         self.active: dict[int, bytes] = {}  # shell pid -> its marker entry
+        self.helpers: set[int] = set()  # the server's own helper processes (spawn_helper)
         self.spawning = 0  # commands between fork and registration
         self.spawn_gen = 0
         self.dedicated = False
@@ -320,7 +321,7 @@ class _Commands:
             children = procs.tree()
             active = dict(self.active)
             guard = self.guard
-            ours = set(active) | ({guard.pid} if guard is not None else set())
+            ours = set(active) | self.helpers | ({guard.pid} if guard is not None else set())
             live = tuple(m for m in active.values() if m != exclude)
             orphans = {
                 pid
@@ -344,6 +345,23 @@ class _Commands:
 
 
 _commands = _Commands()
+
+
+async def spawn_helper(program: str, *args: str, **options: Any) -> asyncio.subprocess.Process:
+    """Start one of the server's own helper processes (the checkpoints' git), which the sweep of
+    orphans at the end of a command leaves alone; call :func:`helper_ended` once it was waited for."""
+    _commands.spawning += 1
+    _commands.spawn_gen += 1
+    try:
+        proc = await asyncio.create_subprocess_exec(program, *args, **options)
+        _commands.helpers.add(proc.pid)
+    finally:
+        _commands.spawning -= 1
+    return proc
+
+
+def helper_ended(proc: asyncio.subprocess.Process) -> None:
+    _commands.helpers.discard(proc.pid)
 
 
 def enable_subreaper() -> bool:

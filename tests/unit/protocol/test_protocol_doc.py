@@ -616,6 +616,7 @@ def test_configuration_table_matches_the_code(doc: Doc):
     for variables, limits in (
         (config_module.LIMIT_VARIABLES, config_module.Limits()),
         (config_module.TOOL_LIMIT_VARIABLES, config_module.ToolLimits()),
+        (config_module.CHECKPOINT_VARIABLES, config_module.CheckpointSettings()),
     ):
         for name, attribute in variables:
             expected = getattr(limits, attribute)

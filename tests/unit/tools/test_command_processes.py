@@ -137,6 +137,38 @@ def test_a_dedicated_server_ends_processes_that_dropped_their_marker(tmp_path):
     assert done.stdout.splitlines() == ["RESULT True True", "LEFT [] [] LIVE 1", "AFTER [] ZOMBIES []"]
 
 
+def test_the_servers_own_helper_processes_are_not_orphans(tmp_path):
+    """The checkpoints' git runs as a child of the server (shell.spawn_helper): the sweep of orphans
+    at the end of a command, in a server that called enable_subreaper(), leaves it alone."""
+    mark = _marker()
+    script = textwrap.dedent(
+        f"""
+        import asyncio, sys
+        from pathlib import Path
+        from cody_lsp.server.tools import run_tool, shell
+
+        async def main():
+            assert shell.enable_subreaper()
+            helper = await shell.spawn_helper("sleep", "{mark}")
+            r = await run_tool("run_command", {{"command": "true"}}, Path(sys.argv[1]))
+            await asyncio.sleep(0.2)
+            print("RESULT", r.ok, "HELPER", helper.returncode)
+            helper.kill()
+            await helper.wait()
+            shell.helper_ended(helper)
+
+        asyncio.run(main())
+        """
+    )
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(ws)], capture_output=True, text=True, timeout=60, cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["RESULT True HELPER None"]
+
+
 def test_sigkill_of_the_process_leaves_nothing_behind(tmp_path):
     """The guard process ends what the commands left when the process dies without warning."""
     a, b, c = _marker(), _marker(), _marker()

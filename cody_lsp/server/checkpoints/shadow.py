@@ -1,0 +1,504 @@
+"""A workspace folder's shadow store: a git repository of its own, outside the folder.
+
+The store of a folder lives in the server's state directory (`<database>-checkpoints/<hash of
+the folder>/`, mode 0700): its own git directory, index and configuration, with the folder as its
+work tree (git.py says what of the user's git it can never see). A snapshot records the folder's
+files as a git tree, and a ref `refs/cody/<checkpoint id>` keeps each checkpoint's tree (made by housekeeping, in the same hold of
+the lock as the pruning that needs it; the session store's row is what says a checkpoint exists):
+trees without parents, so dropping a checkpoint's ref frees whatever no other checkpoint shares.
+
+A snapshot (:meth:`ShadowStore.snapshot`):
+
+1. `git ls-files -o --exclude-standard` and `git diff-files` (at once): the files that are new (not
+   ignored), and those changed or gone since the last snapshot, from the index's stat cache (only
+   changed files are read);
+2. each of them is looked at (`lstat`): regular files over the size cap, and anything that is not a
+   regular file or a symlink (a FIFO, a nested repository), are left out — and the oversized ones
+   reported; the rest go to `git update-index` (only changed content is stored anew);
+3. `git write-tree`: the tree of the folder now.
+
+When the ignore rules changed (a `.gitignore` among the changed files, or the user's excludes),
+files the rules now ignore are dropped from the index. `.git` is never recorded (git itself never
+adds it), nor `.hg`, `.svn` and `.jj` (ignores.py). The store's `info/attributes` turns off every
+content conversion a `.gitattributes` of the folder could ask for (end-of-line, filters, ident), so a
+blob holds exactly the bytes of the file.
+
+One lock per store (in this process, and `flock` between processes sharing the database) orders
+snapshots, restores and housekeeping; housekeeping gives way (it is stopped) when a snapshot wants
+the store.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import hashlib
+import logging
+import os
+import secrets
+import shutil
+import stat
+from collections import OrderedDict
+from collections.abc import AsyncIterator, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..tools.names import vcs_component
+from .git import GitError, Stream, run_git, shadow_env
+from .ignores import find_repo, global_excludes, shadow_excludes
+
+log = logging.getLogger(__name__)
+
+ChangeStatus = Literal["added", "modified", "deleted"]
+STATUS = {b"A": "added", b"M": "modified", b"D": "deleted", b"T": "modified"}
+SNAPSHOT_TIMEOUT = 1800.0  # seconds: a cold snapshot of a large folder hashes everything once
+QUICK_TIMEOUT = 120.0
+HOUSEKEEPING_TIMEOUT = 3600.0
+LOCK_POLL = 0.01
+MAX_SKIPPED = 1000  # oversized files named per snapshot
+EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+REF_PREFIX = "refs/cody/"
+LOOSE_OBJECTS_TO_REPACK = 2000
+
+CONFIG = """\
+[core]
+\trepositoryformatversion = 0
+\tbare = false
+\tfilemode = true
+\tsymlinks = true
+\tignorecase = false
+\tprecomposeunicode = false
+\tautocrlf = false
+\tsafecrlf = false
+\tlogallrefupdates = false
+\thooksPath = /dev/null
+\tfsmonitor = false
+\tuntrackedCache = false
+\tquotePath = false
+\tlooseCompression = 1
+\tfsync = none
+\tprotectNTFS = true
+\tprotectHFS = true
+[gc]
+\tauto = 0
+\tautoDetach = false
+[maintenance]
+\tauto = false
+[diff]
+\trenames = false
+\tnoprefix = false
+\tmnemonicPrefix = false
+[commit]
+\tgpgSign = false
+"""
+# Highest precedence of all attribute files: no conversion of content between the folder and the store.
+ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge\n"
+
+
+@dataclass(frozen=True, slots=True)
+class Snapshot:
+    tree: str
+    skipped: tuple[tuple[str, int], ...]  # (path, size) of the files over the size cap
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: str  # from the folder, "/" between names (os.fsdecode of git's bytes)
+    status: ChangeStatus
+
+
+@dataclass(frozen=True, slots=True)
+class RawChange:
+    """One path that differs between two trees, with both sides (mode "000000" when absent)."""
+
+    path: str
+    old_mode: str
+    new_mode: str
+    old_sha: str
+    new_sha: str
+
+    @property
+    def status(self) -> ChangeStatus:
+        if self.old_mode == "000000":
+            return "added"
+        if self.new_mode == "000000":
+            return "deleted"
+        return "modified"
+
+
+def store_dir(root: Path, folder: str) -> Path:
+    """The directory of `folder`'s shadow store under `root`."""
+    digest = hashlib.sha256(os.fsencode(folder)).hexdigest()[:24]
+    return root / digest
+
+
+class ShadowStore:
+    def __init__(self, git: str, root: Path, folder: str):
+        self.git = git
+        self.folder = folder
+        self.dir = store_dir(root, folder)
+        self._env = shadow_env(str(self.dir), folder)
+        self._lock = asyncio.Lock()
+        self._lock_file: int | None = None
+        self._housekeeping: asyncio.Task[Any] | None = None
+        self._excludes: bytes | None = None  # what info/exclude holds (as last written)
+        self._global_excludes: Path | None | bool = False  # False: not looked up yet
+        self._changes: OrderedDict[tuple[str, str], list[Change]] = OrderedDict()
+
+    # ------------------------------------------------------------------ setup and locking
+
+    def exists(self) -> bool:
+        return (self.dir / "config").is_file()
+
+    def _create(self) -> None:
+        """Blocking: make the store if it is not there (another process may be making it too)."""
+        if self.exists():
+            return
+        self.dir.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        tmp = self.dir.parent / f".new-{secrets.token_hex(6)}"
+        try:
+            for sub in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info", "no-config"):
+                (tmp / sub).mkdir(mode=0o700, parents=True)
+            (tmp / "HEAD").write_text("ref: refs/heads/main\n")  # never made: checkpoints are refs/cody/*
+            (tmp / "config").write_text(CONFIG)
+            (tmp / "info" / "attributes").write_text(ATTRIBUTES)
+            (tmp / "info" / "exclude").write_bytes(b"")
+            (tmp / "folder").write_bytes(os.fsencode(self.folder) + b"\n")
+            os.chmod(tmp, 0o700)
+            try:
+                os.rename(tmp, self.dir)
+            except OSError:
+                if not self.exists():
+                    raise
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+    @contextlib.asynccontextmanager
+    async def locked(self, *, housekeeping: bool = False) -> AsyncIterator[None]:
+        """The store to oneself: in this process, and against other processes on the same state
+        directory. Housekeeping holds it only until anything else wants it: that stops it (its task
+        is cancelled)."""
+        task = asyncio.current_task()
+        if housekeeping:
+            self._housekeeping = task
+        elif self._housekeeping is not None and self._housekeeping is not task and not self._housekeeping.done():
+            self._housekeeping.cancel()
+        try:
+            async with self._lock:
+                await asyncio.to_thread(self._create)
+                fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+                try:
+                    while True:
+                        try:
+                            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                            break
+                        except BlockingIOError:
+                            await asyncio.sleep(LOCK_POLL)
+                    # Nothing else holds the store: a lock file of git's is left from a git that was killed.
+                    with contextlib.suppress(FileNotFoundError):
+                        os.unlink(self.dir / "index.lock")
+                    yield
+                finally:
+                    os.close(fd)  # releases the flock
+        finally:
+            if housekeeping and self._housekeeping is task:
+                self._housekeeping = None
+
+    def _cwd(self) -> str:
+        return self.folder if os.path.isdir(self.folder) else str(self.dir)
+
+    async def _git(
+        self,
+        args: Sequence[str],
+        *,
+        stdin: bytes | None = None,
+        timeout: float = QUICK_TIMEOUT,
+        folder: bool = False,
+    ) -> bytes:
+        """Run git on the store; `folder`: a command that reads the folder (refused when it is gone)."""
+        cwd = self._cwd()
+        if folder and cwd != self.folder:
+            raise FolderGone(self.folder)
+        return (await run_git(self.git, args, env=self._env, cwd=cwd, stdin=stdin, timeout=timeout)).stdout
+
+    # ------------------------------------------------------------------ snapshots
+
+    async def snapshot(self, max_file_bytes: int) -> Snapshot:
+        """The folder's state now, as a tree in the store (hold :meth:`locked`)."""
+        rules_changed = await self._sync_excludes()
+        # New files (not ignored), and recorded files that changed or are gone: two walks at once.
+        others, changed = await asyncio.gather(
+            self._git(["ls-files", "-z", "-o", "--exclude-standard"], timeout=SNAPSHOT_TIMEOUT, folder=True),
+            self._git(
+                ["diff-files", "-z", "--name-only", "--ignore-submodules=all"], timeout=SNAPSHOT_TIMEOUT, folder=True
+            ),
+        )
+        paths = dict.fromkeys((p for p in others.split(b"\0") if p), False)  # path → in the store's index
+        paths.update((p, True) for p in changed.split(b"\0") if p)
+        add, drop, skipped = await asyncio.to_thread(self._sort, paths, max_file_bytes)
+        if any(os.path.basename(p) == b".gitignore" for p in paths):
+            rules_changed = True
+        if rules_changed:
+            ignored = await self._git(
+                ["ls-files", "-z", "-c", "-i", "--exclude-standard"], timeout=SNAPSHOT_TIMEOUT, folder=True
+            )
+            drop.extend(p for p in ignored.split(b"\0") if p)
+        if drop:  # first: a path that changed from a file to a directory, or back, is added after
+            await self._git(
+                ["update-index", "-z", "--force-remove", "--stdin"], stdin=b"\0".join(drop) + b"\0", folder=True
+            )
+        if add:
+            await self._git(
+                ["update-index", "-z", "--add", "--replace", "--stdin"],
+                stdin=b"\0".join(add) + b"\0",
+                timeout=SNAPSHOT_TIMEOUT,
+                folder=True,
+            )
+        tree = (await self._git(["write-tree"])).strip().decode()
+        skipped.sort()
+        return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in skipped[:MAX_SKIPPED]))
+
+    def _sort(
+        self, paths: dict[bytes, bool], max_file_bytes: int
+    ) -> tuple[list[bytes], list[bytes], list[tuple[bytes, int]]]:
+        """Blocking: which listed paths to record, which to drop from the index (gone, or not a file
+        any more), which to leave out for their size."""
+        add: list[bytes] = []
+        drop: list[bytes] = []
+        skipped: list[tuple[bytes, int]] = []
+        root = os.fsencode(self.folder)
+        real_dirs: dict[bytes, bool] = {b"": True}
+        for path, tracked in paths.items():
+            if path.endswith(b"/") or _other_vcs(path):  # a nested repository; version-control metadata
+                if tracked:
+                    drop.append(path.rstrip(b"/"))
+                continue
+            st = None
+            if _real_dir(root, os.path.dirname(path), real_dirs):
+                with contextlib.suppress(OSError):
+                    st = os.lstat(os.path.join(root, path))
+            if st is not None and stat.S_ISREG(st.st_mode) and st.st_size > max_file_bytes:
+                skipped.append((path, st.st_size))
+            elif st is not None and (stat.S_ISREG(st.st_mode) or stat.S_ISLNK(st.st_mode)):
+                add.append(path)
+                continue
+            if tracked:
+                drop.append(path)
+        return add, drop, skipped
+
+    async def _sync_excludes(self) -> bool:
+        """Write the user's excludes that apply to the folder into the store; True if they changed."""
+        folder = Path(self.folder)
+        if self._global_excludes is False:
+            repo = await asyncio.to_thread(find_repo, folder)
+            self._global_excludes = await global_excludes(self.git, folder) if repo is not None else None
+        global_file = self._global_excludes if isinstance(self._global_excludes, Path) else None
+
+        def sync() -> bool:
+            content = shadow_excludes(folder, find_repo(folder), global_file)
+            path = self.dir / "info" / "exclude"
+            if self._excludes is None:
+                with contextlib.suppress(OSError):
+                    self._excludes = path.read_bytes()
+            if content == self._excludes:
+                return False
+            tmp = path.with_name(f"exclude.{secrets.token_hex(4)}")
+            tmp.write_bytes(content)
+            os.replace(tmp, path)
+            changed = self._excludes is not None
+            self._excludes = content
+            return changed
+
+        return await asyncio.to_thread(sync)
+
+    # ------------------------------------------------------------------ checkpoints' refs
+
+    async def keep(self, refs: Iterable[tuple[str, str]]) -> None:
+        """Point `refs/cody/<id>` at each tree: (checkpoint id, tree). Hold :meth:`locked`."""
+        lines = "".join(f"update {REF_PREFIX}{cid} {tree}\n" for cid, tree in refs)
+        if lines:
+            await self._git(["update-ref", "--stdin"], stdin=lines.encode())
+
+    async def refs(self) -> dict[str, str]:
+        """checkpoint id → tree, of every checkpoint the store keeps."""
+        if not self.exists():
+            return {}
+        out = await self._git(["for-each-ref", "--format=%(refname) %(objectname)", REF_PREFIX])
+        refs = {}
+        for line in out.decode("utf-8", "replace").splitlines():
+            name, _, tree = line.partition(" ")
+            refs[name.removeprefix(REF_PREFIX)] = tree
+        return refs
+
+    async def drop(self, ids: Iterable[str]) -> None:
+        """Delete the refs of these checkpoints (hold :meth:`locked`)."""
+        lines = "".join(f"delete {REF_PREFIX}{cid}\n" for cid in ids)
+        if lines and self.exists():
+            await self._git(["update-ref", "--stdin"], stdin=lines.encode())
+
+    # ------------------------------------------------------------------ comparing trees
+
+    async def changes(self, pairs: Sequence[tuple[str, str]]) -> list[list[Change]]:
+        """What changed from each first tree to its second (one git command for all of them)."""
+        todo = [pair for pair in dict.fromkeys(pairs) if pair not in self._changes and pair[0] != pair[1]]
+        if todo:
+            out = await self._git(
+                ["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--name-status"],
+                stdin="".join(f"{a} {b}\n" for a, b in todo).encode(),
+            )
+            for pair, found in zip(todo, _parse_batch(out, todo), strict=True):
+                self._changes[pair] = found
+                while len(self._changes) > 4096:
+                    self._changes.popitem(last=False)
+        return [[] if a == b else self._changes[(a, b)] for a, b in pairs]
+
+    async def raw_changes(self, old: str, new: str) -> list[RawChange]:
+        """Every path that differs from tree `old` to tree `new`, with modes and blobs."""
+        out = await self._git(["diff-tree", "-r", "-z", "--no-renames", "--raw", old, new])
+        fields = out.split(b"\0")
+        found = []
+        for i in range(0, len(fields) - 1, 2):
+            meta = fields[i].lstrip(b":").split(b" ")
+            if len(meta) < 5:
+                continue
+            found.append(RawChange(os.fsdecode(fields[i + 1]), *(m.decode() for m in meta[:4])))
+        return found
+
+    async def has_path(self, tree: str, path: str) -> bool:
+        out = await self._git(["ls-tree", "-r", "-z", "--name-only", tree, "--", path])
+        return bool(out.strip(b"\0"))
+
+    async def diff(self, old: str, new: str, path: str | None, limit: int) -> tuple[bytes, int]:
+        """The unified diff from tree `old` to tree `new` (of `path` only, when given): its first
+        `limit` bytes and how many bytes followed them."""
+        args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", old, new]
+        if path is not None:
+            args += ["--", path]
+        stream = await Stream.start(self.git, args, env=self._env, cwd=self._cwd())
+        kept: list[bytes] = []
+        size = more = 0
+        try:
+            while chunk := await stream.read():
+                room = limit - size
+                if room > 0:
+                    kept.append(chunk[:room])
+                    size += min(room, len(chunk))
+                more += max(0, len(chunk) - max(room, 0))
+        finally:
+            await stream.close()
+        return b"".join(kept), more
+
+    @contextlib.asynccontextmanager
+    async def blob_reader(self) -> AsyncIterator[BlobReader]:
+        """Read blobs one after the other from one `git cat-file --batch` (hold :meth:`locked`)."""
+        stream = await Stream.start(self.git, ["cat-file", "--batch"], env=self._env, cwd=self._cwd(), stdin=True)
+        try:
+            yield BlobReader(stream)
+        finally:
+            await stream.close()
+
+    # ------------------------------------------------------------------ housekeeping
+
+    async def housekeep(self) -> None:
+        """Drop the objects no checkpoint keeps, pack loose ones (hold :meth:`locked`). Only after
+        the refs of every checkpoint were made: a tree the refs do not reach is gone."""
+        await self._git(["prune", "--expire=now"], timeout=HOUSEKEEPING_TIMEOUT)
+        counts = await self.count_objects()
+        if counts.get("count", 0) >= LOOSE_OBJECTS_TO_REPACK or counts.get("packs", 0) > 1:
+            await self._git(["repack", "-a", "-d", "-q"], timeout=HOUSEKEEPING_TIMEOUT)
+            await self._git(["prune-packed", "-q"], timeout=HOUSEKEEPING_TIMEOUT)
+        await self._git(["pack-refs", "--all", "--prune"], timeout=HOUSEKEEPING_TIMEOUT)
+
+    async def count_objects(self) -> dict[str, int]:
+        out = await self._git(["count-objects", "-v"])
+        counts = {}
+        for line in out.decode().splitlines():
+            key, _, value = line.partition(":")
+            with contextlib.suppress(ValueError):
+                counts[key.strip()] = int(value.strip())
+        return counts
+
+    async def usage(self) -> int:
+        """Bytes on disk of what the checkpoints (and the index) keep."""
+        if not self.exists():
+            return 0
+        out = await self._git(
+            ["rev-list", "--objects", "--disk-usage", "--all", "--indexed-objects"], timeout=HOUSEKEEPING_TIMEOUT
+        )
+        try:
+            return int(out.strip() or 0)
+        except ValueError:
+            return 0
+
+    def disk_bytes(self) -> int:
+        """Blocking: bytes of every file of the store (what `du` would count, roughly)."""
+        total = 0
+        for dirpath, _dirs, files in os.walk(self.dir):
+            for name in files:
+                with contextlib.suppress(OSError):
+                    total += os.lstat(os.path.join(dirpath, name)).st_size
+        return total
+
+
+class FolderGone(Exception):
+    def __init__(self, folder: str):
+        super().__init__(f"the folder {folder} does not exist (any more)")
+        self.folder = folder
+
+
+def _real_dir(root: bytes, path: bytes, known: dict[bytes, bool]) -> bool:
+    """Whether `path` (from the folder) is a directory reached through no symlink."""
+    found = known.get(path)
+    if found is None:
+        try:
+            found = _real_dir(root, os.path.dirname(path), known) and stat.S_ISDIR(
+                os.lstat(os.path.join(root, path)).st_mode
+            )
+        except OSError:
+            found = False
+        known[path] = found
+    return found
+
+
+def _other_vcs(path: bytes) -> bool:
+    """Whether `path` is under version-control metadata (as the file tools see it: `.git`, `.GIT`,
+    `.hg`, …), where neither a snapshot nor a restore goes."""
+    return vcs_component(os.fsdecode(path.rstrip(b"/")).split("/")) is not None
+
+
+class BlobReader:
+    def __init__(self, stream: Stream):
+        self._stream = stream
+
+    async def read(self, sha: str) -> bytes:
+        """The content of the blob `sha`."""
+        header = await self._stream.request(f"{sha}\n".encode())
+        parts = header.split(b" ")
+        if len(parts) != 3 or parts[1] != b"blob":
+            raise GitError(f"the store has no blob {sha}")
+        data = await self._stream.read_exactly(int(parts[2]) + 1)
+        return data[:-1]
+
+
+def _parse_batch(out: bytes, pairs: Sequence[tuple[str, str]]) -> list[list[Change]]:
+    """`git diff-tree --stdin -z --name-status` output: for each input line, the line echoed, then
+    (status, path) items."""
+    results: list[list[Change]] = []
+    pos = 0
+    headers = [f"{a} {b}\n".encode() for a, b in pairs]
+    for i, header in enumerate(headers):
+        if not out.startswith(header, pos):
+            raise GitError("git diff-tree answered out of order")
+        pos += len(header)
+        nxt = headers[i + 1] if i + 1 < len(headers) else None
+        found = []
+        while pos < len(out) and not (nxt is not None and out.startswith(nxt, pos)):
+            status_end = out.index(b"\0", pos)
+            path_end = out.index(b"\0", status_end + 1)
+            status = STATUS.get(out[pos : pos + 1], "modified")
+            found.append(Change(os.fsdecode(out[status_end + 1 : path_end]), status))  # type: ignore[arg-type]
+            pos = path_end + 1
+        results.append(found)
+    return results

@@ -28,7 +28,7 @@ COMMANDS: dict[str, tuple[str | None, str]] = {
     "acp": (None, "serve the Agent Client Protocol on stdio (Zed, JetBrains, Neovim, Emacs)"),
     "chat": ("cody_lsp.client.chat", "chat with the coding agent in this terminal"),
     "run": ("cody_lsp.client.oneshot", "run one prompt to its end and exit (for scripts and CI)"),
-    "sessions": ("cody_lsp.client.sessions", "list, delete or rename the stored sessions"),
+    "sessions": ("cody_lsp.client.sessions", "list, delete, rename or fork the stored sessions"),
     "demo": ("cody_lsp.client.demo", "play a scripted coding session offline (no model needed)"),
     "config": ("cody_lsp.client.show_config", "show the effective settings and where each comes from"),
     "mcp": ("cody_lsp.client.mcp_list", "list the MCP servers of a folder, their state and tools (mcp list)"),

@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +27,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, Message, SessionInfo
+from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, CheckpointInfo, Message, RestoreMode, SessionInfo
 from .approvals import TerminalApprover, add_yes_flag
 from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream
 from .interrupts import CancelOnInterrupt, stop_on_termination
@@ -42,8 +43,10 @@ from .render import (
     setup_cli_logging,
     summarize_args,
 )
-from .sessions import print_sessions, resolve_session, session_exists
+from .sessions import format_time, print_sessions, resolve_session, session_exists
 from .typeahead import TypeAhead
+
+RESTORE_MODES: dict[str, RestoreMode] = {"b": "both", "f": "files", "c": "conversation"}
 
 HELP = """\
 [bold]Commands[/]
@@ -55,6 +58,10 @@ HELP = """\
   /queue         list the messages waiting for this session (also during a run)
   /compact       summarize this session for the model, to free its context (all messages stay)
   /permissions   list the rules that let tools run without asking; /permissions revoke N removes one
+  /rewind [N [files|conversation|both]]
+                 list the turns with the files changed since each; go back to turn N: its files, the
+                 conversation from it on, or both (a restore can itself be undone: it is listed too)
+  /fork [N]      continue in a new session holding this one's turns before turn N (all of them)
   /exit          leave (also Ctrl+D)
 [bold]Keys[/]
   Enter sends the message; typed during a run, the model reads it at its next step
@@ -434,6 +441,10 @@ class Chat:
             await self.compact()
         elif name == "/permissions":
             await self.rules.command(self.client, arg, self.session_id)
+        elif name == "/rewind":
+            await self.rewind(arg)
+        elif name == "/fork":
+            await self.fork(arg)
         else:
             console.print(f"[red]unknown command {escape(name)}[/] — /help lists the commands")
         return None
@@ -453,6 +464,108 @@ class Chat:
                 f"[dim]Compacted: the model now gets {result.messages_after} messages instead of "
                 f"{result.messages_before} (about {result.tokens_after:,} tokens instead of {result.tokens_before:,}).[/]"
             )
+
+    async def turns(self) -> list[Checkpoint]:
+        """The session's checkpoints, numbered from 1, each with the text of its prompt."""
+        assert self.client is not None and self.session_id is not None
+        listing = await self.client.list_checkpoints(self.session_id)
+        if listing.unavailable:
+            self.console.print(f"[yellow]Checkpoints are off on this server:[/] {escape(listing.unavailable)}")
+            return []
+        page = await self.client.get_session(self.session_id, limit=1000)
+        prompts = {m.position: m.content or "" for m in page.messages}
+        return [
+            Checkpoint(i + 1, c, None if c.position is None else prompts.get(c.position))
+            for i, c in enumerate(listing.checkpoints)
+        ]
+
+    def show_turns(self, turns: list[Checkpoint]) -> None:
+        for turn in turns:
+            info = turn.info
+            if info.kind == "undo":
+                what = f"[dim]before the restore of {format_time(info.created_at)}[/]"
+            else:
+                prompt = turn.prompt if turn.prompt is not None else f"(the turn at position {info.position})"
+                what = escape(_first_lines(prompt, 1)[:70])
+            files = ", ".join(escape(f"{c.path} ({c.status})") for c in info.changes[:6])
+            more = f" and {len(info.changes) - 6} more" if len(info.changes) > 6 else ""
+            changed = (
+                f"{len(info.changes)} file(s) changed since: {files}{more}" if info.changes else "no file changed since"
+            )
+            self.console.print(f"  [bold]{turn.number:>3}[/]  {what}\n       [dim]{changed}[/]", soft_wrap=True)
+
+    async def rewind(self, arg: str) -> None:
+        """/rewind: list the turns; /rewind N MODE (or the questions) restores one."""
+        if self.session_id is None:
+            self.console.print("[dim]Nothing to rewind yet: send a message first.[/]")
+            return
+        turns = await self.turns()
+        if not turns:
+            self.console.print("[dim]No checkpoints in this session yet.[/]")
+            return
+        words = arg.split()
+        if not words:
+            self.show_turns(turns)
+            try:
+                picked = (await self.reader.read("Go back to which one? (a number; Enter: none) ", ask=True)).strip()
+            except (EOFError, KeyboardInterrupt):
+                return
+            if not picked:
+                return
+            words = [picked]
+        chosen = next((t for t in turns if str(t.number) == words[0]), None)
+        if chosen is None:
+            self.console.print(f"[red]no turn {escape(words[0])}[/]: /rewind lists them (1–{len(turns)})")
+            return
+        mode = words[1].lower() if len(words) > 1 else ""
+        if not mode:
+            try:
+                mode = (
+                    await self.reader.read(
+                        "Restore both, only the files, or only the conversation? (b/f/c, Enter: both) ", ask=True
+                    )
+                ).strip().lower() or "both"
+            except (EOFError, KeyboardInterrupt):
+                return
+        restore = RESTORE_MODES.get(mode[:1])
+        if restore is None:
+            self.console.print("[red]say files, conversation or both[/]")
+            return
+        assert self.client is not None
+        result = await self.client.restore_checkpoint(chosen.info.checkpoint_id, restore, session_id=self.session_id)
+        for change in result.files:
+            self.console.print(f"  {escape(change.path)} [dim]({change.status})[/]", soft_wrap=True)
+        for left in result.not_restored or []:
+            self.console.print(f"  [yellow]{escape(left.path)} not restored: {escape(left.reason)}[/]", soft_wrap=True)
+        for big in result.skipped or []:
+            self.console.print(f"  [dim]{escape(big.path)} left alone: {big.size:,} bytes, over the size cap[/]")
+        done = []
+        if restore != "conversation":
+            done.append(f"{len(result.files)} file(s) restored")
+        if result.conversation is not None:
+            done.append(f"the conversation now ends before that turn ({result.conversation.position} messages)")
+        self.console.print(
+            f"[green]Rewound[/]: {'; '.join(done)}. [dim]To undo: /rewind, then the last entry.[/]", soft_wrap=True
+        )
+
+    async def fork(self, arg: str) -> None:
+        """/fork [N]: a new session with this one's turns before turn N (all of them), which the chat goes on in."""
+        if self.session_id is None:
+            self.console.print("[dim]Nothing to fork yet: send a message first.[/]")
+            return
+        assert self.client is not None
+        position = None
+        if arg:
+            turns = await self.turns()
+            chosen = next((t for t in turns if str(t.number) == arg and t.info.position is not None), None)
+            if chosen is None:
+                self.console.print(f"[red]no turn {escape(arg)}[/]: /rewind lists them")
+                return
+            position = chosen.info.position
+        forked = await self.client.fork_session(self.session_id, position=position)
+        history = await self.client.get_session(forked.id, limit=10)
+        self.console.print(f"[green]Forked[/] {self.session_id} → {forked.id} [dim](files are not touched)[/]")
+        self.resumed(history.session, history.messages)
 
     async def set_model(self, name: str) -> None:
         assert self.client is not None
@@ -483,6 +596,15 @@ class Chat:
             console.rule("[dim]recent messages[/]", style="dim")
             show_history(console, messages, session.message_count)
             console.rule(style="dim")
+
+
+@dataclass(frozen=True)
+class Checkpoint:
+    """A checkpoint as /rewind shows it: its number, and its run's prompt (when in the history shown)."""
+
+    number: int
+    info: CheckpointInfo
+    prompt: str | None
 
 
 class InterruptOnCtrlC(CancelOnInterrupt):

@@ -662,6 +662,23 @@ class CodyClient:
         """Summarize the session's history for the model now (cody/compact)."""
         return await self._call(wire.CompactParams(session_id))
 
+    async def list_checkpoints(self, session_id: str) -> wire.CheckpointList:
+        """The session's checkpoints, oldest first (cody/listCheckpoints)."""
+        return await self._call(wire.ListCheckpointsParams(session_id))
+
+    async def diff_checkpoint(self, checkpoint_id: str, path: str | None = None) -> str:
+        return (await self._call(wire.DiffCheckpointParams(checkpoint_id, path))).diff
+
+    async def restore_checkpoint(
+        self, checkpoint_id: str, restore: wire.RestoreMode, *, session_id: str | None = None
+    ) -> wire.RestoreResult:
+        """Put the files, the conversation or both back to a checkpoint (an undo checkpoint is recorded first)."""
+        return await self._call(wire.RestoreCheckpointParams(checkpoint_id, restore, session_id))
+
+    async def fork_session(self, session_id: str, *, position: int | None = None) -> SessionInfo:
+        """A new session with the history up to the run whose prompt is at `position` (all of it when absent)."""
+        return await self._call(wire.ForkSessionParams(session_id, position))
+
     # ------------------------------------------------------------------ incoming
 
     def _dispatch_chunk(self, params: Any) -> None:

@@ -20,7 +20,7 @@ from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, SessionInfo, to_wir
 from .connection import CodyClient, CodyError
 from .render import existing_folder, make_console, print_table, setup_cli_logging
 
-SUBCOMMANDS = ("list", "rm", "rename")
+SUBCOMMANDS = ("list", "rm", "rename", "fork")
 
 
 def exit_code_of_error(exc: CodyError) -> int:
@@ -98,7 +98,7 @@ def print_sessions(console: Console, sessions: list[SessionInfo], *, show_folder
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         prog="cody-lsp sessions",
-        description="List the stored sessions (the default), delete them or rename them. "
+        description="List the stored sessions (the default), delete, rename or fork them. "
         "A session id may be shortened to a unique start of it.",
     )
     commands = parser.add_subparsers(dest="action", metavar="ACTION", title="actions")
@@ -114,6 +114,17 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     rename = commands.add_parser("rename", prog="cody-lsp sessions rename", help="give a session a new title")
     rename.add_argument("id", metavar="ID", help="a session id (or a unique start of one)")
     rename.add_argument("title", metavar="TITLE", help="the new title")
+    fork = commands.add_parser(
+        "fork", prog="cody-lsp sessions fork", help="copy a session (up to a turn) into a new session of its folder"
+    )
+    fork.add_argument("id", metavar="ID", help="a session id (or a unique start of one)")
+    fork.add_argument(
+        "--position",
+        "-p",
+        type=int,
+        metavar="N",
+        help="end the copy just before the turn whose prompt is at this position (default: copy all of it)",
+    )
     if argv and not argv[0].startswith("-") and argv[0] not in SUBCOMMANDS:
         parser.error(f"unknown action '{argv[0]}'; try: {', '.join(SUBCOMMANDS)}")
     if not argv or argv[0] not in (*SUBCOMMANDS, "-h", "--help"):
@@ -148,6 +159,15 @@ async def _main(args: argparse.Namespace, folder: Path | None) -> int:
             if args.action == "rm":
                 return await _remove(client, args.ids, console, err)
             session = await resolve_session(client, args.id)
+            if args.action == "fork":
+                forked = await client.fork_session(session.id, position=args.position)
+                console.print(
+                    f"forked {session.id} into {forked.id}: {forked.title} ({forked.message_count} messages); "
+                    f"continue it with: cody-lsp chat --session {forked.id}",
+                    soft_wrap=True,
+                    markup=False,
+                )
+                return 0
             updated = await client.update_session(session.id, title=args.title)
             console.print(f"renamed {updated.id}: {updated.title}", soft_wrap=True, markup=False)
             return 0

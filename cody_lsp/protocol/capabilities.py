@@ -42,6 +42,25 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     "denyFeedback": True,
 }
 
+
+def checkpoints_unavailable() -> str | None:
+    """Why checkpoints cannot work here: no git to run (server/checkpoints/ checks its version later)."""
+    import shutil
+
+    if shutil.which("git") is None:
+        return "no runnable git on the PATH: install git to get checkpoints"
+    return None
+
+
+def _checkpoints() -> dict[str, Any]:
+    reason = checkpoints_unavailable()
+    return {"checkpoints": True} if reason is None else {"checkpoints": False, "checkpointsUnavailable": reason}
+
+
+# Checkpoints (protocol.md, "Checkpoints"): cody/listCheckpoints, diffCheckpoint, restoreCheckpoint,
+# forkSession and the `checkpoint` chunk; false, with `checkpointsUnavailable` saying why, without git.
+SERVER_CAPABILITIES.update(_checkpoints())
+
 POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # the ones pygls can count in
 DEFAULT_POSITION_ENCODING = "utf-16"  # LSP's default, when the client offers none of them
 INCREMENTAL_SYNC = 2  # TextDocumentSyncKind.Incremental

@@ -14,7 +14,8 @@ INVALID_PARAMS = -32602
 INTERNAL_ERROR = -32603
 REQUEST_CANCELLED = -32800
 UNKNOWN_SESSION = -32001
-# The session is in use: another server process runs it, or its queue is full (CODY_MAX_QUEUED).
+# The session is in use: another server process runs it, its queue is full (CODY_MAX_QUEUED), or
+# (a checkpoint restore) a run of the session, or for a files restore of its folder, is active or queued.
 SESSION_BUSY = -32002
 # A socket connection that did not present the server's connection token (lsp/listen.py).
 UNAUTHORIZED = -32010

@@ -327,7 +327,8 @@ class Message:
     # the model may read, never something the user typed — render it as a state):
     # "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error);
     # "compaction": the point where the history the model sees was compacted.
-    kind: Literal["message", "interrupted", "circuit_breaker", "failed", "compaction"] = "message"
+    # "restored": what a restore of files put back, as the model was told before the run that follows.
+    kind: Literal["message", "interrupted", "circuit_breaker", "failed", "compaction", "restored"] = "message"
     # On tool messages: whether the tool succeeded.
     ok: bool | None = None
     # On "circuit_breaker" and "failed" markers: why the turn ended.
@@ -632,6 +633,101 @@ class RevokeMcpApprovalParams:
     server: str
 
 
+# Checkpoints (protocol.md, "Checkpoints")
+
+RestoreMode = Literal["files", "conversation", "both"]
+FileStatus = Literal["added", "modified", "deleted"]
+
+
+@attrs.frozen
+class ListCheckpointsParams:
+    session_id: str
+
+
+@attrs.frozen
+class FileChange:
+    path: str  # from the folder, "/" between names
+    status: FileStatus
+
+
+@attrs.frozen
+class SkippedFile:
+    path: str
+    size: int
+
+
+@attrs.frozen
+class CheckpointInfo:
+    checkpoint_id: str
+    # "run": recorded before the run `run_id`; "undo": recorded by a restore (of `undoes`).
+    kind: Literal["run", "undo"]
+    created_at: str
+    # What changed from this checkpoint to the next one listed (to the folder now, for the latest).
+    changes: list[FileChange]
+    # Files left out (over the size cap).
+    skipped: list[SkippedFile]
+    run_id: str | None = None
+    # A run's: the history position of its prompt.
+    position: int | None = None
+    undoes: str | None = None
+
+
+@attrs.frozen
+class CheckpointList:
+    checkpoints: list[CheckpointInfo]
+    # Why there are none: checkpoints are off on this server (no git).
+    unavailable: str | None = None
+
+
+@attrs.frozen
+class DiffCheckpointParams:
+    checkpoint_id: str
+    path: str | None = None
+
+
+@attrs.frozen
+class CheckpointDiff:
+    diff: str
+
+
+@attrs.frozen
+class RestoreCheckpointParams:
+    checkpoint_id: str
+    restore: RestoreMode
+    # The session whose conversation is restored (absent: the one that recorded the checkpoint).
+    session_id: str | None = None
+
+
+@attrs.frozen
+class RestoredConversation:
+    position: int
+
+
+@attrs.frozen
+class NotRestored:
+    path: str
+    reason: str
+
+
+@attrs.frozen
+class RestoreResult:
+    undo_checkpoint_id: str
+    # What the restore did to each file: "added" (recreated), "modified", "deleted" (removed).
+    files: list[FileChange]
+    conversation: RestoredConversation | None = None
+    # Files left alone because they are over the size cap now.
+    skipped: list[SkippedFile] | None = None
+    # Files the restore could not put back (something in their way), with why.
+    not_restored: list[NotRestored] | None = None
+
+
+@attrs.frozen
+class ForkSessionParams:
+    session_id: str
+    # The position of a run's prompt: the fork's history ends just before it (absent: all of it).
+    position: int | None = attrs.field(default=None, validator=_position)
+
+
 # --------------------------------------------------------------------------------------
 # Chunks: the payload of the `cody/chunk` notification.
 # Every chunk also carries runId, sessionId, seq and type (see `Chunk`).
@@ -695,6 +791,14 @@ class UserMessage:
 
 
 @attrs.frozen
+class CheckpointCreated:
+    """The checkpoint recorded before this run (to clients that opted in: `checkpoints`)."""
+
+    TYPE: ClassVar[str] = "checkpoint"
+    checkpoint_id: str
+
+
+@attrs.frozen
 class UsageUpdate:
     TYPE: ClassVar[str] = "usage"
     # The run's tokens so far (as `done.usage` will say).
@@ -755,6 +859,7 @@ CHUNK_TYPES: dict[str, type] = {
         ToolResultChunk,
         Retry,
         UserMessage,
+        CheckpointCreated,
         UsageUpdate,
         Compacted,
         Done,
@@ -805,6 +910,10 @@ METHODS: dict[str, tuple[type, Any]] = {
     "cody/revokePermissionRule": (RevokePermissionRuleParams, RevokeResult),
     "cody/listMcpServers": (ListMcpServersParams, McpServerList),
     "cody/revokeMcpApproval": (RevokeMcpApprovalParams, RevokeResult),
+    "cody/listCheckpoints": (ListCheckpointsParams, CheckpointList),
+    "cody/diffCheckpoint": (DiffCheckpointParams, CheckpointDiff),
+    "cody/restoreCheckpoint": (RestoreCheckpointParams, RestoreResult),
+    "cody/forkSession": (ForkSessionParams, SessionInfo),
 }
 NOTIFICATIONS: dict[str, Any] = {"cody/chunk": CHUNK_TYPES, "cody/queueChanged": QueueChanged}
 SERVER_REQUESTS: dict[str, tuple[type, type]] = {

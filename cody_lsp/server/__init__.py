@@ -4,6 +4,8 @@
 - `agent/`   one turn: the loop (`turn.py`), the model stream (`model.py`, `assembly.py`), the
              context budget and compaction, the history entries a turn leaves;
 - `store/`   the session database (aiosqlite, WAL);
+- `checkpoints/` the folder's state before each run, in a shadow git store of its own: snapshots,
+             diffs, restores through the tools' confinement, housekeeping;
 - `core/`    the run core: sessions, queues, cancel, approvals (`runs.py`, `queue.py`,
              `permissions.py`), a run's typed event stream (`events.py`), what it needs from a
              client (`port.py`), requests taken in order (`order.py`);

@@ -63,6 +63,7 @@ class Application:
         return await asyncio.shield(opening)
 
     async def _open(self) -> RunManager:
+        from .checkpoints.service import open_checkpoints
         from .core.runs import RunManager
         from .store.database import Store
         from .tools.shell import enable_subreaper
@@ -82,7 +83,11 @@ class Application:
             log.warning("marked %d run(s) left by an ended server process as interrupted", interrupted)
         from .mcp.hub import McpHub
 
-        self._manager = RunManager(store, self.config, self.client, mcp=McpHub())
+        # Checkpoints (server/checkpoints/): their store beside the database, its housekeeping in
+        # the background whenever no run is active — the first pass soon after start.
+        checkpoints = await open_checkpoints(store, lambda: bool(self._manager and self._manager.runs))
+        self._manager = RunManager(store, self.config, self.client, mcp=McpHub(), checkpoints=checkpoints)
+        self._manager.checkpoints.ended(self.config)
         return self._manager
 
     # ------------------------------------------------------------------ serving
@@ -154,4 +159,5 @@ class Application:
                 await asyncio.wait_for(manager.mcp.aclose(), RUNS_STOP_TIMEOUT)
             except TimeoutError:
                 log.error("MCP servers did not stop within %.0f s; closing anyway", RUNS_STOP_TIMEOUT)
+            await manager.checkpoints.close()
             await manager.store.close()

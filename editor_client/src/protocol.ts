@@ -5,6 +5,8 @@
 
 export const PROTOCOL_VERSION = 1;
 
+export type FileStatus = "added" | "modified" | "deleted";
+
 export type McpApproval = "allowed" | "denied";
 
 export type McpSource = "user" | "env" | "editor" | "workspace" | "acp";
@@ -14,6 +16,8 @@ export type McpState = "starting" | "ready" | "failed" | "needs_approval";
 export type PermissionOutcome = "allow" | "allow_always" | "deny";
 
 export type Priority = "now" | "next" | "later";
+
+export type RestoreMode = "files" | "conversation" | "both";
 
 export type RuleScope = "session" | "folder";
 
@@ -33,6 +37,31 @@ export interface CancelQueuedParams {
 
 export interface CancelResult {
   cancelled: boolean;
+}
+
+export interface CheckpointDiff {
+  diff: string;
+}
+
+export interface CheckpointInfo {
+  checkpointId: string;
+  /** "run": recorded before the run `run_id`; "undo": recorded by a restore (of `undoes`). */
+  kind: "run" | "undo";
+  createdAt: string;
+  /** What changed from this checkpoint to the next one listed (to the folder now, for the latest). */
+  changes: FileChange[];
+  /** Files left out (over the size cap). */
+  skipped: SkippedFile[];
+  runId?: string;
+  /** A run's: the history position of its prompt. */
+  position?: number;
+  undoes?: string;
+}
+
+export interface CheckpointList {
+  checkpoints: CheckpointInfo[];
+  /** Why there are none: checkpoints are off on this server (no git). */
+  unavailable?: string;
 }
 
 export interface CompactParams {
@@ -79,9 +108,25 @@ export interface DeleteSessionParams {
   sessionId: string;
 }
 
+export interface DiffCheckpointParams {
+  checkpointId: string;
+  path?: string;
+}
+
 export interface ErrorInfo {
   code: string;
   message: string;
+}
+
+export interface FileChange {
+  path: string;
+  status: FileStatus;
+}
+
+export interface ForkSessionParams {
+  sessionId: string;
+  /** The position of a run's prompt: the fork's history ends just before it (absent: all of it). */
+  position?: number;
 }
 
 export interface GetSessionParams {
@@ -101,6 +146,10 @@ export interface InterruptResult {
 
 export interface LatestSessionParams {
   workspaceFolder?: string;
+}
+
+export interface ListCheckpointsParams {
+  sessionId: string;
 }
 
 export interface ListMcpServersParams {
@@ -153,14 +202,19 @@ export interface Message {
   toolCalls?: ToolCallInfo[];
   toolCallId?: string;
   toolName?: string;
-  /** "message"; or, for the marker a turn that did not finish leaves (a `user` message the model may read, never something the user typed — render it as a state): "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error); "compaction": the point where the history the model sees was compacted. */
-  kind: "message" | "interrupted" | "circuit_breaker" | "failed" | "compaction";
+  /** "message"; or, for the marker a turn that did not finish leaves (a `user` message the model may read, never something the user typed — render it as a state): "interrupted" (cancelled), "circuit_breaker" (stopped by a limit), "failed" (an error); "compaction": the point where the history the model sees was compacted. "restored": what a restore of files put back, as the model was told before the run that follows. */
+  kind: "message" | "interrupted" | "circuit_breaker" | "failed" | "compaction" | "restored";
   /** On tool messages: whether the tool succeeded. */
   ok?: boolean;
   /** On "circuit_breaker" and "failed" markers: why the turn ended. */
   error?: ErrorInfo;
   /** On "compaction" markers: what was compacted. */
   compaction?: CompactionInfo;
+}
+
+export interface NotRestored {
+  path: string;
+  reason: string;
 }
 
 /** What a client may answer to one permission request. */
@@ -225,6 +279,28 @@ export interface QueuedMessage {
   messageId: string;
   prompt: string;
   priority: Priority;
+}
+
+export interface RestoreCheckpointParams {
+  checkpointId: string;
+  restore: RestoreMode;
+  /** The session whose conversation is restored (absent: the one that recorded the checkpoint). */
+  sessionId?: string;
+}
+
+export interface RestoreResult {
+  undoCheckpointId: string;
+  /** What the restore did to each file: "added" (recreated), "modified", "deleted" (removed). */
+  files: FileChange[];
+  conversation?: RestoredConversation;
+  /** Files left alone because they are over the size cap now. */
+  skipped?: SkippedFile[];
+  /** Files the restore could not put back (something in their way), with why. */
+  notRestored?: NotRestored[];
+}
+
+export interface RestoredConversation {
+  position: number;
 }
 
 export interface RevokeMcpApprovalParams {
@@ -301,6 +377,11 @@ export interface SessionPage {
   runs?: RunEnd[];
 }
 
+export interface SkippedFile {
+  path: string;
+  size: number;
+}
+
 export interface ToolCallInfo {
   id: string;
   name: string;
@@ -332,6 +413,12 @@ export interface ChunkEnvelope {
 
 export interface CancelledChunk extends ChunkEnvelope {
   type: "cancelled";
+}
+
+/** The checkpoint recorded before this run (to clients that opted in: `checkpoints`). */
+export interface CheckpointChunk extends ChunkEnvelope {
+  type: "checkpoint";
+  checkpointId: string;
 }
 
 export interface CircuitBreakerChunk extends ChunkEnvelope {
@@ -428,6 +515,7 @@ export interface UserMessageChunk extends ChunkEnvelope {
 /** The params of one cody/chunk notification, discriminated by `type`. */
 export type Chunk =
   | CancelledChunk
+  | CheckpointChunk
   | CircuitBreakerChunk
   | CompactChunk
   | DoneChunk
@@ -453,6 +541,7 @@ export type TerminalChunkType = TerminalChunk["type"];
 
 export const CHUNK_TYPES: readonly ChunkType[] = [
   "cancelled",
+  "checkpoint",
   "circuit_breaker",
   "compact",
   "done",
@@ -487,13 +576,17 @@ export interface Requests {
   "cody/compact": { params: CompactParams; result: CompactResult };
   "cody/createSession": { params: CreateSessionParams; result: SessionInfo };
   "cody/deleteSession": { params: DeleteSessionParams; result: DeleteResult };
+  "cody/diffCheckpoint": { params: DiffCheckpointParams; result: CheckpointDiff };
+  "cody/forkSession": { params: ForkSessionParams; result: SessionInfo };
   "cody/getSession": { params: GetSessionParams; result: SessionPage };
   "cody/interrupt": { params: InterruptParams; result: InterruptResult };
   "cody/latestSession": { params: LatestSessionParams; result: SessionInfo | null };
+  "cody/listCheckpoints": { params: ListCheckpointsParams; result: CheckpointList };
   "cody/listMcpServers": { params: ListMcpServersParams; result: McpServerList };
   "cody/listPermissionRules": { params: ListPermissionRulesParams; result: PermissionRuleList };
   "cody/listQueued": { params: ListQueuedParams; result: QueueList };
   "cody/listSessions": { params: ListSessionsParams; result: SessionList };
+  "cody/restoreCheckpoint": { params: RestoreCheckpointParams; result: RestoreResult };
   "cody/revokeMcpApproval": { params: RevokeMcpApprovalParams; result: RevokeResult };
   "cody/revokePermissionRule": { params: RevokePermissionRuleParams; result: RevokeResult };
   "cody/run": { params: RunParams; result: RunResult };
@@ -523,15 +616,19 @@ export const Methods = {
   compact: "cody/compact",
   createSession: "cody/createSession",
   deleteSession: "cody/deleteSession",
+  diffCheckpoint: "cody/diffCheckpoint",
+  forkSession: "cody/forkSession",
   getSession: "cody/getSession",
   interrupt: "cody/interrupt",
   latestSession: "cody/latestSession",
+  listCheckpoints: "cody/listCheckpoints",
   listMcpServers: "cody/listMcpServers",
   listPermissionRules: "cody/listPermissionRules",
   listQueued: "cody/listQueued",
   listSessions: "cody/listSessions",
   queueChanged: "cody/queueChanged",
   requestPermission: "cody/requestPermission",
+  restoreCheckpoint: "cody/restoreCheckpoint",
   revokeMcpApproval: "cody/revokeMcpApproval",
   revokePermissionRule: "cody/revokePermissionRule",
   run: "cody/run",

@@ -285,3 +285,50 @@ async def test_the_minimal_client_exchange_runs_as_written(provider, db_path: Pa
     finally:
         await server.close()
     assert (workspace / "NOTES.md").read_text() == "hello\n"
+
+
+async def test_documented_checkpoint_examples(wire_factory, provider, workspace: Path):
+    """The examples of cody/listCheckpoints, cody/diffCheckpoint, cody/restoreCheckpoint,
+    cody/forkSession, the checkpoint chunk and the -32002 error."""
+    doc = load_doc()
+    chunk_docs = chunk_examples(doc)
+    wire = await wire_factory(capabilities={"checkpoints": True})
+    (workspace / "app.py").write_text('def index():\n    return "hi"\n')
+    provider.add(
+        Reply(tool_calls=[ToolCall("write_file", {"path": "app.py", "content": "def index():\n    return 1\n"})]),
+        Reply(text="Changed it."),
+    )
+    run = await wire.request("cody/run", {"prompt": "change it", "workspaceFolder": str(workspace)})
+    session = run["sessionId"]
+    for chunk in wire.chunks[run["runId"]]:
+        assert_shape(chunk, *chunk_docs[chunk["type"]])
+    listed = await wire.request("cody/listCheckpoints", params(doc, "cody/listCheckpoints", sessionId=session))
+    assert_shape(listed, *results(doc, "cody/listCheckpoints"))
+    checkpoint = listed["checkpoints"][0]["checkpointId"]
+    diff = await wire.request("cody/diffCheckpoint", params(doc, "cody/diffCheckpoint", checkpointId=checkpoint))
+    assert_shape(diff, *results(doc, "cody/diffCheckpoint"))
+    assert "+    return 1" in diff["diff"]
+
+    provider.add(Reply(text="slow", first_byte_delay=30))
+    running = wire.send("cody/run", {"prompt": "more", "sessionId": session})
+    await provider.wait_for_requests(3)
+    err = await wire.error_of("cody/restoreCheckpoint", {"checkpointId": checkpoint, "restore": "files"})
+    documented = error_example(doc, -32002)["message"].replace("ses_3f9a1c0be2d84a7f9c51", session)
+    assert (err.code, err.message) == (-32002, documented)
+    await wire.request("cody/cancel", {"sessionId": session})
+    await running
+
+    position = listed["checkpoints"][0]["position"]
+    fork = await wire.request("cody/forkSession", params(doc, "cody/forkSession", sessionId=session, position=position))
+    assert_shape(fork, *results(doc, "cody/forkSession"))
+
+    for mode in ("files", "both"):
+        restored = await wire.request(
+            "cody/restoreCheckpoint", params(doc, "cody/restoreCheckpoint", checkpointId=checkpoint, restore=mode)
+        )
+        assert_shape(restored, *results(doc, "cody/restoreCheckpoint"))
+    listed = await wire.request("cody/listCheckpoints", {"sessionId": session})
+    assert_shape(listed, *results(doc, "cody/listCheckpoints"))
+    undo = next(c for c in listed["checkpoints"] if c["kind"] == "undo")["checkpointId"]
+    back = await wire.request("cody/restoreCheckpoint", {"checkpointId": undo, "restore": "conversation"})
+    assert_shape(back, *results(doc, "cody/restoreCheckpoint"))

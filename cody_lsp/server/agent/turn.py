@@ -166,6 +166,8 @@ class Turn:
     context: SessionContext | None = None
     # What the file tools get of the run: the editor's open documents and edits, the session's read log.
     tools: ToolConfig = field(default_factory=ToolConfig)
+    # Awaited before each step's tools run (the checkpoint of the folder must be recorded first).
+    before_tools: Callable[[], Awaitable[object]] | None = None
     # The session's mode (modes.py): the tools of `toolset` it offers, its section of the system message.
     mode: SessionMode = "code"
     # Every tool the run could use, built-in and plugged in (tools/toolset.py); `mode` filters it.
@@ -355,6 +357,8 @@ class Turn:
                 await asyncio.sleep(delay)
 
     async def _run_tools(self, step: StepResult) -> list[Entry]:
+        if self.before_tools is not None:
+            await self.before_tools()
         calls: list[dict[str, Any]] = [
             {
                 "id": c.id or f"call_{self.steps}_{i}",

@@ -23,6 +23,7 @@ import signal
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ...protocol.capabilities import checkpoints_unavailable
 from ..tools.shell import helper_ended, spawn_helper
 
 log = logging.getLogger(__name__)
@@ -42,10 +43,8 @@ def find_git() -> str | None:
 
 
 def unavailable_reason() -> str | None:
-    """Why checkpoints cannot work on this machine (cheap: for `initialize`), or None."""
-    if find_git() is None:
-        return "no runnable git on the PATH: install git to get checkpoints"
-    return None
+    """Why checkpoints cannot work on this machine (cheap: what `initialize` says), or None."""
+    return checkpoints_unavailable()
 
 
 async def check_version(git: str) -> str | None:

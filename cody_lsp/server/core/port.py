@@ -37,6 +37,7 @@ class ClientFeatures:
     steering: bool = False  # it wants user_message events and queue changes
     usage: bool = False  # it wants usage events
     compaction: bool = False  # it wants compact events
+    checkpoints: bool = False  # it wants checkpoint events
 
 
 class ClientPort(Protocol):

@@ -41,6 +41,7 @@ from ...protocol.wire import (
     Done,
     Error,
     ErrorInfo,
+    ForkSessionParams,
     GetSessionParams,
     InvalidParams,
     ListMcpServersParams,
@@ -82,10 +83,12 @@ from ..agent.turn import (
     internal_error,
     system_message,
 )
+from ..checkpoints.service import Checkpoints
 from ..mcp.hub import McpHub
 from ..store.database import Store, describe_holder
 from ..store.errors import SESSION_GONE, SessionGone, StoreError
 from ..tools import ToolSet, builtin_tools, run_tool, tool_schemas
+from .checkpointing import Recording, RunCheckpoints
 from .errors import SessionBusy, UnknownSession
 from .events import RunEventStream
 from .folders import normalize_folder
@@ -147,6 +150,7 @@ class LiveRun:
     config: ServerConfig | None = None
     policy: ToolPolicy | None = None  # its tool policy, when its settings change the server's
     finish_reason: str | None = None  # why the model's answer ended ("stop", "length", …), once done
+    checkpoint: Recording | None = None  # the checkpoint of its folder being recorded, once its turn began
 
 
 class RunManager:
@@ -159,6 +163,7 @@ class RunManager:
         step: ModelStep = stream_step,
         tool_runner: ToolRunner = run_tool,
         mcp: McpHub | None = None,
+        checkpoints: Checkpoints | str = "checkpoints are not set up in this server",
     ):
         self.store = store
         self.config = config  # the environment's settings (a run's are `client.settings(folder)`)
@@ -179,6 +184,16 @@ class RunManager:
         self._history: OrderedDict[str, History] = OrderedDict()
         self._compacting: set[str] = set()  # sessions a cody/compact is working on
         self._deleting: set[str] = set()  # sessions a deleteSession is deleting (unknown from now on)
+        # The checkpoint before each run, and the cody/*Checkpoint methods (checkpointing.py).
+        self.checkpoints = RunCheckpoints(
+            checkpoints,
+            session=self._session,
+            config_for=self._config_for,
+            tools=client.tools,
+            forget=self._forget,
+            busy=self._busy_for_restore,
+            wants_chunk=lambda: client.features.checkpoints,
+        )
 
     # ------------------------------------------------------------------ folders
 
@@ -258,6 +273,33 @@ class RunManager:
             return await self.store.delete_session(session_id)
         finally:
             self._deleting.discard(session_id)
+            self.checkpoints.ended(self.config)  # its checkpoints are pruned by the next housekeeping
+
+    async def fork_session(self, params: ForkSessionParams) -> SessionInfo:
+        return await self.checkpoints.fork(params, new_id("ses"))
+
+    def _busy_for_restore(self, session: SessionInfo, files: bool) -> str | None:
+        """Why a restore of the session cannot be done now (a files restore: of its folder), or None."""
+        queue = self._queues.get(session.id)
+        if (queue is not None and queue.busy) or session.id in self._compacting:
+            return (
+                f"a run of session '{session.id}' is active or queued (or it is being compacted): cancel it "
+                "(cody/cancel) or wait for it to end, then restore"
+            )
+        for other in self._queues.values():
+            active = other.active
+            if (
+                files
+                and active is not None
+                and other.session_id != session.id
+                and active.folder == session.workspace_folder
+            ):
+                return (
+                    f"run '{active.run_id}' of session '{other.session_id}' is active in the same folder "
+                    f"({session.workspace_folder}): restoring files now would change them under it; cancel it "
+                    "or wait for it to end, then restore"
+                )
+        return None
 
     def _forget(self, session_id: str) -> None:
         self._history.pop(session_id, None)
@@ -569,6 +611,8 @@ class RunManager:
         """Record the run's start, then let the agent run the turn to its Ending."""
         prompt = run.prompt
         await self.store.start_run(run.run_id, session.id)
+        await self.checkpoints.before_turn(session, run.run_id)
+        run.checkpoint = self.checkpoints.start(session, run.run_id, self._config(run), self._events(run))
         if not run.should_query:  # context for later turns: the message alone, no model call
             return Ending("done", Done("", Usage()), [user_entry(prompt)], Usage())
         config = self._config(run)
@@ -587,6 +631,7 @@ class RunManager:
             step=self._step_while_it_exists(session.id),
             run_tool=self._tool_runner,
             inbox=lambda: self._take_inbox(run),
+            before_tools=run.checkpoint.ready if run.checkpoint is not None else None,
             tools=self.client.tools(session.id).with_limits(
                 config.tool_limits, allow_vcs_writes=config.allow_vcs_writes
             ),
@@ -647,6 +692,11 @@ class RunManager:
         """The one place a run ends: commit the turn, then send its terminal chunk, then answer."""
         if run.result.done():
             return
+        if run.checkpoint is not None:  # its checkpoint (and its event) before the terminal event
+            try:
+                await run.checkpoint.ready()
+            except asyncio.CancelledError:
+                _uncancel()
         try:
             ending = await self._commit(run, session, ending)
         except Exception as exc:
@@ -660,6 +710,7 @@ class RunManager:
         run.finish_reason = ending.finish_reason
         self._events(run).emit(ending.terminal)
         run.result.set_result(self._result(run, session.id, ending))
+        self.checkpoints.ended(self._config(run))
 
     @staticmethod
     def _result(run: LiveRun, session_id: str, ending: Ending) -> RunResult:

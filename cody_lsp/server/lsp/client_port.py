@@ -50,6 +50,7 @@ def features_from(experimental: Any) -> ClientFeatures:
         steering=bool(cody.get("steering")),
         usage=bool(cody.get("usage")),
         compaction=bool(cody.get("compaction")),
+        checkpoints=bool(cody.get("checkpoints")),
     )
 
 

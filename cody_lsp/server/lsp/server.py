@@ -354,6 +354,23 @@ async def _revoke_mcp_approval(manager: RunManager, params: RevokeMcpApprovalPar
     return RevokeResult(await manager.revoke_mcp_approval(params))
 
 
+async def _list_checkpoints(manager: RunManager, params: Any) -> Later:
+    return Later(await manager.checkpoints.begin_list(params))
+
+
+async def _diff_checkpoint(manager: RunManager, params: Any) -> Later:
+    return Later(await manager.checkpoints.begin_diff(params))
+
+
+async def _restore_checkpoint(manager: RunManager, params: Any) -> Later:
+    work = await manager.checkpoints.begin_restore(params)
+
+    async def cancelled() -> None:
+        work.abort()
+
+    return Later(work.run, cancelled)
+
+
 ROUTES: dict[str, Route] = {
     "cody/createSession": Route(lambda manager, params: manager.create_session(params)),
     "cody/run": Route(_run),
@@ -371,6 +388,10 @@ ROUTES: dict[str, Route] = {
     "cody/revokePermissionRule": Route(_revoke_permission_rule),
     "cody/listMcpServers": Route(_list_mcp_servers),
     "cody/revokeMcpApproval": Route(_revoke_mcp_approval),
+    "cody/listCheckpoints": Route(_list_checkpoints),
+    "cody/diffCheckpoint": Route(_diff_checkpoint),
+    "cody/restoreCheckpoint": Route(_restore_checkpoint),
+    "cody/forkSession": Route(lambda manager, params: manager.fork_session(params)),
 }
 
 

@@ -153,21 +153,23 @@ class CheckpointRows:
 
     # ------------------------------------------------------------------ the note for the model
 
-    async def restored(self, session_id: str) -> list[tuple[str, str]]:
-        """The files restores put back since the model's last request: (path, status)."""
+    async def pending_note(self, session_id: str) -> tuple[str, str, list[tuple[str, str]]] | None:
+        """The files restores put back since the model's last request, if any: (the row's raw value,
+        the checkpoint restored last, [(path, status)])."""
         rows = await self._all("SELECT restored FROM sessions WHERE id = ?", (session_id,))
         raw = rows[0][0] if rows else None
-        return [(str(p), str(s)) for p, s in json.loads(raw)] if raw else []
+        if not raw:
+            return None
+        data = json.loads(raw)
+        return raw, str(data["checkpoint"]), [(str(p), str(s)) for p, s in data["files"]]
 
-    async def set_restored(self, session_id: str, files: list[tuple[str, str]]) -> None:
-        await self.store.transaction(
-            [("UPDATE sessions SET restored = ? WHERE id = ?", (json.dumps(files) if files else None, session_id))]
-        )
+    async def set_pending_note(self, session_id: str, checkpoint_id: str, files: list[tuple[str, str]]) -> None:
+        raw = json.dumps({"checkpoint": checkpoint_id, "files": files})
+        await self.store.transaction([("UPDATE sessions SET restored = ? WHERE id = ?", (raw, session_id))])
 
-    async def commit_note(self, session_id: str, run_id: str, pending: list[tuple[str, str]], text: str) -> None:
+    async def commit_note(self, session_id: str, run_id: str, raw: str, text: str) -> None:
         """Append the note `text` (kind 'restored', for the model) to the session's history and clear
-        the pending files — if they are still `pending` (another process may have taken them)."""
-        raw = json.dumps(pending)
+        the pending files — if they are still `raw` (another process may have taken them)."""
         ts = now()
         await self.store.transaction(
             [
@@ -182,6 +184,15 @@ class CheckpointRows:
                 ),
             ]
         )
+
+    async def is_prompt(self, session_id: str, position: int) -> bool:
+        """Whether the message at `position` is the prompt of a run (its run's first message)."""
+        rows = await self._all(
+            "SELECT m.run_id FROM messages m WHERE m.session_id = ? AND m.position = ? AND m.kind = 'message' "
+            "AND m.role = 'user' AND m.run_id IS NOT NULL",
+            (session_id, position),
+        )
+        return bool(rows) and await self.prompt_position(session_id, rows[0][0]) == position
 
     # ------------------------------------------------------------------ forks
 

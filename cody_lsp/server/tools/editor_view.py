@@ -244,6 +244,8 @@ def text_edit(text: str, start: int, end: int, new_text: str, encoding: str) -> 
 
 # --------------------------------------------------------------------------- what the model read
 
+RESTORED = b"restored"  # in a ReadLog: the file was restored since the model saw it (no hash is this short)
+
 
 def new_hasher() -> Any:
     """The hash of contents the read log keeps (SHA-256: the fastest here, with SHA-NI)."""
@@ -278,9 +280,16 @@ class ReadLog:
             while len(self._seen) > self.limit:
                 self._seen.popitem(last=False)
 
+    def restored(self, path: str) -> None:
+        """A restore put the file back (checkpoints): it counts as changed until the model reads or
+        writes it again (a file the restore removed may be created)."""
+        self.saw(path, RESTORED)
+
     def changed(self, path: str, current: bytes | None) -> bool:
         """Whether the file changed since the model last saw it (``current``: its content now,
         None when it does not exist). A file the model never saw has not changed for it."""
         with self._lock:
             seen = self._seen.get(path)
+        if seen is RESTORED:
+            return current is not None
         return seen is not None and seen != content_hash(current)

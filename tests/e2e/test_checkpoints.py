@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -24,40 +23,9 @@ from cody_lsp.protocol.capabilities import SERVER_CAPABILITIES
 from cody_lsp.testing.provider import Reply, ToolCall
 
 from ..conftest import CodyWire, make_client, server_env, stop_wire
+from ..folders import files_of, git, git_state, write
 
 OPT_IN = {"checkpoints": True}
-GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
-
-
-def git(folder: Path, *args: str) -> bytes:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ENV
-    return subprocess.run(["git", *args], cwd=folder, env=env, check=True, capture_output=True).stdout
-
-
-def write(folder: Path, path: str, data: str | bytes, mode: int | None = None) -> None:
-    target = folder / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data.encode() if isinstance(data, str) else data)
-    if mode is not None:
-        target.chmod(mode)
-
-
-def files_of(folder: Path) -> dict[str, tuple[bytes, bool]]:
-    """Every file below the folder (but .git): its content and whether it is executable."""
-    found = {}
-    for dirpath, dirs, names in os.walk(folder):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in names:
-            path = Path(dirpath, name)
-            found[path.relative_to(folder).as_posix()] = (path.read_bytes(), bool(path.stat().st_mode & stat.S_IXUSR))
-    return found
 
 
 def dirs_of(folder: Path) -> set[str]:
@@ -297,18 +265,7 @@ async def test_the_users_git_is_untouched_by_a_session_of_checkpoints_and_restor
     git(workspace, "add", "app.py", "new.py")
     write(workspace, "untracked.txt", "u\n")
 
-    def state() -> tuple[bytes, ...]:
-        index = (workspace / ".git" / "index").read_bytes()  # before `git status`, which may refresh it
-        return (
-            index,
-            git(workspace, "--no-optional-locks", "status", "--porcelain=v2", "--untracked-files=all"),
-            git(workspace, "for-each-ref"),
-            git(workspace, "stash", "list"),
-            git(workspace, "worktree", "list", "--porcelain"),
-            b"\n".join(sorted(p.name.encode() for p in (workspace / ".git" / "objects").rglob("*"))),
-        )
-
-    before = state()
+    before = git_state(workspace)
     provider.add(
         Reply(tool_calls=[ToolCall("write_file", {"path": "agent.py", "content": "x\n"})]),
         Reply(
@@ -328,7 +285,7 @@ async def test_the_users_git_is_untouched_by_a_session_of_checkpoints_and_restor
     )
     assert {f["path"] for f in again["files"]} == {"agent.py", "untracked.txt"}
     assert (workspace / "node_modules/dep/index.js").read_text() == "module.exports = 1\nz\n"  # ignored: untouched
-    assert state() == before
+    assert git_state(workspace) == before
 
 
 # ------------------------------------------------------------------ refusals

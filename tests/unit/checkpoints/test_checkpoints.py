@@ -7,13 +7,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-import stat
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
+from cody_lsp.protocol.wire import Usage
 from cody_lsp.server.agent.history import user_entry
 from cody_lsp.server.checkpoints.ignores import rebase
 from cody_lsp.server.checkpoints.service import Checkpoints, Refused, UnknownPath, open_checkpoints
@@ -22,45 +22,9 @@ from cody_lsp.server.store.database import Store
 from cody_lsp.server.tools.editor_view import Change as EditorChange
 from cody_lsp.server.tools.editor_view import OpenFile
 
+from ...folders import files_of, git, git_state, write
+
 MIB = 1 << 20
-
-GIT_ENV = {
-    "GIT_CONFIG_NOSYSTEM": "1",
-    "GIT_CONFIG_GLOBAL": os.devnull,
-    "GIT_AUTHOR_NAME": "t",
-    "GIT_AUTHOR_EMAIL": "t@t",
-    "GIT_COMMITTER_NAME": "t",
-    "GIT_COMMITTER_EMAIL": "t@t",
-}
-
-
-def git(folder: Path, *args: str) -> bytes:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ENV
-    return subprocess.run(["git", *args], cwd=folder, env=env, check=True, capture_output=True).stdout
-
-
-def write(folder: Path, path: str, data: str | bytes, mode: int | None = None) -> Path:
-    target = folder / path
-    target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(data.encode() if isinstance(data, str) else data)
-    if mode is not None:
-        target.chmod(mode)
-    return target
-
-
-def tree_of(folder: Path) -> dict[str, tuple[bytes, bool]]:
-    """Every file below the folder but .git: content (a symlink: its target) and whether executable."""
-    found = {}
-    for dirpath, dirs, files in os.walk(folder):
-        dirs[:] = [d for d in dirs if d != ".git"]
-        for name in files:
-            path = Path(dirpath, name)
-            rel = path.relative_to(folder).as_posix()
-            if path.is_symlink():
-                found[rel] = (os.readlink(path).encode(), False)
-            else:
-                found[rel] = (path.read_bytes(), bool(path.stat().st_mode & stat.S_IXUSR))
-    return found
 
 
 class Env:
@@ -82,14 +46,8 @@ class Env:
         await self.session(session_id)
         await self.store.start_run(run_id, session_id)
         row = await self.cp.record(str(self.folder), session_id, run_id, max_file_bytes)
-        await self.store.finish_run(session_id, run_id, "done", [user_entry(prompt), user_entry("answer")], _usage())
+        await self.store.finish_run(session_id, run_id, "done", [user_entry(prompt), user_entry("answer")], Usage())
         return row
-
-
-def _usage():
-    from cody_lsp.protocol.wire import Usage
-
-    return Usage()
 
 
 @pytest.fixture
@@ -239,7 +197,7 @@ async def test_restore_brings_back_contents_modes_symlinks_and_removes_what_was_
     write(f, ".gitignore", "ignored/\n")
     write(f, "ignored/cache", "ignored before")
     first = await env.turn()
-    recorded = tree_of(f)
+    recorded = files_of(f)
 
     write(f, "edit.txt", "after\n")
     (f / "gone/deep/file.txt").unlink()
@@ -262,7 +220,7 @@ async def test_restore_brings_back_contents_modes_symlinks_and_removes_what_was_
         ("plain.sh", "modified"),
         ("tool.sh", "modified"),
     ]
-    now = tree_of(f)
+    now = files_of(f)
     assert now.pop("ignored/cache") == (b"ignored after", False)  # ignored: left alone
     recorded.pop("ignored/cache")
     assert now == recorded
@@ -276,11 +234,11 @@ async def test_the_undo_checkpoint_brings_back_the_state_before_the_restore(env:
     write(env.folder, "a.txt", "two")
     write(env.folder, "b.txt", "new")
     await env.turn()
-    before = tree_of(env.folder)
+    before = files_of(env.folder)
     restored = await env.cp.restore(first, "ses_1", "files", 10 * MIB)
-    assert tree_of(env.folder) == {"a.txt": (b"one", False)}
+    assert files_of(env.folder) == {"a.txt": (b"one", False)}
     again = await env.cp.restore(restored.undo, "ses_1", "files", 10 * MIB)
-    assert tree_of(env.folder) == before
+    assert files_of(env.folder) == before
     assert again.undo.undoes == restored.undo.id
 
 
@@ -318,29 +276,18 @@ async def test_the_users_repository_is_never_touched(env: Env):
     git(f, "add", "a.txt")
     write(f, "b.txt", "untracked")
 
-    def state() -> tuple[bytes, bytes, bytes, bytes, list[str]]:
-        objects = sorted(str(p.relative_to(f)) for p in (f / ".git" / "objects").rglob("*") if p.is_file())
-        index = (f / ".git" / "index").read_bytes()  # before `git status`, which may refresh it
-        return (
-            git(f, "--no-optional-locks", "status", "--porcelain=v2"),
-            index,
-            git(f, "for-each-ref"),
-            git(f, "stash", "list"),
-            objects,
-        )
-
-    before = state()
+    before = git_state(f)
     first = await env.turn()
     write(f, "a.txt", "changed by the agent")
     (f / "b.txt").unlink()
     await env.turn()
-    files_before = state()[0]
+    files_before = git_state(f)[1]
     restored = await env.cp.restore(first, "ses_1", "files", 10 * MIB)
     await env.cp.restore(restored.undo, "ses_1", "files", 10 * MIB)
     await env.cp.restore(first, "ses_1", "files", 10 * MIB)
     await env.cp.housekeep(10 * MIB)
-    assert state() == before
-    assert files_before != before[0]
+    assert git_state(f) == before
+    assert files_before != before[1]
 
 
 # ------------------------------------------------------------------ listing and diffs

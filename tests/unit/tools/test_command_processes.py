@@ -128,13 +128,19 @@ def test_a_dedicated_server_ends_processes_that_dropped_their_marker(tmp_path):
         asyncio.run(main())
         """
     )
+    assert _run_script(script, tmp_path) == ["RESULT True True", "LEFT [] [] LIVE 1", "AFTER [] ZOMBIES []"]
+
+
+def _run_script(script: str, tmp_path: Path) -> list[str]:
+    """Run `script` in a process of its own (it may become a subreaper), with a workspace as its
+    argument; the lines it printed."""
     ws = tmp_path / "ws"
     ws.mkdir()
     done = subprocess.run(
         [sys.executable, "-c", script, str(ws)], capture_output=True, text=True, timeout=60, cwd=tmp_path
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["RESULT True True", "LEFT [] [] LIVE 1", "AFTER [] ZOMBIES []"]
+    return done.stdout.splitlines()
 
 
 def test_the_servers_own_helper_processes_are_not_orphans(tmp_path):
@@ -160,13 +166,7 @@ def test_the_servers_own_helper_processes_are_not_orphans(tmp_path):
         asyncio.run(main())
         """
     )
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    done = subprocess.run(
-        [sys.executable, "-c", script, str(ws)], capture_output=True, text=True, timeout=60, cwd=tmp_path
-    )
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["RESULT True HELPER None"]
+    assert _run_script(script, tmp_path) == ["RESULT True HELPER None"]
 
 
 def test_sigkill_of_the_process_leaves_nothing_behind(tmp_path):

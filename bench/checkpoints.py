@@ -49,8 +49,12 @@ def build(folder: Path, files: int, dirs: int, ignored: int) -> int:
         d = folder / f"pkg{i % dirs:03d}" / f"mod{(i // dirs) % 3}"
         d.mkdir(parents=True, exist_ok=True)
         size = rng.randint(1000, 19000)
-        line = f"def function_{i}(argument):  # {rng.random()}\n    return argument * {i}\n"
-        (d / f"file{i}.py").write_text((line * (size // len(line) + 1))[:size])
+        lines, length = [], 0
+        while length < size:  # source-like text: each line its own (compresses about as code does)
+            line = f"    value_{length} = compute(argument_{rng.randrange(10**6)}, {rng.random():.6f})  # step {i}\n"
+            lines.append(line)
+            length += len(line)
+        (d / f"file{i}.py").write_text("".join(lines)[:size])
         total += size
     (folder / ".gitignore").write_text("node_modules/\n*.log\n")
     for i in range(ignored):
@@ -136,7 +140,7 @@ async def measure(folder: Path, state: Path, rounds: int) -> dict[str, list[floa
 def main() -> None:
     args = arg_parser(__doc__.splitlines()[0]).parse_args()
     files, dirs, ignored, rounds = (200, 20, 50, 5) if args.smoke else (10_000, 700, 2_000, 21)
-    cache = Path(tempfile.gettempdir()) / "cody-bench-cache" / f"checkpoints-{files}"
+    cache = Path(tempfile.gettempdir()) / "cody-bench-cache" / f"checkpoints-v2-{files}"
     size = build(cache, files, dirs, ignored)
     with tempfile.TemporaryDirectory(prefix="cody-bench-ckpt-") as tmp:
         r = asyncio.run(measure(cache, Path(tmp), rounds))

@@ -55,6 +55,7 @@ log = logging.getLogger(__name__)
 MAX_TITLE = 200
 NOTE_FILES = 50  # files named in the note to the model; the rest counted
 FORK_SUFFIX = " (fork)"
+CLOSE_TIMEOUT = 5.0  # seconds the recording checkpoints get when the server closes
 
 
 def note_text(checkpoint_id: str, files: list[tuple[str, str]]) -> str:
@@ -112,6 +113,7 @@ class RunCheckpoints:
         self._busy = busy
         self._wants_chunk = wants_chunk
         self._restoring: dict[str, asyncio.Event] = {}  # sessions being restored; runs wait for them
+        self._recording: set[asyncio.Task[CheckpointRow | None]] = set()
 
     # ------------------------------------------------------------------ runs
 
@@ -148,9 +150,15 @@ class RunCheckpoints:
                 return None
 
         task = asyncio.ensure_future(record())
+        self._recording.add(task)
+        task.add_done_callback(self._recording.discard)
         return Recording(task, events, self._wants_chunk())
 
     async def close(self) -> None:
+        """At the end: the checkpoints being recorded get a moment to be written (a cancelled run
+        did not wait for its own), then housekeeping stops."""
+        if self._recording:
+            await asyncio.wait(list(self._recording), timeout=CLOSE_TIMEOUT)
         if self.engine is not None:
             await self.engine.close()
 

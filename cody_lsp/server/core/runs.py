@@ -692,7 +692,9 @@ class RunManager:
         """The one place a run ends: commit the turn, then send its terminal chunk, then answer."""
         if run.result.done():
             return
-        if run.checkpoint is not None:  # its checkpoint (and its event) before the terminal event
+        if run.checkpoint is not None and ending.status != "cancelled":
+            # Its checkpoint (and its event) before the terminal event; a cancelled run does not
+            # wait for a slow (first) one: it is recorded all the same, without its event.
             try:
                 await run.checkpoint.ready()
             except asyncio.CancelledError:

@@ -88,6 +88,9 @@ export class RunTranscript {
       case 'user_message':
         // A message that entered the run (its own prompt, or one sent while it ran).
         return [{ type: 'user', text: chunk.content, runId }];
+      case 'checkpoint':
+        // The checkpoint recorded before the run (sent only to a client that declared `checkpoints`).
+        return [];
       default:
         return ignoreUnknown(chunk);
     }

@@ -685,6 +685,8 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
       else if (message.kind === 'compaction') {
         out.push({ type: 'compacted', text: message.compaction ? compactionText(message.compaction) : 'Context compacted' });
       }
+      // What the model was told of the files a checkpoint restore put back: not shown (yet).
+      else if (message.kind === 'restored') return;
       // A marker a turn that did not finish left (not something the user typed): its state, never its text.
       else {
         const ended = endedMessage(runId, MARKER_STATUS[message.kind], message.error);

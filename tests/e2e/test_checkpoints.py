@@ -24,8 +24,10 @@ from cody_lsp.testing.provider import Reply, ToolCall
 
 from ..conftest import CodyWire, make_client, server_env, stop_wire
 from ..folders import files_of, git, git_state, write
+from . import test_editor_native
 
 OPT_IN = {"checkpoints": True}
+editor_factory = test_editor_native.editor_factory  # a client that keeps documents open and applies edits
 
 
 def dirs_of(folder: Path) -> set[str]:
@@ -436,3 +438,21 @@ async def test_the_checkpoint_chunk_only_to_clients_that_opt_in(wire_factory, pr
     kinds = [c["type"] for c in chunks]
     assert ("checkpoint" in kinds) is opted_in
     assert kinds[-1] == "done" and len(await checkpoints(wire, result["sessionId"])) == 1
+
+
+async def test_an_unsaved_document_is_restored_through_the_editor_when_it_applies_edits(
+    editor_factory, provider, workspace: Path
+):
+    write(workspace, "app.py", "v1\n")
+    editor = await editor_factory()
+    provider.add(Reply(tool_calls=[ToolCall("run_command", {"command": "echo v2 > app.py"})]), Reply(text="ok"))
+    result, _ = await editor.wire.run("change", workspaceFolder=str(workspace))
+    (checkpoint,) = await checkpoints(editor.wire, result["sessionId"])
+    uri = editor.open(workspace.resolve() / "app.py", "v2\nunsaved typing\n")
+    restored = await editor.wire.request(
+        "cody/restoreCheckpoint", {"checkpointId": checkpoint["checkpointId"], "restore": "files"}
+    )
+    assert restored["files"] == [{"path": "app.py", "status": "modified"}]
+    (edit,) = editor.edits
+    assert edit.label == "Cody: restore app.py" and editor.text(uri) == "v1\n"  # undoable in the editor
+    assert (workspace / "app.py").read_text() == "v2\n"  # the disk changes when the user saves

@@ -81,6 +81,8 @@ CONFIG = """\
 \tfsync = none
 \tprotectNTFS = true
 \tprotectHFS = true
+[index]
+\tversion = 4
 [gc]
 \tauto = 0
 \tautoDetach = false
@@ -146,6 +148,7 @@ class ShadowStore:
         self._excludes: bytes | None = None  # what info/exclude holds (as last written)
         self._global_excludes: Path | None | bool = False  # False: not looked up yet
         self._changes: OrderedDict[tuple[str, str], list[Change]] = OrderedDict()
+        self._tree: tuple[str, tuple[int, int, int] | None] | None = None  # the last tree written, and its index
 
     # ------------------------------------------------------------------ setup and locking
 
@@ -256,7 +259,12 @@ class ShadowStore:
                 timeout=SNAPSHOT_TIMEOUT,
                 folder=True,
             )
-        tree = (await self._git(["write-tree"])).strip().decode()
+        index = _stat_key(self.dir / "index")
+        if add or drop or self._tree is None or index != self._tree[1]:
+            tree = (await self._git(["write-tree"])).strip().decode()
+            self._tree = (tree, _stat_key(self.dir / "index"))
+        else:  # nothing changed since this process last wrote the tree, and no other process did
+            tree = self._tree[0]
         skipped.sort()
         return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in skipped[:MAX_SKIPPED]))
 
@@ -446,6 +454,15 @@ class FolderGone(Exception):
     def __init__(self, folder: str):
         super().__init__(f"the folder {folder} does not exist (any more)")
         self.folder = folder
+
+
+def _stat_key(path: Path) -> tuple[int, int, int] | None:
+    """What changes when a file is written (inode, size, mtime), or None if it is not there."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns)
 
 
 def _real_dir(root: bytes, path: bytes, known: dict[bytes, bool]) -> bool:

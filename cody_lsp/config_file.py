@@ -27,7 +27,14 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .config import LIMIT_VARIABLES, TOOL_LIMIT_VARIABLES, Limits, ToolLimits
+from .config import (
+    CHECKPOINT_VARIABLES,
+    LIMIT_VARIABLES,
+    TOOL_LIMIT_VARIABLES,
+    CheckpointSettings,
+    Limits,
+    ToolLimits,
+)
 
 KEY_VARIABLE = "CODY_MODEL_API_KEY"
 KEY_COMMAND_TIMEOUT = 30.0  # seconds (a command may ask the user to unlock a keyring)
@@ -36,7 +43,11 @@ MAX_KEY_BYTES = 16 * 1024
 
 def _limit_defaults() -> dict[str, str]:
     out = {}
-    for variables, limits in ((LIMIT_VARIABLES, Limits()), (TOOL_LIMIT_VARIABLES, ToolLimits())):
+    for variables, limits in (
+        (LIMIT_VARIABLES, Limits()),
+        (TOOL_LIMIT_VARIABLES, ToolLimits()),
+        (CHECKPOINT_VARIABLES, CheckpointSettings()),
+    ):
         for variable, name in variables:
             value = getattr(limits, name)
             out[variable] = f"{value:g}" if isinstance(value, float) else str(value)

@@ -486,7 +486,7 @@ class Chat:
                 what = f"[dim]before the restore of {format_time(info.created_at)}[/]"
             else:
                 prompt = turn.prompt if turn.prompt is not None else f"(the turn at position {info.position})"
-                what = escape(_first_lines(prompt, 1)[:70])
+                what = escape((prompt.strip().splitlines() or [""])[0][:70])
             files = ", ".join(escape(f"{c.path} ({c.status})") for c in info.changes[:6])
             more = f" and {len(info.changes) - 6} more" if len(info.changes) > 6 else ""
             changed = (

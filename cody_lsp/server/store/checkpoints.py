@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...protocol.wire import SessionInfo
-from .database import MESSAGE_COLUMNS, SESSION_COLUMNS, Store, _session, now
+from .database import MESSAGE_COLUMNS, Store, now
 
 Kind = Literal["run", "undo"]
 COLUMNS = "id, workspace_folder, session_id, kind, run_id, undoes, tree, skipped, created_at"
@@ -213,8 +213,9 @@ class CheckpointRows:
                 ),
             ]
         )
-        rows = await self._all(f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?", (new_id,))
-        return _session(rows[0])
+        forked = await self.store.get_session(new_id)
+        assert forked is not None, "made in the transaction above"
+        return forked
 
     # ------------------------------------------------------------------ pruning
 

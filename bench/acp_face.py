@@ -202,7 +202,13 @@ async def cancel_once(agent: Agent, folder: Path, provider: ProviderProcess, com
     return elapsed
 
 
+PARTS = ("cold", "stream", "cancel")
+
+
 async def main_async(args: Any) -> None:
+    parts = set(args.only.split(",")) if args.only else set(PARTS)
+    if parts - set(PARTS):
+        raise SystemExit(f"--only takes {', '.join(PARTS)} (comma-separated), not {args.only!r}")
     starts = 2 if args.smoke else 10
     tokens = 500 if args.smoke else 20_000
     reps = 2 if args.smoke else 7
@@ -210,44 +216,63 @@ async def main_async(args: Any) -> None:
     text = make_text(tokens)
     import openai
 
+    rows: list[Row] = []
+    extra: dict[str, Any] = {"pid": os.getpid()}
     with tempfile.TemporaryDirectory(prefix="cody-bench-") as tmp:
         folder = Path(tmp) / "ws"
         folder.mkdir()
-        cold_env = server_env(None, Path(tmp) / "cold" / "sessions.db")
-        await one_start(cold_env)  # warm the page cache and .pyc files; not counted
-        cold = [await one_start(cold_env) for _ in range(starts)]
-        bare = await interpreter_start(3 if args.smoke else 5)
-        async with ProviderProcess() as provider:
-            await provider.set_reply(text=text, text_deltas=tokens)
-            direct = openai.AsyncOpenAI(base_url=provider.base_url, api_key="x", max_retries=0)
-            env = server_env(provider.base_url, Path(tmp) / "sessions.db")
-            agent = await Agent.start(env)
-            try:
-                counts: list[int] = []
-                await baseline_once(direct, text)
-                await ours_once(agent, folder, text, counts)
-                base_times, our_times = [], []
-                for _ in range(reps):
-                    base_times.append(await baseline_once(direct, text))
-                    our_times.append(await ours_once(agent, folder, text, counts))
-                await cancel_once(agent, folder, provider, False)  # warm-up
-                mid_stream = [await cancel_once(agent, folder, provider, False) for _ in range(cancels)]
-                await cancel_once(agent, folder, provider, True)
-                mid_command = [await cancel_once(agent, folder, provider, True) for _ in range(cancels)]
-            finally:
-                await agent.close()
-                await direct.close()
-    cold_med, base, ours = median(cold), median(base_times), median(our_times)
+        if "cold" in parts:
+            cold_env = server_env(None, Path(tmp) / "cold" / "sessions.db")
+            await one_start(cold_env)  # warm the page cache and .pyc files; not counted
+            cold, bare_times = [], []
+            for _ in range(starts):  # paired: the interpreter's own start measured beside each
+                cold.append(await one_start(cold_env))
+                bare_times.append(await interpreter_start(1))
+            cold_med, bare = median(cold), median(bare_times)
+            rows.append(
+                Row(
+                    f"spawn → initialize result, median of {starts}",
+                    ms(cold_med),
+                    f"≤ {COLD_GOAL * 1000:.0f} ms",
+                    cold_med <= COLD_GOAL,
+                    note=f"min {ms(min(cold))}, max {ms(max(cold))}; bare interpreter start {ms(bare)}, "
+                    f"ratio {cold_med / bare:.2f}",
+                )
+            )
+            extra.update(cold=cold, bare=bare_times)
+        if parts & {"stream", "cancel"}:
+            async with ProviderProcess() as provider:
+                env = server_env(provider.base_url, Path(tmp) / "sessions.db")
+                agent = await Agent.start(env)
+                try:
+                    if "stream" in parts:
+                        await provider.set_reply(text=text, text_deltas=tokens)
+                        direct = openai.AsyncOpenAI(base_url=provider.base_url, api_key="x", max_retries=0)
+                        try:
+                            rows += await stream_rows(agent, direct, folder, text, tokens, reps, extra)
+                        finally:
+                            await direct.close()
+                    if "cancel" in parts:
+                        rows += await cancel_rows(agent, folder, provider, cancels, extra)
+                finally:
+                    await agent.close()
+    report("acp_face", "ACP face", rows, args, extra=extra)
+
+
+async def stream_rows(
+    agent: Agent, direct: Any, folder: Path, text: str, tokens: int, reps: int, extra: dict[str, Any]
+) -> list[Row]:
+    counts: list[int] = []
+    await baseline_once(direct, text)
+    await ours_once(agent, folder, text, counts)
+    base_times, our_times = [], []
+    for _ in range(reps):
+        base_times.append(await baseline_once(direct, text))
+        our_times.append(await ours_once(agent, folder, text, counts))
+    base, ours = median(base_times), median(our_times)
     ratio = ours / base
-    stream_p50, command_p50 = median(mid_stream), median(mid_command)
-    rows = [
-        Row(
-            f"spawn → initialize result, median of {starts}",
-            ms(cold_med),
-            f"≤ {COLD_GOAL * 1000:.0f} ms",
-            cold_med <= COLD_GOAL,
-            note=f"min {ms(min(cold))}, max {ms(max(cold))}; bare interpreter start {ms(bare)}",
-        ),
+    extra.update(baseline=base_times, ours=our_times, ratio=ratio)
+    return [
         Row(f"openai client reads the stream directly ({tokens} tokens), median of {reps}", ms(base)),
         Row(
             "session/prompt until its answer, the same stream, median",
@@ -255,6 +280,19 @@ async def main_async(args: Any) -> None:
             note=f"{median(counts[1:]):.0f} agent_message_chunk notifications per prompt",
         ),
         Row("ratio session/prompt ÷ direct", f"{ratio:.3f}", f"≤ {STREAM_GOAL:.2f}", ratio <= STREAM_GOAL),
+    ]
+
+
+async def cancel_rows(
+    agent: Agent, folder: Path, provider: ProviderProcess, cancels: int, extra: dict[str, Any]
+) -> list[Row]:
+    await cancel_once(agent, folder, provider, False)  # warm-up
+    mid_stream = [await cancel_once(agent, folder, provider, False) for _ in range(cancels)]
+    await cancel_once(agent, folder, provider, True)
+    mid_command = [await cancel_once(agent, folder, provider, True) for _ in range(cancels)]
+    extra.update(cancel_mid_stream=mid_stream, cancel_mid_command=mid_command)
+    stream_p50, command_p50 = median(mid_stream), median(mid_command)
+    return [
         Row(
             f"session/cancel → `cancelled` answer, mid-stream: p50 of {cancels}",
             ms(stream_p50),
@@ -270,26 +308,12 @@ async def main_async(args: Any) -> None:
             note=f"p90 {ms(percentile(mid_command, 90))}",
         ),
     ]
-    report(
-        "acp_face",
-        "ACP face",
-        rows,
-        args,
-        extra={
-            "cold": cold,
-            "bare": bare,
-            "baseline": base_times,
-            "ours": our_times,
-            "ratio": ratio,
-            "cancel_mid_stream": mid_stream,
-            "cancel_mid_command": mid_command,
-            "pid": os.getpid(),
-        },
-    )
 
 
 def main() -> None:
-    args = arg_parser(__doc__.splitlines()[0]).parse_args()
+    parser = arg_parser(__doc__.splitlines()[0])
+    parser.add_argument("--only", metavar="PARTS", help=f"run only these parts: {', '.join(PARTS)} (comma-separated)")
+    args = parser.parse_args()
     asyncio.run(main_async(args))
 
 

@@ -140,7 +140,8 @@ class Application:
     # ------------------------------------------------------------------ closing
 
     async def stop_runs(self) -> None:
-        """Cancel every run and wait (bounded) until each has committed and sent its terminal event."""
+        """Cancel every run and wait (bounded) until each has committed and sent its terminal
+        event, and the processes of its commands are ended."""
         self.closing = True
         opening = self._opening
         if self._manager is None and opening is not None and not opening.done():
@@ -151,6 +152,11 @@ class Application:
             await asyncio.wait_for(self._manager.cancel_all(), RUNS_STOP_TIMEOUT)
         except TimeoutError:
             log.error("runs did not end within %.0f s of being cancelled; closing anyway", RUNS_STOP_TIMEOUT)
+        from .tools.shell import settle
+
+        # A cancelled command's processes are swept after its turn ended (tools/shell.py).
+        if not await settle(RUNS_STOP_TIMEOUT):
+            log.error("the processes of cancelled commands were not all ended in time; the guard ends them")
 
     async def close_store(self) -> None:
         manager, self._manager = self._manager, None

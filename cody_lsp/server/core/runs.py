@@ -88,6 +88,7 @@ from ..mcp.hub import McpHub
 from ..store.database import Store, describe_holder
 from ..store.errors import SESSION_GONE, SessionGone, StoreError
 from ..tools import ToolSet, builtin_tools, run_tool, tool_schemas
+from ..tools.shell import hold_sweeps
 from .checkpointing import Recording, RunCheckpoints
 from .errors import SessionBusy, UnknownSession
 from .events import RunEventStream
@@ -331,6 +332,10 @@ class RunManager:
             assert run.waiting is not None
             run.waiting.turn.cancel()  # it never enters a run
         if run.task is not None and run.started:
+            # Its commands' groups are killed at once; the search for what escaped them
+            # waits until the run has answered (tools/shell.py), not to slow its commit.
+            release = hold_sweeps()
+            run.result.add_done_callback(lambda _result: release())
             run.task.cancel()
         # A task that has not started yet sees the flag at its start (cancelling it
         # now would end it before it could send its terminal chunk).

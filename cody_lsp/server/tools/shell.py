@@ -10,6 +10,11 @@ server dies (``PR_SET_PDEATHSIG``). On timeout the group gets SIGTERM, then SIGK
 after :data:`KILL_GRACE`. However the command ends — finished, timed out, cancelled —
 every process carrying its marker is stopped and killed (:mod:`.procs`), those that
 left the group with ``setsid``, ``nohup … &`` or a double fork too, and then the group.
+A cancelled call does not wait for that sweep (scanning ``/proc`` takes tens of
+milliseconds on a loaded machine, and a cancelled turn ends at once): its group gets
+SIGKILL without a grace and the call returns; the sweep goes on in the background — after
+the cancelled run has answered (:func:`hold_sweeps`) — the command still registered with
+the guard until it is over (:func:`settle` waits for it; the server does before it exits).
 A guard process (``procs.py`` run as a script) holds a pipe from the server: when the
 server exits, even by SIGKILL, it kills the live commands' groups and every process
 with the server's marker.
@@ -35,6 +40,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +54,7 @@ log = logging.getLogger(__name__)
 CMD_VAR = "CODY_CMD_ID"
 KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL on timeout
 EOF_GRACE = 1.0  # after the shell exits, how long to wait for its pipe to close
+HOLD_MAX = 5.0  # seconds a `hold_sweeps` may hold back the sweep of a cancelled command
 READ_CHUNK = 65536
 
 
@@ -203,6 +210,9 @@ class _Commands:
         self.dedicated = False
         self.prepared = False
         self.guard: subprocess.Popen[bytes] | None = None
+        self.ending: set[asyncio.Future[None]] = set()  # commands given up on, being ended (`abandon`)
+        self.holds = 0  # `hold_sweeps` in effect: the sweeps of commands given up on wait
+        self.waiters: list[asyncio.Future[None]] = []  # those sweeps (`held`)
 
     def prepare(self) -> None:
         """Once, before the first command: hide the server's secrets from commands."""
@@ -294,6 +304,52 @@ class _Commands:
         self.active.pop(proc.pid, None)
         self._tell_guard(f"-{proc.pid}")
         return sweep.result()
+
+    def abandon(self, proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task[None] | None) -> None:
+        """A command given up on (its call cancelled, or failed): its process group is killed
+        now, without a grace, so the caller goes on at once (a cancelled turn ends without
+        waiting); the sweep of what left the group, the reaping and the guard's bookkeeping go on
+        in the background (`settle` waits for them). Until that sweep is over the command stays
+        registered with the guard: if the server dies meanwhile, the guard ends what is left."""
+        procs.killpg(proc.pid)
+        self.later(_abandon(proc, marker, reader))
+
+    def hold(self) -> Callable[[], None]:
+        """Hold back the sweeps of commands given up on until the returned release is called
+        (once; a sweep waits at most HOLD_MAX seconds)."""
+        self.holds += 1
+        done = False
+
+        def release() -> None:
+            nonlocal done
+            if done:
+                return
+            done = True
+            self.holds -= 1
+            if self.holds == 0:
+                waiters, self.waiters = self.waiters, []
+                for waiter in waiters:
+                    if not waiter.done() and not waiter.get_loop().is_closed():
+                        waiter.set_result(None)
+
+        return release
+
+    async def held(self) -> None:
+        """Wait while a hold is in effect (at most HOLD_MAX seconds)."""
+        if not self.holds:
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        self.waiters.append(waiter)
+        try:
+            await asyncio.wait_for(waiter, HOLD_MAX)
+        except TimeoutError:
+            log.warning("the sweep of a cancelled command was held for %.0f s; it goes on", HOLD_MAX)
+
+    def later(self, work: Any) -> None:
+        """Run `work` (ending a command) to its end in the background, kept until it is done."""
+        task = asyncio.ensure_future(_until_done(work))
+        self.ending.add(task)
+        task.add_done_callback(self.ending.discard)
 
     def _sweep(self, pgid: int, marker: bytes) -> int:
         killed = procs.kill_marked((marker,))
@@ -422,7 +478,7 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
     try:
         proc, marker = await asyncio.shield(spawning)
     except asyncio.CancelledError:
-        await _until_done(_abandon_spawn(spawning))
+        _commands.later(_abandon_spawn(spawning))
         raise
     assert proc.stdout is not None
     out = _Output(config.max_output_bytes)
@@ -446,7 +502,7 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
         await asyncio.wait({reader}, timeout=EOF_GRACE)
         await _stop(reader)
     except BaseException:  # CancelledError included: leave nothing behind
-        await _until_done(_abandon(proc, marker, reader))
+        _commands.abandon(proc, marker, reader)
         raise
 
     header = "\n".join(notes + [_describe_exit(proc.returncode)])
@@ -456,8 +512,9 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
 
 
 async def _abandon(proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task[None] | None) -> None:
-    procs.killpg(proc.pid)
+    """The rest of ending a command given up on, its group already killed (`_Commands.abandon`)."""
     await _wait_exit(proc)
+    await _commands.held()
     await _commands.end(proc, marker)
     if reader is not None:
         await _stop(reader)
@@ -468,7 +525,27 @@ async def _abandon_spawn(spawning: asyncio.Future[tuple[asyncio.subprocess.Proce
         proc, marker = await spawning
     except Exception:
         return  # it never started
+    procs.killpg(proc.pid)
     await _abandon(proc, marker, None)
+
+
+def hold_sweeps() -> Callable[[], None]:
+    """Hold back the sweeps of the commands given up on from now on, until the returned function
+    is called (at most HOLD_MAX seconds). The run core holds them while a cancelled run commits
+    and answers: the sweep scans /proc in a thread, tens of milliseconds on a loaded machine, and
+    would compete with that commit for the GIL. The commands' process groups are killed at
+    once regardless; only the search for what escaped them waits."""
+    return _commands.hold()
+
+
+async def settle(timeout: float | None = None) -> bool:
+    """Wait until the processes of every command given up on (cancelled) are ended and reaped,
+    and the guard told; False if `timeout` passed first. A server calls it before it exits."""
+    pending = set(_commands.ending)
+    if not pending:
+        return True
+    _done, left = await asyncio.wait(pending, timeout=timeout)
+    return not left
 
 
 async def _until_done(coro: Any) -> None:

@@ -88,7 +88,30 @@ async def test_the_guard_comes_back_if_a_command_kills_it(ws):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert await shell.settle(10)
     assert _running(m) == []
+
+
+async def test_a_cancelled_command_returns_at_once_and_its_escapes_are_ended_after(ws):
+    """A cancel does not wait for the /proc sweep: the group is killed when the call returns,
+    what left it (setsid) is ended by the sweep that goes on meanwhile, and reaped."""
+    a, b = _marker(), _marker()
+    task = asyncio.create_task(run_tool("run_command", {"command": f"setsid sleep {a} & sleep {b}"}, ws))
+    for _ in range(200):
+        if _running(a) and _running(b):
+            break
+        await asyncio.sleep(0.02)
+    assert _running(a) and _running(b)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert shell._commands.ending, "the sweep goes on after the call returned"
+    assert await shell.settle(10)
+    assert not shell._commands.ending
+    assert _running(a) == [] and _running(b) == []
+    assert _zombie_children() == []
+    guard = shell._commands.guard
+    assert guard is not None and guard.poll() is None  # still there for the next command
 
 
 def test_a_dedicated_server_ends_processes_that_dropped_their_marker(tmp_path):
@@ -123,6 +146,7 @@ def test_a_dedicated_server_ends_processes_that_dropped_their_marker(tmp_path):
                 await other
             except asyncio.CancelledError:
                 pass
+            await shell.settle()
             print("AFTER", _running("{live}"), "ZOMBIES", _zombie_children())
 
         asyncio.run(main())

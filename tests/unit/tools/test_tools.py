@@ -599,6 +599,7 @@ async def test_run_command_cancel_kills_grandchildren(ws):
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
+    assert await shell.settle(10)  # the sweep of a cancelled command goes on after it returned
     assert await _until(_gone(m)), _procs_with(m)
 
 

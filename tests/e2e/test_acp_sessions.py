@@ -79,6 +79,52 @@ async def test_load_after_a_restart_replays_the_whole_conversation(acp, provider
     assert "It says alpha." in str(provider.requests[-1]["messages"])
 
 
+async def test_load_replays_the_diffs_of_the_edits(acp, provider, workspace: Path):
+    """A loaded session shows its edits as diffs, as the live turn did: an edit_file as the text it
+    replaced and its replacement, a write_file that created its file as the new file; an overwrite,
+    whose text before is not kept, only as its result; a failed edit has no diff."""
+    (workspace / "app.py").write_text("import os\nprint('hi')\n")
+    (workspace / "old.txt").write_text("before\n")
+    calls = [
+        ToolCall("edit_file", {"path": "app.py", "old_string": "print('hi')", "new_string": "print('hello')"}),
+        ToolCall("write_file", {"path": "sub/new.txt", "content": "fresh\n"}),
+        ToolCall("write_file", {"path": "old.txt", "content": "after\n"}),
+        ToolCall("edit_file", {"path": "app.py", "old_string": "not there", "new_string": "x"}),
+    ]
+    provider.add(Reply(tool_calls=calls), Reply(text="Edited."))
+    first = await acp()
+    session = await first.new_session(workspace)
+    await first.policy("allow_once")
+    assert await first.prompt(session, "edit") == {"stopReason": "end_turn"}
+    live = first.updates(session, "tool_call_update")
+    assert [u["content"][0]["type"] for u in live] == ["diff", "diff", "diff", "content"]
+    assert await first.close() == 0
+
+    second = await acp()
+    await second.call("loadSession", opened(workspace, session))
+    done = second.updates(session, "tool_call_update")
+    assert [u["status"] for u in done] == ["completed", "completed", "completed", "failed"]
+    assert done[0]["content"][0] == {
+        "type": "diff",
+        "path": str(workspace / "app.py"),
+        "oldText": "print('hi')",
+        "newText": "print('hello')",
+    }
+    assert done[1]["content"][0] == {
+        "type": "diff",
+        "path": str(workspace / "sub" / "new.txt"),
+        "oldText": None,
+        "newText": "fresh\n",
+    }
+    assert [c["type"] for c in done[2]["content"]] == ["content"]  # overwrote: no diff
+    assert "overwrote" in done[2]["content"][0]["content"]["text"]
+    assert [c["type"] for c in done[3]["content"]] == ["content"]
+    # Each call followed by its own update, as live.
+    ids = [u["toolCallId"] for u in live]
+    order = [(u["sessionUpdate"], u["toolCallId"]) for u in second.updates(session) if "toolCallId" in u]
+    assert order == [(kind, i) for i in ids for kind in ("tool_call", "tool_call_update")]
+
+
 async def test_a_session_made_in_the_lsp_face_is_listed_and_loaded_here(acp, wire_factory, provider, workspace: Path):
     (workspace / "b.txt").write_text("beta\n")
     provider.add(Reply(tool_calls=[ToolCall("read_file", {"path": "b.txt"})]), Reply(text="It says beta."))

@@ -9,6 +9,7 @@ conversation (core/replay.py), made of the same payloads — into ACP updates:
 | Thinking                     | agent_thought_chunk (text)                                       |
 | ToolCall                     | tool_call: kind, title, locations, rawInput, status in_progress  |
 | FileEdited (agent/output.py) | kept for the tool's update: a diff {path, oldText, newText}      |
+|   (replay: from the args)    |                                                                  |
 | ToolResultChunk              | tool_call_update: completed/failed, its text (and the diffs)     |
 | UsageUpdate                  | usage_update: used = the context's tokens, size = the window     |
 | UserMessage                  | user_message_chunk, for a message taken in from the queue        |

@@ -3,18 +3,27 @@
 `replay(messages)` turns a session's messages, oldest first (store.get_messages), into the
 same typed payloads a live run sends — so a face shows a loaded conversation the way it showed
 it live: the user's prompts (UserMessage), the answers (TextDelta), each tool call (ToolCall)
-followed by its result (ToolResultChunk), and a `Marker` where a turn was cancelled, stopped by
-a limit or failed, or where the history was compacted. The model's reasoning is not stored, so
+followed by its result (ToolResultChunk) in the order a live run sent them, and a `Marker` where
+a turn was cancelled, stopped by a limit or failed, or where the history was compacted. The model's reasoning is not stored, so
 a replay has none.
+
+A file change a live run described with a `FileEdited` (the file's whole text before and after)
+is replayed from the call's arguments, which is what is stored: an `edit_file` that succeeded
+as the text it replaced and its replacement (a fragment of the file), a `write_file` that
+created its file as that file (no text before). A `write_file` that overwrote a file has no
+diff in a replay (the text before is not stored), only its result.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import posixpath
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from ...protocol.wire import Message, TextDelta, ToolCall, ToolResultChunk, UserMessage
+from ..agent.output import FileEdited
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +54,45 @@ def _marker(message: Message) -> Marker:
     return Marker(message.kind, f"\n\n{text}\n\n")
 
 
-def replay(messages: list[Message]) -> list[Any]:
+def _edited(folder: str, call: ToolCall, ok: bool, result: str) -> FileEdited | None:
+    """The change a successful file tool call made, as far as its arguments tell (see above)."""
+    path, args = call.args.get("path"), call.args
+    if not ok or not isinstance(path, str) or not path or "\0" in path:
+        return None
+    where = posixpath.normpath(path if os.path.isabs(path) else posixpath.join(folder, path))
+    if call.tool_name == "edit_file":
+        old, new = args.get("old_string"), args.get("new_string")
+        if isinstance(old, str) and isinstance(new, str):
+            return FileEdited(call.tool_call_id, where, old, new)
+    if call.tool_name == "write_file" and isinstance(args.get("content"), str) and result.startswith("created "):
+        return FileEdited(call.tool_call_id, where, None, args["content"])
+    return None
+
+
+def replay(messages: list[Message], folder: str = "") -> list[Any]:
+    """The payloads of `messages` (oldest first), in the order a live run sent them: each tool
+    call just before its result (the calls without one after the results of their step);
+    `folder`, the session's, makes the paths of the replayed file changes absolute."""
     payloads: list[Any] = []
+    calls: dict[str, ToolCall] = {}  # the step's calls not replayed yet, in order
+
+    def flush() -> None:
+        payloads.extend(calls.values())
+        calls.clear()
+
     for message in messages:
+        if message.role == "tool" and message.kind == "message" and message.tool_call_id:
+            ok = message.ok is not False
+            content = message.content or ""
+            made = calls.pop(message.tool_call_id, None)
+            if made is not None:
+                payloads.append(made)
+                edit = _edited(folder, made, ok, content)
+                if edit is not None:
+                    payloads.append(edit)
+            payloads.append(ToolResultChunk(message.tool_call_id, message.tool_name or "", ok, content))
+            continue
+        flush()
         if message.kind != "message":
             payloads.append(_marker(message))
         elif message.role == "user":
@@ -55,9 +100,7 @@ def replay(messages: list[Message]) -> list[Any]:
         elif message.role == "assistant":
             if message.content:
                 payloads.append(TextDelta(message.content))
-            for call in message.tool_calls or []:
-                payloads.append(ToolCall(call.id, call.name, _arguments(call.arguments)))
-        elif message.role == "tool" and message.tool_call_id:
-            ok = message.ok is not False
-            payloads.append(ToolResultChunk(message.tool_call_id, message.tool_name or "", ok, message.content or ""))
+            for stored in message.tool_calls or []:
+                calls[stored.id] = ToolCall(stored.id, stored.name, _arguments(stored.arguments))
+    flush()
     return payloads

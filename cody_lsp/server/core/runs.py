@@ -244,7 +244,7 @@ class RunManager:
             pages.append(messages)
             if before is None or not messages:
                 break
-        return session, replay([m for page in reversed(pages) for m in page])
+        return session, replay([m for page in reversed(pages) for m in page], session.workspace_folder)
 
     async def get_session(self, params: GetSessionParams) -> SessionPage:
         session = await self._session(params.session_id)

@@ -228,7 +228,9 @@ def acp(argv: list[str]) -> int:
             "`cody-lsp --help` lists the commands. Ctrl+C stops it.",
             file=sys.stderr,
         )
-    _setup_logging()
+    # Only what the answer to `initialize` needs is imported before it (the cold start:
+    # bench/acp_face.py); logging is set up after it (until then a warning goes to stderr as is).
+    from . import config_file
     from .config import ServerConfig
     from .server.acp.initialize import answer_early
     from .server.streams import WireLimits
@@ -238,6 +240,10 @@ def acp(argv: list[str]) -> int:
     except ValueError as exc:
         print(f"cody-lsp: {exc}", file=sys.stderr)
         return 2
+    # The configuration file's settings, the key included: `initialize` says whether the model is
+    # configured (its authMethods), and a key file or command that fails is said there.
+    config_file.apply()
+    config_file.apply_key()
     config = ServerConfig()
     early = None
     if not sys.stdin.isatty():
@@ -249,9 +255,12 @@ def acp(argv: list[str]) -> int:
         except KeyboardInterrupt:  # SIGINT or SIGTERM before the client said anything
             return 0
         except OSError as exc:
-            logging.getLogger(__name__).warning("could not answer initialize early: %s", exc)
+            print(f"cody-lsp: could not answer initialize early: {exc}", file=sys.stderr)
         finally:
             signal.signal(signal.SIGTERM, previous)
+    _setup_logging()
+    if config_file.problem() is not None:
+        logging.getLogger(__name__).warning("%s (every session fails until it is fixed)", config_file.problem())
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
     _use_pidfd_child_watcher()
     from .server.acp.server import AcpAgent

@@ -281,6 +281,30 @@ async def test_an_unconfigured_model_is_auth_required_saying_how(acp, db_path: P
     assert error.code == -32000 and "CODY_MODEL" in error.message
 
 
+async def test_the_configuration_file_configures_the_model(acp, provider, db_path: Path, workspace: Path):
+    """An editor starts `cody-lsp acp` without the model's variables: the user's config.toml gives
+    the model, the endpoint and the key (a key command), as it does to every other command."""
+    env = server_env(None, db_path)
+    path = Path(env["XDG_CONFIG_HOME"]) / "cody-lsp" / "config.toml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(
+        f'model = "file-model"\nbase_url = "{provider.base_url}"\napi_key_command = "printf sk-%s from-the-file"\n'
+    )
+    provider.add(Reply(text="Configured by the file."))
+    client = await acp(env=env)
+    assert (await client.initialize())["authMethods"] == []
+    session = await client.new_session(workspace)
+    assert await client.prompt(session, "hello") == {"stopReason": "end_turn"}
+    assert client.text(session) == "Configured by the file."
+    assert provider.requests[-1]["model"] == "file-model"
+    assert provider.request_headers[-1]["authorization"] == "Bearer sk-from-the-file"
+    # A key command that fails is said where the editor shows it.
+    path.write_text(f'model = "m"\nbase_url = "{provider.base_url}"\napi_key_command = "exit 3"\n')
+    broken = await acp(env=env)
+    [method] = (await broken.initialize())["authMethods"]
+    assert "api_key_command" in method["description"]
+
+
 async def test_an_unknown_session_is_not_found(acp, workspace: Path):
     client, _session = await started(acp, workspace)
     error = await client.error_of("prompt", {"sessionId": "ses_nope", "prompt": [{"type": "text", "text": "hi"}]})

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
-from cody_lsp.testing.provider import Reply
+from cody_lsp.testing.provider import Reply, ToolCall
 
 from ..conftest import server_env
 
@@ -107,6 +107,40 @@ async def test_bad_lines_get_errors_and_the_agent_stays(raw):
     assert error["code"] == -32602 and "'cursor'" in error["message"]
     agent.write({"jsonrpc": "2.0", "id": 5, "method": "session/list", "params": {}})
     assert (await agent.answer(5))["result"] == {"sessions": []}
+
+
+async def test_the_first_initialize_is_checked_as_the_schema_says(raw, provider, workspace: Path):
+    """The first `initialize` is answered before the validator is imported: a protocolVersion that
+    does not fit is still -32602 (from the server), and client capabilities that do not fit are
+    dropped as the schema says (no fs: the agent reads the disk itself)."""
+    agent = await raw()
+    agent.write({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {"protocolVersion": "1"}})
+    error = (await agent.answer(0))["error"]
+    assert error["code"] == -32602 and "'protocolVersion'" in error["message"]
+    agent.write({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": True}})
+    assert (await agent.answer(1))["error"]["code"] == -32602
+
+    other = await raw()
+    (workspace / "a.txt").write_text("on disk\n")
+    other.write(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"protocolVersion": 1, "clientCapabilities": {"fs": "yes", "terminal": 3}},
+        }
+    )
+    assert (await other.answer(0))["result"]["protocolVersion"] == 1
+    other.write(
+        {"jsonrpc": "2.0", "id": 1, "method": "session/new", "params": {"cwd": str(workspace), "mcpServers": []}}
+    )
+    session = (await other.answer(1))["result"]["sessionId"]
+    provider.add(Reply(tool_calls=[ToolCall("read_file", {"path": "a.txt"})]), Reply(text="Read."))
+    prompt = {"sessionId": session, "prompt": [{"type": "text", "text": "read"}]}
+    other.write({"jsonrpc": "2.0", "id": 2, "method": "session/prompt", "params": prompt})
+    assert (await other.answer(2))["result"] == {"stopReason": "end_turn"}
+    assert not [m for m in other.messages if str(m.get("method", "")).startswith("fs/")]
+    assert "on disk" in str(provider.requests[-1]["messages"])
 
 
 async def test_an_overlong_line_is_refused_without_being_kept(raw):

@@ -1,5 +1,5 @@
 """ACP's `initialize`, answered before anything heavy is imported (the cold start: spawn →
-`initialize` result ≤ 100 ms, bench/acp_cold_start.py).
+`initialize` result ≤ 100 ms, bench/acp_face.py): not even the schema's validator.
 
 `read_first_line` reads the client's first message from stdin without asyncio; `answer` makes
 the result from the environment's settings alone: nothing is created (no store, no session —
@@ -93,13 +93,26 @@ def initialize_request(line: bytes) -> tuple[Any, dict[str, Any]] | None:
         return None
     if not valid_id(message.get("id")):
         return None
-    from .validate import Invalid, check
-
-    try:
-        params = check("InitializeRequest", message.get("params"))
-    except Invalid:
+    params = message.get("params")
+    if not isinstance(params, dict) or not valid_version(params.get("protocolVersion")):
         return None
+    # The only field the schema requires fits: the rest is checked (and what does not fit of it
+    # dropped, as the schema says) by the server once it has imported the validator (`params`).
     return message["id"], params
+
+
+def valid_version(value: Any) -> bool:
+    """The schema's ProtocolVersion: an integer of 0 to 65535."""
+    return type(value) is int and 0 <= value <= 65535
+
+
+def params(early: EarlyStart) -> dict[str, Any]:
+    """The early `initialize` params, checked against the schema (always valid: `initialize_request`
+    answered them only when their one required field fits; every other field is lenient)."""
+    from .validate import check
+
+    checked: dict[str, Any] = check("InitializeRequest", early.params)
+    return checked
 
 
 def answer_early(fd: int, out: Any, config: ServerConfig, limit: int) -> EarlyStart:

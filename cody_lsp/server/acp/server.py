@@ -211,7 +211,7 @@ class AcpAgent:
     def serve(self, early: initialize.EarlyStart | None = None) -> int:
         """Serve on stdin/stdout until the input ends or a signal; the exit code."""
         if early is not None and early.answered:
-            self.client_capabilities = dict(early.params.get("clientCapabilities") or {})
+            self.client_capabilities = dict(initialize.params(early).get("clientCapabilities") or {})
             self.initialized = True
 
         async def main() -> None:

@@ -20,10 +20,12 @@ from .sessions import format_time
 
 
 def covers(rule: PermissionRule) -> str:
-    """What a rule allows, in words."""
+    """What a rule allows (or refuses: an ACP client's "reject always"), in words."""
     if rule.command_prefix is not None:
-        return f"`{rule.command_prefix} …`"
-    return "every command" if rule.tool_name == "run_command" else "every call"
+        what = f"`{rule.command_prefix} …`"
+    else:
+        what = "every command" if rule.tool_name == "run_command" else "every call"
+    return f"refuses {what}" if rule.decision == "deny" else what
 
 
 def where(rule: PermissionRule) -> str:

@@ -52,6 +52,7 @@ SessionMode = Literal["code", "ask", "plan"]
 PermissionOutcome = Literal["allow", "allow_always", "deny"]
 # Who an "allow always" answer covers: this session, or every session of its workspace folder.
 RuleScope = Literal["session", "folder"]
+RuleDecision = Literal["allow", "deny"]
 
 
 # --------------------------------------------------------------------------------------
@@ -558,7 +559,7 @@ class PermissionResult:
 
 @attrs.frozen
 class PermissionRule:
-    """An "allow always" answer, kept in the database."""
+    """An "allow always" answer, kept in the database (or an ACP client's "reject always": `decision`)."""
 
     id: str
     tool_name: str
@@ -567,6 +568,8 @@ class PermissionRule:
     created_at: str
     session_id: str | None = None
     command_prefix: str | None = None
+    # "deny": the calls it covers are refused without asking (absent: they run without asking).
+    decision: RuleDecision | None = None
 
 
 @attrs.frozen

@@ -19,6 +19,8 @@ export type Priority = "now" | "next" | "later";
 
 export type RestoreMode = "files" | "conversation" | "both";
 
+export type RuleDecision = "allow" | "deny";
+
 export type RuleScope = "session" | "folder";
 
 export type RunStatus = "done" | "cancelled" | "circuit_breaker" | "error";
@@ -250,7 +252,7 @@ export interface PermissionResult {
   feedback?: string;
 }
 
-/** An "allow always" answer, kept in the database. */
+/** An "allow always" answer, kept in the database (or an ACP client's "reject always": `decision`). */
 export interface PermissionRule {
   id: string;
   toolName: string;
@@ -259,6 +261,8 @@ export interface PermissionRule {
   createdAt: string;
   sessionId?: string;
   commandPrefix?: string;
+  /** "deny": the calls it covers are refused without asking (absent: they run without asking). */
+  decision?: RuleDecision;
 }
 
 export interface PermissionRuleList {

@@ -144,6 +144,51 @@ async def test_a_session_made_in_the_lsp_face_is_listed_and_loaded_here(acp, wir
     assert [m["content"] for m in page["messages"]][-2:] == ["hello from acp", "From ACP."]
 
 
+async def test_reject_always_is_a_rule_that_holds_after_a_restart_and_in_the_lsp_face(
+    acp, wire_factory, provider, workspace: Path
+):
+    """ACP's reject_always keeps a refusal rule of the session in the database: a restarted agent
+    refuses the tool without asking, so does the LSP face, which lists the rule (decision deny)
+    and can revoke it — then the tool is asked about again."""
+    (workspace / "app.py").write_text("print('hi')\n")
+    edit = ToolCall("edit_file", {"path": "app.py", "old_string": "print('hi')", "new_string": "print('bye')"})
+    provider.add(Reply(tool_calls=[edit]), Reply(text="No."))
+    first = await acp()
+    session = await first.new_session(workspace)
+    await first.policy("reject_always")
+    assert await first.prompt(session, "one") == {"stopReason": "end_turn"}
+    assert len(first.of("permission")) == 1
+    assert await first.close() == 0
+
+    provider.add(Reply(tool_calls=[edit]), Reply(text="Still no."))
+    second = await acp()
+    await second.call("loadSession", opened(workspace, session))
+    await second.policy("allow_once")
+    assert await second.prompt(session, "two") == {"stopReason": "end_turn"}
+    assert second.of("permission") == []
+    assert second.updates(session, "tool_call_update")[-1]["status"] == "failed"
+    assert "always reject" in provider.requests[-1]["messages"][-1]["content"]
+    assert (workspace / "app.py").read_text() == "print('hi')\n"
+
+    lsp = await wire_factory(capabilities={"permissions": True})
+    [rule] = (await lsp.request("cody/listPermissionRules", {"sessionId": session}))["rules"]
+    assert (rule["toolName"], rule["scope"], rule["decision"], rule["sessionId"]) == (
+        "edit_file",
+        "session",
+        "deny",
+        session,
+    )
+    provider.add(Reply(tool_calls=[edit]), Reply(text="No again."))
+    await lsp.run("three", sessionId=session)
+    assert lsp.permission_requests == []
+    assert (workspace / "app.py").read_text() == "print('hi')\n"
+    assert (await lsp.request("cody/revokePermissionRule", {"ruleId": rule["id"]}))["revoked"] is True
+    provider.add(Reply(tool_calls=[edit]), Reply(text="Done."))
+    await lsp.run("four", sessionId=session)
+    assert len(lsp.permission_requests) == 1
+    assert (workspace / "app.py").read_text() == "print('bye')\n"
+
+
 async def test_list_pages_with_a_cursor_and_filters_by_folder(acp, tmp_path: Path, workspace: Path):
     other = tmp_path / "other"
     other.mkdir()

@@ -5,8 +5,9 @@
   core's rules (`permission_options`): allow_once = allow; allow_always = a rule of this
   session (and, where the core offers them, of every session of the folder, and for a command
   only those starting with its program and subcommand); reject_once = deny; reject_always =
-  deny, and every later call of that tool in the session is denied without asking while this
-  agent runs (the core keeps no refusal rules). A run that is cancelled withdraws its pending
+  deny, and a rule of the session that refuses every later call of that tool without asking
+  (`Permissions.refuse`: kept in the database, so it holds after a restart and in the LSP face,
+  which lists it with `decision: "deny"` and can revoke it). A run that is cancelled withdraws its pending
   question (`$/cancel_request`, connection.py) and goes on at once: a late answer changes nothing.
 - Settings are the environment's (an ACP client sends none); a session's folder is its `cwd`.
 - A run's file tools get the client's editor (fs/read_text_file and fs/write_text_file when the
@@ -89,7 +90,6 @@ class AcpClient:
         # events (a prompt taken in from the queue). Usage: usage_update.
         self.features = ClientFeatures(approvals=True, steering=True, usage=True, compaction=False)
         self._streams: dict[str, UpdateStream] = {}
-        self._refused: set[tuple[str, str]] = set()  # (session, tool): rejected always
         self._reads: OrderedDict[str, ReadLog] = OrderedDict()
 
     # ------------------------------------------------------------------ events
@@ -127,8 +127,6 @@ class AcpClient:
     # ------------------------------------------------------------------ permissions
 
     async def ask_permission(self, request: PermissionParams) -> PermissionResult:
-        if (request.session_id, request.tool_name) in self._refused:
-            return PermissionResult("deny")
         choices = permission_options(request)
         options: list[PermissionOption] = [{"optionId": c.option_id, "name": c.name, "kind": c.kind} for c in choices]
         diffs: list[ToolCallContent] = await self._agent.preview(request)
@@ -149,8 +147,9 @@ class AcpClient:
         if chosen is None:
             log.warning("an answer names an option that was not offered (%r); denying", outcome.get("optionId"))
             return PermissionResult("deny")
-        if chosen.refuse_always:
-            self._refused.add((request.session_id, request.tool_name))
+        manager = self._agent.app.running
+        if chosen.refuse_always and manager is not None:
+            await manager.permissions.refuse(request)
         return chosen.result
 
     # ------------------------------------------------------------------ settings and tools

@@ -5,8 +5,9 @@ In that order, for every call of a known tool (`Permissions.check`):
 1. The policy (`CODY_TOOL_POLICY`; by default the tools that change nothing are `allow` and
    `write_file`, `edit_file`, `run_command` are `ask`): `deny` refuses without asking anyone,
    `allow` runs without asking.
-2. `ask`: a stored rule that covers the call (an earlier "allow always" of this session, or
-   of any session of its folder) allows it without asking.
+2. `ask`: a stored rule that covers the call refuses it without asking when it is a refusal (an
+   ACP client's "reject always", `refuse`; it holds even when nobody can be asked), else allows it
+   without asking (an earlier "allow always" of this session, or of any session of its folder).
 3. Otherwise the client is asked (`cody/requestPermission`). A client that cannot answer
    (it did not declare `permissions`) is not asked: its asker raises `NoApprover` at once and
    the call is refused, naming the settings that allow it (`NO_APPROVER`) — what `cody-lsp run`
@@ -42,6 +43,7 @@ from ...protocol.wire import (
     PermissionParams,
     PermissionResult,
     PermissionRule,
+    RuleDecision,
     RuleScope,
 )
 from ..mcp.definitions import covers, is_mcp_name, server_of, server_pattern
@@ -66,6 +68,11 @@ USER_DENIED_WITH_FEEDBACK = (
     "Do not retry the same call; follow what the user said."
 )
 MAX_FEEDBACK = 4000
+# Said when a refusal rule covered the call (the user's "reject always").
+RULE_DENIED = (
+    "{name} was refused without asking: the user chose to always reject it here. Do not retry it; "
+    "do the task another way, or ask the user what they want instead."
+)
 POLICY_DENIED = (
     "{name} is not allowed on this server (its tool policy says deny); it did not run. "
     "Do not retry it: do the task another way, or tell the user what you would need."
@@ -222,13 +229,14 @@ class ToolPolicy:
 
 @dataclass(eq=False)
 class _Pending:
-    """A request the client has not answered yet; `settled` is set when a new rule covers it."""
+    """A request the client has not answered yet; `settled` is set to the decision of a new rule
+    that covers it."""
 
     session_id: str
     folder: str
     tool_name: str
     args: dict[str, Any]
-    settled: asyncio.Future[None] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    settled: asyncio.Future[RuleDecision] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
 class NoApprover(Exception):
@@ -261,16 +269,19 @@ class Permissions:
         decision = (policy or self.policy).decision(tool_name)
         if decision == "deny":
             return POLICY_DENIED.format(name=tool_name)
-        if decision == "allow" or self._asker is None:
+        if decision == "allow":
             return None
         session_id, folder = run.session_id or "", run.folder
-        if await self._covered(session_id, folder, tool_name, args):
+        covered = await self._covered(session_id, folder, tool_name, args)
+        if covered == "deny":
+            return RULE_DENIED.format(name=tool_name)
+        if covered == "allow" or self._asker is None:
             return None
         try:
             answer = await self._ask(run, call_id, tool_name, args)
         except NoApprover:
             return NO_APPROVER.format(name=tool_name)
-        if answer is None:  # a rule given meanwhile covers it
+        if answer is None:  # a rule given meanwhile allows it
             return None
         if answer.outcome == "deny":
             feedback = (answer.feedback or "").strip()
@@ -281,16 +292,21 @@ class Permissions:
             await self._remember(session_id, folder, tool_name, answer)
         return None
 
-    async def _covered(self, session_id: str, folder: str, tool_name: str, args: dict[str, Any]) -> bool:
+    async def _covered(self, session_id: str, folder: str, tool_name: str, args: dict[str, Any]) -> RuleDecision | None:
+        """What the stored rules that cover the call decide (a refusal wins), or None."""
         server = server_of(tool_name)
+        found: RuleDecision | None = None
         for name in [tool_name] + ([server_pattern(server)] if server is not None else []):
             rules = await self.store.permission_rules(folder=folder, session_id=session_id, tool_name=name)
-            if any(rule_covers(rule, tool_name, args) for rule in rules):
-                return True
-        return False
+            for rule in rules:
+                if rule_covers(rule, tool_name, args):
+                    if rule.decision == "deny":
+                        return "deny"
+                    found = "allow"
+        return found
 
     async def _ask(self, run: Any, call_id: str, tool_name: str, args: dict[str, Any]) -> PermissionResult | None:
-        """The client's answer, or None when a rule given meanwhile answered instead."""
+        """The client's answer; None when a rule given meanwhile allows the call, deny when one refuses it."""
         assert self._asker is not None
         params = PermissionParams(
             run.run_id, run.session_id or "", call_id, tool_name, args, run.folder, options_for(tool_name, args)
@@ -307,7 +323,7 @@ class Permissions:
                 asking.cancel()  # the client's prompt is withdrawn ($/cancelRequest) before the run goes on
                 await asyncio.wait([asking])
         if pending.settled.done():
-            return None
+            return PermissionResult("deny") if pending.settled.result() == "deny" else None
         try:
             return as_result(asking.result())
         except NoApprover:
@@ -349,13 +365,36 @@ class Permissions:
         except Exception:  # e.g. the session was deleted meanwhile: the call is still allowed once
             log.warning("could not store the permission rule for %s", tool_name, exc_info=True)
             return
+        self._settle(rule, "allow")
+
+    async def refuse(self, request: PermissionParams) -> None:
+        """Keep a rule that refuses, without asking, every later call of the request's tool in its
+        session (an ACP client's "reject always"), and refuse the pending requests it covers."""
+        rule = PermissionRule(
+            f"rule_{uuid.uuid4().hex[:20]}",
+            request.tool_name,
+            "session",
+            request.workspace_folder,
+            now(),
+            request.session_id,
+            decision="deny",
+        )
+        try:
+            await self.store.add_permission_rule(rule)
+        except Exception:  # e.g. the session was deleted meanwhile: this call is still refused
+            log.warning("could not store the refusal rule for %s", request.tool_name, exc_info=True)
+            return
+        self._settle(rule, "deny")
+
+    def _settle(self, rule: PermissionRule, decision: RuleDecision) -> None:
+        """Answer the pending requests a new rule covers with its decision (their prompts are withdrawn)."""
         for pending in self._pending:
             if (
                 not pending.settled.done()
                 and rule_applies(rule, pending.session_id, pending.folder)
                 and rule_covers(rule, pending.tool_name, pending.args)
             ):
-                pending.settled.set_result(None)
+                pending.settled.set_result(decision)
 
     async def list_rules(self, *, folder: str | None, session_id: str | None) -> list[PermissionRule]:
         return await self.store.permission_rules(folder=folder, session_id=session_id)

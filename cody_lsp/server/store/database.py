@@ -194,10 +194,15 @@ MIGRATIONS: list[str] = [
     CREATE INDEX messages_prompts ON messages (run_id) WHERE run_id IS NOT NULL AND kind = 'message' AND role = 'user';
     ALTER TABLE sessions ADD COLUMN restored TEXT;
     """,
+    # 8 → 9: a rule that refuses the calls it covers ('deny': an ACP client's "reject always")
+    # rather than letting them run without asking ('allow', every rule before).
+    """
+    ALTER TABLE permission_rules ADD COLUMN decision TEXT NOT NULL DEFAULT 'allow';
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix"
+RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix, decision"
 MESSAGE_COLUMNS = (
     "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error"
 )
@@ -862,7 +867,7 @@ class Store:
         await self._transaction(
             [
                 (
-                    f"INSERT INTO permission_rules ({RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO permission_rules ({RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rule.id,
                         rule.tool_name,
@@ -871,6 +876,7 @@ class Store:
                         rule.created_at,
                         rule.session_id,
                         rule.command_prefix,
+                        rule.decision or "allow",
                     ),
                 )
             ]
@@ -896,7 +902,12 @@ class Store:
         if where:
             sql += " WHERE " + " AND ".join(where)
         rows = await (await self._conn.execute(sql + " ORDER BY created_at, id", args)).fetchall()
-        return [PermissionRule(*row) for row in rows]
+        return [
+            PermissionRule(
+                rule_id, tool, scope, folder, created, session, prefix, "deny" if decision == "deny" else None
+            )
+            for rule_id, tool, scope, folder, created, session, prefix, decision in rows
+        ]  # decision absent: allow
 
     async def delete_permission_rule(self, rule_id: str) -> bool:
         cur = await self._conn.execute("SELECT 1 FROM permission_rules WHERE id = ?", (rule_id,))

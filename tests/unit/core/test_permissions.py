@@ -17,6 +17,7 @@ from cody_lsp.config import SettingError, parse_tool_policy
 from cody_lsp.protocol.wire import PermissionParams, PermissionResult
 from cody_lsp.server.core.permissions import (
     POLICY_DENIED,
+    RULE_DENIED,
     USER_DENIED,
     Permissions,
     ToolPolicy,
@@ -296,6 +297,47 @@ async def test_a_new_rule_answers_the_pending_requests_it_covers_and_withdraws_t
     for hold in holds:
         hold.set()
     assert await pending[1] is not None and await pending[2] is not None
+
+
+async def test_a_refusal_rule_refuses_without_asking_wins_over_an_allow_and_answers_the_pending(tmp_path: Path):
+    """`refuse` (ACP's reject_always) keeps a session rule that refuses the tool without asking —
+    even with approvals off and over a rule that allows it — and refuses the pending requests it
+    covers (withdrawn), not another session's."""
+    hold = asyncio.Event()
+    client = Client(PermissionResult("allow_always", scope="folder"), hold, asyncio.Event())
+    permissions, store = await gate(tmp_path, client)
+    a, b = Run("ses_a", "/w"), Run("ses_b", "/w")
+    edit = {"path": "a", "old_string": "x", "new_string": "y"}
+    assert await permissions.check(a, "c1", "write_file", {"path": "a", "content": ""}) is None  # folder rule
+    pending = asyncio.ensure_future(permissions.check(a, "c2", "edit_file", edit))
+    other = asyncio.ensure_future(permissions.check(b, "c3", "edit_file", edit))
+    for _ in range(200):
+        if len(client.asked) == 3:
+            break
+        await asyncio.sleep(0.005)
+    await permissions.refuse(client.asked[1])
+    assert await pending == USER_DENIED.format(name="edit_file")
+    assert [p.tool_call_id for p in client.withdrawn] == ["c2"]
+    assert not other.done()
+    asked = len(client.asked)
+    assert await permissions.check(a, "c4", "edit_file", edit) == RULE_DENIED.format(name="edit_file")
+    assert len(client.asked) == asked  # not asked
+    # It wins over the folder's allow rule, and holds with nobody to ask.
+    await permissions.refuse(PermissionParams("run_2", "ses_a", "c5", "write_file", {}, "/w"))
+    assert await permissions.check(a, "c6", "write_file", {"path": "a", "content": ""}) == RULE_DENIED.format(
+        name="write_file"
+    )
+    nobody = Permissions(store, ToolPolicy(), None)
+    assert await nobody.check(a, "c7", "edit_file", edit) is not None
+    assert await nobody.check(b, "c8", "write_file", {"path": "a", "content": ""}) is None  # ses_b: the folder rule
+    rules = await permissions.list_rules(folder="/w", session_id="ses_a")
+    assert sorted((r.tool_name, r.scope, r.decision) for r in rules) == [
+        ("edit_file", "session", "deny"),
+        ("write_file", "folder", None),
+        ("write_file", "session", "deny"),
+    ]
+    other.cancel()
+    hold.set()
 
 
 async def test_rules_survive_a_restart_of_the_store(tmp_path: Path):

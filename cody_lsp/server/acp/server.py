@@ -21,7 +21,6 @@ import asyncio
 import logging
 import sys
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...config import ServerConfig
@@ -35,7 +34,7 @@ from ...protocol.wire import (
 )
 from ..app import Application
 from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
-from ..core.order import RequestOrder, Ticket
+from ..core.order import Later, RequestOrder, Ticket, in_turn
 from ..streams import ClientWriter, WireLimits, is_pipe, open_stdin
 from . import initialize
 from .client_port import AcpClient
@@ -65,15 +64,6 @@ LIST_PAGE = 50
 COMMANDS = [
     {"name": "compact", "description": "Summarize the conversation so far, to free the model's context"},
 ]
-
-
-@dataclass(frozen=True)
-class Later:
-    """What a request waits for once its effect is taken (its ticket passed on meanwhile)."""
-
-    wait: Callable[[], Awaitable[Any]]
-    # The request was cancelled while its effect was being taken: undo what can be undone.
-    cancelled: Callable[[], Awaitable[None]] | None = None
 
 
 Route = Callable[["AcpAgent", dict[str, Any]], Awaitable[Any]]
@@ -116,23 +106,9 @@ class AcpAgent:
             except BaseException:
                 ticket.release()
                 raise
-            taking = asyncio.ensure_future(self._take_effect(route, ticket, params))
-            try:
-                value = await asyncio.shield(taking)
-            except asyncio.CancelledError:
-                # Cancelled ($/cancel_request) before its effect was taken: it is taken anyway,
-                # in its turn, then undone where it can be.
-                _uncancel()
-                try:
-                    value = await taking
-                except Exception:
-                    raise asyncio.CancelledError from None
-                if isinstance(value, Later) and value.cancelled is not None:
-                    await value.cancelled()
-                raise asyncio.CancelledError from None
-            if isinstance(value, Later):
-                value = await value.wait()
-            return value
+            # Cancelled ($/cancel_request) before its effect was taken: it is taken anyway, in
+            # its turn, then undone where it can be (core/order.py).
+            return await in_turn(ticket, lambda: route(self, params))
         except Invalid as exc:
             raise RpcError(INVALID_PARAMS, str(exc)) from None
         except InvalidParams as exc:
@@ -145,10 +121,6 @@ class AcpAgent:
             raise RpcError(INTERNAL_ERROR, exc.message) from None
         except RequestError as exc:
             raise RpcError(INTERNAL_ERROR, exc.message) from None
-
-    async def _take_effect(self, route: Route, ticket: Ticket, params: dict[str, Any]) -> Any:
-        async with ticket:
-            return await route(self, params)
 
     async def _cancel(self, ticket: Ticket, raw: Any) -> None:
         try:
@@ -463,12 +435,6 @@ ROUTES: dict[str, Route] = {
     "session/prompt": _prompt,
     "session/set_config_option": _set_config_option,
 }
-
-
-def _uncancel() -> None:
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
 
 
 async def _open_stdout(limit: int, stuck: Callable[[str], None]) -> Any:

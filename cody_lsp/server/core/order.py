@@ -10,12 +10,19 @@ so nothing waits behind a long run.
 
 A ticket whose request is cancelled while it waits still passes its turn on when its
 predecessor is done (a cancelled request never blocks the ones behind it).
+
+`in_turn` is how both faces take a request: its effect in its ticket's turn, then what it waits
+for (a `Later`); a request cancelled before its effect was taken has it taken anyway, in its
+turn (as if the cancel had come right after), then undone where it can be.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from types import TracebackType
+from typing import Any
 
 
 class RequestOrder:
@@ -65,3 +72,46 @@ class Ticket:
     def _done(self) -> None:
         if not self._mine.done():
             self._mine.set_result(None)
+
+
+@dataclass(frozen=True)
+class Later:
+    """What a request waits for once its effect is taken (its ticket passed on meanwhile)."""
+
+    wait: Callable[[], Awaitable[Any]]
+    # The request was cancelled while its effect was being taken: undo what can be undone (a
+    # run is cancelled; it still sends its terminal event) before the request ends cancelled.
+    cancelled: Callable[[], Awaitable[None]] | None = None
+
+
+async def in_turn(ticket: Ticket, effect: Callable[[], Awaitable[Any]]) -> Any:
+    """Take `effect` in `ticket`'s turn, then wait for what it returned if that is a `Later`;
+    the value. Cancelled before the effect was taken: it is taken anyway, then undone
+    (`Later.cancelled`), and CancelledError raised."""
+
+    async def take() -> Any:
+        async with ticket:
+            return await effect()
+
+    taking = asyncio.ensure_future(take())
+    try:
+        value = await asyncio.shield(taking)
+    except asyncio.CancelledError:
+        uncancel()
+        try:
+            value = await taking
+        except Exception:
+            raise asyncio.CancelledError from None
+        if isinstance(value, Later) and value.cancelled is not None:
+            await value.cancelled()
+        raise asyncio.CancelledError from None
+    if isinstance(value, Later):
+        value = await value.wait()
+    return value
+
+
+def uncancel() -> None:
+    """Take back the cancellation of the current task (it goes on to its end)."""
+    task = asyncio.current_task()
+    if task is not None:
+        task.uncancel()

@@ -94,6 +94,7 @@ from .errors import SessionBusy, UnknownSession
 from .events import RunEventStream
 from .folders import normalize_folder
 from .mcp_approvals import McpApprovals
+from .order import uncancel
 from .permissions import NoApprover, Permissions, ToolPolicy
 from .port import ClientPort
 from .queue import JOINED, SessionQueue, Waiting
@@ -115,12 +116,6 @@ def new_id(prefix: str) -> str:
 def title_from(prompt: str) -> str:
     first = prompt.strip().splitlines()[0] if prompt.strip() else "New session"
     return first if len(first) <= 60 else first[:57] + "…"
-
-
-def _uncancel() -> None:
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
 
 
 def _new_result() -> asyncio.Future[RunResult]:
@@ -645,7 +640,7 @@ class RunManager:
             history = await self._load_history(session.id)
             turn.toolset = await self._toolset(run, config)
         except asyncio.CancelledError:
-            _uncancel()
+            uncancel()
             return turn.interrupted()
         turn.context = run.context = self._context(session.id, run.run_id, model, history, config.context)
         turn.history = run.context.view()
@@ -703,7 +698,7 @@ class RunManager:
             try:
                 await run.checkpoint.ready()
             except asyncio.CancelledError:
-                _uncancel()
+                uncancel()
         try:
             ending = await self._commit(run, session, ending)
         except Exception as exc:

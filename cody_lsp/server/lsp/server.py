@@ -60,7 +60,7 @@ from ...protocol.wire import (
 )
 from ..app import Application
 from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
-from ..core.order import RequestOrder, Ticket
+from ..core.order import Later, RequestOrder, in_turn
 from ..store.errors import StoreError
 from ..streams import ClientWriter, WireLimits, open_stdin
 from .client_port import LspClient, features_from
@@ -282,16 +282,6 @@ class Route:
     handle: RouteHandler
 
 
-@dataclass(frozen=True)
-class Later:
-    """What a request waits for once its effect is taken (its ticket passed on meanwhile)."""
-
-    wait: Callable[[], Awaitable[Any]]
-    # The request was cancelled ($/cancelRequest) while its effect was being taken: undo what
-    # can be undone (a run is cancelled; it still sends its terminal chunk) before the -32800.
-    cancelled: Callable[[], Awaitable[None]] | None = None
-
-
 async def _run(manager: RunManager, params: RunParams) -> Later:
     # Once admitted, the message is queued (or running): a cancel right behind finds it.
     # `$/cancelRequest` cancels the wait: the manager stops the run, lets it send its terminal
@@ -407,23 +397,9 @@ def _handler(server: CodyServer, params_type: type, route: Route) -> Callable[[A
             except BaseException:
                 ticket.release()
                 raise
-            taking = asyncio.ensure_future(_take_effect(server, route, ticket, params))
-            try:
-                value = await asyncio.shield(taking)
-            except asyncio.CancelledError:
-                # Cancelled before its effect was taken: it is taken anyway, in its turn (as if
-                # the cancel had come right after), then undone where it can be.
-                _uncancel()
-                try:
-                    value = await taking
-                except Exception:
-                    raise asyncio.CancelledError from None
-                if isinstance(value, Later) and value.cancelled is not None:
-                    await value.cancelled()
-                raise asyncio.CancelledError from None
-            if isinstance(value, Later):
-                value = await value.wait()
-            return to_wire(value)
+            # Cancelled ($/cancelRequest) before its effect was taken: it is taken anyway, in its
+            # turn (as if the cancel had come right after), then undone where it can be (core/order.py).
+            return to_wire(await in_turn(ticket, lambda: _take_effect(server, route, params)))
         except InvalidParams as exc:
             raise JsonRpcInvalidParams(str(exc)) from None
         except RequestError as exc:
@@ -436,9 +412,8 @@ def _handler(server: CodyServer, params_type: type, route: Route) -> Callable[[A
     return handle
 
 
-async def _take_effect(server: CodyServer, route: Route, ticket: Ticket, params: Any) -> Any:
-    async with ticket:
-        return await route.handle(await server.app.manager(), params)
+async def _take_effect(server: CodyServer, route: Route, params: Any) -> Any:
+    return await route.handle(await server.app.manager(), params)
 
 
 def _error_code(error: RequestError) -> int:
@@ -449,12 +424,6 @@ def _error_code(error: RequestError) -> int:
     if isinstance(error, StoreUnavailable):
         return INTERNAL_ERROR
     return INTERNAL_ERROR
-
-
-def _uncancel() -> None:
-    task = asyncio.current_task()
-    if task is not None:
-        task.uncancel()
 
 
 def create_server(config: ServerConfig | None = None) -> CodyServer:

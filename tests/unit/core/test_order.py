@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from cody_lsp.server.core.order import RequestOrder
+import pytest
+
+from cody_lsp.server.core.order import Later, RequestOrder, in_turn
 
 
 async def test_tickets_enter_in_the_order_they_were_taken():
@@ -69,3 +71,41 @@ async def test_a_request_cancelled_while_it_waits_never_blocks_those_behind():
     release.set()
     await asyncio.gather(holding, behind)
     assert entered == ["first", "last"] and waiting.cancelled()
+
+
+async def test_a_request_cancelled_before_its_effect_still_takes_it_then_undoes_it():
+    """in_turn (both faces): cancelled while waiting for its turn, the effect is taken anyway in
+    that turn, then undone (Later.cancelled), and the request ends cancelled; not cancelled, it
+    answers what its Later waits for."""
+    order = RequestOrder()
+    ahead, mine, after = order.ticket(), order.ticket(), order.ticket()
+    done: list[str] = []
+
+    async def effect() -> Later:
+        done.append("taken")
+
+        async def undo() -> None:
+            done.append("undone")
+
+        async def wait() -> str:
+            await asyncio.sleep(30)
+            return "never"
+
+        return Later(wait, undo)
+
+    async def answer() -> Later:
+        async def wait() -> str:
+            return "answered"
+
+        return Later(wait)
+
+    async with ahead:
+        request = asyncio.ensure_future(in_turn(mine, effect))
+        await asyncio.sleep(0.01)
+        request.cancel()
+        await asyncio.sleep(0.01)
+        assert done == []  # its turn has not come
+    with pytest.raises(asyncio.CancelledError):
+        await request
+    assert done == ["taken", "undone"]
+    assert await in_turn(after, answer) == "answered"

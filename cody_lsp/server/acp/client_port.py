@@ -17,7 +17,6 @@
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,7 +24,7 @@ from ...config import ServerConfig
 from ...protocol.wire import InvalidParams, PermissionParams, PermissionResult, QueueChanged, RuleScope, SessionStart
 from ..core.events import RunEvent
 from ..core.port import ClientFeatures
-from ..tools.editor_view import ReadLog
+from ..tools.editor_view import ReadLogs
 from ..tools.workspace import ToolConfig
 from .connection import RpcError
 from .updates import UpdateStream, permission_tool_call
@@ -38,7 +37,6 @@ log = logging.getLogger(__name__)
 
 SESSION_UPDATE = "session/update"
 REQUEST_PERMISSION = "session/request_permission"
-SESSIONS_TRACKED = 256  # read logs kept (the sessions used last)
 
 
 @dataclass(frozen=True)
@@ -90,7 +88,7 @@ class AcpClient:
         # events (a prompt taken in from the queue). Usage: usage_update.
         self.features = ClientFeatures(approvals=True, steering=True, usage=True, compaction=False)
         self._streams: dict[str, UpdateStream] = {}
-        self._reads: OrderedDict[str, ReadLog] = OrderedDict()
+        self._reads = ReadLogs()
 
     # ------------------------------------------------------------------ events
 
@@ -158,13 +156,7 @@ class AcpClient:
         return self._agent.config
 
     def tools(self, session_id: str) -> ToolConfig:
-        reads = self._reads.get(session_id)
-        if reads is None:
-            reads = self._reads[session_id] = ReadLog()
-            while len(self._reads) > SESSIONS_TRACKED:
-                self._reads.popitem(last=False)
-        self._reads.move_to_end(session_id)
-        return ToolConfig(editor=self._agent.editor_for(session_id), reads=reads, diffs=True)
+        return ToolConfig(editor=self._agent.editor_for(session_id), reads=self._reads.of(session_id), diffs=True)
 
     def default_folder(self, document: str | None) -> str:
         raise InvalidParams("give 'cwd': the absolute path of the session's folder")

@@ -15,7 +15,6 @@ the model last read of each file, for the conflict checks).
 from __future__ import annotations
 
 import logging
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
 from lsprotocol import types
@@ -23,13 +22,11 @@ from pygls.exceptions import JsonRpcException
 
 from ...private_api.jsonrpc import FencedProtocol
 from ..tools import ToolConfig
-from ..tools.editor_view import Change, OpenFile, ReadLog
+from ..tools.editor_view import Change, OpenFile, ReadLogs
 from .client_requests import ask_client
 from .documents import DocumentStore
 
 log = logging.getLogger(__name__)
-
-SESSIONS_TRACKED = 256  # read logs kept (the sessions used last)
 
 
 def workspace_edit(change: Change) -> types.WorkspaceEdit:
@@ -56,7 +53,7 @@ class EditorBridge:
         self._folders = folders
         self.can_edit = False
         self.can_create = False
-        self._reads: OrderedDict[str, ReadLog] = OrderedDict()
+        self._reads = ReadLogs()
 
     def initialize(self, capabilities: types.ClientCapabilities) -> None:
         workspace = capabilities.workspace
@@ -97,10 +94,4 @@ class EditorBridge:
 
     def tools_for(self, session_id: str) -> ToolConfig:
         """The ToolConfig of a run of this session."""
-        reads = self._reads.get(session_id)
-        if reads is None:
-            reads = self._reads[session_id] = ReadLog()
-            while len(self._reads) > SESSIONS_TRACKED:
-                self._reads.popitem(last=False)
-        self._reads.move_to_end(session_id)
-        return ToolConfig(editor=self, reads=reads)
+        return ToolConfig(editor=self, reads=self._reads.of(session_id))

@@ -293,3 +293,21 @@ class ReadLog:
         if seen is RESTORED:
             return current is not None
         return seen is not None and seen != content_hash(current)
+
+
+class ReadLogs:
+    """The read logs of the `sessions` a client used last (a face keeps one per client)."""
+
+    def __init__(self, sessions: int = 256):
+        self.sessions = sessions
+        self._logs: OrderedDict[str, ReadLog] = OrderedDict()
+
+    def of(self, session_id: str) -> ReadLog:
+        """The session's read log (a new one for a session not seen lately)."""
+        log = self._logs.get(session_id)
+        if log is None:
+            log = self._logs[session_id] = ReadLog()
+            while len(self._logs) > self.sessions:
+                self._logs.popitem(last=False)
+        self._logs.move_to_end(session_id)
+        return log

@@ -6,7 +6,7 @@
 * ``POST /v1/chat/completions`` -- streaming Server-Sent Events when the request
   has ``"stream": true``, otherwise one plain ``chat.completion`` JSON object
   assembled from the same reply;
-* ``GET /v1/models`` -- a one-model list.
+* ``GET /v1/models`` -- a one-model list (or ``models``).
 
 It plays a *script*: a FIFO queue of :class:`Reply` objects, one reply per
 chat-completions request.  When the queue is empty the optional ``responder``
@@ -314,6 +314,7 @@ class ScriptedProvider:
         self._script: collections.deque[Reply] = collections.deque(script)
         self.responder = responder
         self.model_name = model_name
+        self.models: list[str] | None = None  # what GET /v1/models lists (None: model_name)
         self.requests: list[dict] = []
         self.request_bodies: list[bytes] = []
         self.request_headers: list[dict] = []
@@ -411,7 +412,10 @@ class ScriptedProvider:
         return web.json_response(
             {
                 "object": "list",
-                "data": [{"id": self.model_name, "object": "model", "created": 0, "owned_by": "scripted"}],
+                "data": [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "scripted"}
+                    for name in (self.models if self.models is not None else [self.model_name])
+                ],
             }
         )
 

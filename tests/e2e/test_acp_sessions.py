@@ -292,3 +292,38 @@ async def test_the_model_is_a_config_option(acp, provider, workspace: Path):
     assert changed["configOptions"][0]["currentValue"] == "scripted-model"
     await client.prompt(session, "one")
     assert provider.requests[-1]["model"] == "scripted-model"
+
+
+async def test_the_endpoints_models_are_offered_once_it_lists_them(acp, provider, workspace: Path):
+    """The endpoint's models (GET /v1/models) join the session's and the environment's in the
+    model option, after the first answer: a config_option_update tells each open session; the
+    next sessions have them from the start, and a listed model can be chosen and is used."""
+    provider.models = ["scripted-model", "big-model", "bad\u0007id", "x" * 300, "small-model"]
+    client = await acp()
+    first = await client.new_session(workspace)
+    await client.wait_event(
+        lambda e: e["event"] == "update" and e["params"]["update"]["sessionUpdate"] == "config_option_update"
+    )
+    [update] = client.updates(first, "config_option_update")
+    [option] = update["configOptions"]
+    assert [o["value"] for o in option["options"]] == ["scripted-model", "big-model", "small-model"]
+    assert option["currentValue"] == "scripted-model"
+    made = await client.call("newSession", {"cwd": str(workspace), "mcpServers": []})
+    assert [o["value"] for o in made["configOptions"][0]["options"]] == ["scripted-model", "big-model", "small-model"]
+    changed = await client.call(
+        "setSessionConfigOption", {"sessionId": first, "configId": "model", "value": "big-model"}
+    )
+    assert changed["configOptions"][0]["currentValue"] == "big-model"
+    provider.add(Reply(text="Big."))
+    await client.prompt(first, "hello")
+    assert provider.requests[-1]["model"] == "big-model"
+    assert client.updates(made["sessionId"], "config_option_update") == []  # told once, to the sessions open then
+
+
+async def test_an_endpoint_without_a_listing_leaves_the_models_as_they_are(acp, provider, workspace: Path):
+    provider.models = []
+    client = await acp()
+    session = await client.new_session(workspace)
+    provider.add(Reply(text="One."))
+    await client.prompt(session, "one")
+    assert client.updates(session, "config_option_update") == []

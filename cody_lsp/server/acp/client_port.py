@@ -102,6 +102,10 @@ class AcpClient:
         stream = self._streams.get(session_id)
         return stream.folder if stream is not None else None
 
+    def opened(self) -> list[str]:
+        """The sessions this client opened (new, load, resume) and has not closed."""
+        return list(self._streams)
+
     def forget(self, session_id: str) -> None:
         self._streams.pop(session_id, None)
 

@@ -50,6 +50,7 @@ from .connection import (
     Then,
 )
 from .messages import AGENT_REQUESTS, CLIENT_RESPONSES
+from .models import ModelChoices
 from .prompt import prompt_text, stop_reason
 from .validate import Invalid, check
 
@@ -78,6 +79,7 @@ class AcpAgent:
         self.requests = RequestOrder()
         self.conn: Connection | None = None
         self.client_capabilities: dict[str, Any] = {}
+        self.models = ModelChoices(config)
         self.initialized = False
 
     # ---------------------------------------------------------------- the connection's handler
@@ -209,6 +211,7 @@ class AcpAgent:
     async def close(self) -> None:
         """Every run cancelled and committed (each answers its prompt `cancelled`), the requests
         still open answered, the store closed; bounded in time."""
+        await self.models.close()
         await self.app.stop_runs()
         if self.conn is not None:
             self.conn.fail_waiting("the agent is shutting down")
@@ -224,12 +227,29 @@ class AcpAgent:
         return await self.app.manager()
 
     def commands_after(self, session_id: str) -> Callable[[], None]:
+        """What follows the answer of session/new, load and resume: the commands, and (once per
+        process) the endpoint's models asked for."""
+
         def send() -> None:
             self.client.update(
                 session_id, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS}
             )
+            self.models.list_once(self._models_listed)
 
         return send
+
+    async def _models_listed(self) -> None:
+        """The endpoint listed more models: each session this client opened is told its options."""
+        manager = self.app.running
+        if manager is None:
+            return
+        for session_id in self.client.opened():
+            try:
+                session = await manager._session(session_id)
+            except RequestError:
+                continue  # deleted meanwhile
+            update = {"sessionUpdate": "config_option_update", "configOptions": config_options(self, session.model)}
+            self.client.update(session_id, update)
 
 
 def _normalize(raw: str) -> str:
@@ -268,20 +288,9 @@ def _configured(agent: AcpAgent) -> None:
 
 
 def config_options(agent: AcpAgent, model: str) -> list[dict[str, Any]]:
-    """The session's configuration options: its model (category `model`), among the session's own
-    and the environment's (`CODY_MODEL`)."""
-    models = list(dict.fromkeys(m for m in (model, agent.config.model.model) if m))
-    return [
-        {
-            "id": "model",
-            "name": "Model",
-            "description": "The model of the session's next turns",
-            "category": "model",
-            "type": "select",
-            "currentValue": model,
-            "options": [{"value": m, "name": m} for m in models],
-        }
-    ]
+    """The session's configuration options: its model (category `model`), among the session's own,
+    the environment's (`CODY_MODEL`) and the endpoint's (models.py)."""
+    return agent.models.options(model)
 
 
 async def _new_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
@@ -303,7 +312,7 @@ async def _set_config_option(agent: AcpAgent, params: dict[str, Any]) -> Any:
     if params["configId"] != "model":
         raise InvalidParams(f"'configId' {params['configId']!r} is not an option of this agent; it has 'model'")
     value = params.get("value")
-    allowed = [o["value"] for o in config_options(agent, session.model)[0]["options"]]
+    allowed = agent.models.of(session.model)
     if value not in allowed:
         raise InvalidParams(f"'value' must be one of {', '.join(map(repr, allowed))}, got {value!r}")
     updated = await manager.update_session(UpdateSessionParams(session.id, model=value))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import socket
 import threading
@@ -21,6 +22,8 @@ from ...config import Limits, ModelConfig
 from ...private_api.openai_stream import post_chat_stream
 from ...secrets import redact
 from .assembly import MalformedStream, StepAssembler, StepResult
+
+log = logging.getLogger(__name__)
 
 RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
 NON_RETRYABLE_EVENT_CODES = frozenset(
@@ -101,6 +104,33 @@ def get_client(config: ModelConfig, limits: Limits) -> Any:
     )
     _clients[key] = (loop, client)
     return client
+
+
+MODELS_TIMEOUT = 5.0  # seconds a listing of the endpoint's models may take
+MAX_MODELS = 200  # models kept of a listing
+MAX_MODEL_ID = 200  # characters of a model's id
+
+
+async def list_models(config: ModelConfig, limits: Limits) -> list[str]:
+    """The ids of the models the endpoint lists (`GET {base_url}/models`, OpenAI-compatible; its
+    first page), in its order: at most MAX_MODELS, each a printable id of at most MAX_MODEL_ID
+    characters. [] when the model is not configured, or the endpoint lists none, fails or takes
+    longer than MODELS_TIMEOUT (said in the log at info level: many endpoints have no listing)."""
+    if config.problem() is not None:
+        return []
+    await _openai_module()  # imported in a thread, not on the event loop
+    try:
+        page = await asyncio.wait_for(get_client(config, limits).models.list(), MODELS_TIMEOUT)
+        listed = list(getattr(page, "data", None) or [])
+    except Exception as exc:  # TimeoutError too
+        log.info("the endpoint lists no models: %s", redact(f"{type(exc).__name__}: {exc}", config.api_key)[:300])
+        return []
+    ids: list[str] = []
+    for item in listed:
+        model_id = getattr(item, "id", None)
+        if isinstance(model_id, str) and 0 < len(model_id) <= MAX_MODEL_ID and model_id.isprintable():
+            ids.append(model_id)
+    return list(dict.fromkeys(ids))[:MAX_MODELS]
 
 
 async def close_clients() -> None:

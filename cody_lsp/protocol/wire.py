@@ -336,6 +336,8 @@ class Message:
     error: ErrorInfo | None = None
     # On "compaction" markers: what was compacted.
     compaction: CompactionInfo | None = None
+    # On assistant messages: the model's reasoning before it (when the model streamed any).
+    reasoning: str | None = None
 
 
 # --------------------------------------------------------------------------------------

@@ -212,6 +212,8 @@ export interface Message {
   error?: ErrorInfo;
   /** On "compaction" markers: what was compacted. */
   compaction?: CompactionInfo;
+  /** On assistant messages: the model's reasoning before it (when the model streamed any). */
+  reasoning?: string;
 }
 
 export interface NotRestored {

@@ -38,8 +38,8 @@ def opened(workspace: Path, session: str) -> dict:
 async def test_load_after_a_restart_replays_the_whole_conversation(acp, provider, workspace: Path):
     (workspace / "a.txt").write_text("alpha\n")
     provider.add(
-        Reply(text="Let me look.", tool_calls=[ToolCall("read_file", {"path": "a.txt"})]),
-        Reply(text="It says alpha."),
+        Reply(reasoning="Read it first.", text="Let me look.", tool_calls=[ToolCall("read_file", {"path": "a.txt"})]),
+        Reply(reasoning="It is alpha.", text="It says alpha."),
         Reply(text="word " * 300, text_deltas=300, delay=0.03),
     )
     first = await acp()
@@ -57,26 +57,31 @@ async def test_load_after_a_restart_replays_the_whole_conversation(acp, provider
     await second.wait_event(lambda e: e["event"] == "update" and "available_commands" in str(e["params"]["update"]))
     replay = second.updates(session)
     kinds = [u["sessionUpdate"] for u in replay]
-    assert kinds[:5] == [
+    assert kinds[:7] == [
         "user_message_chunk",
+        "agent_thought_chunk",
         "agent_message_chunk",
         "tool_call",
         "tool_call_update",
+        "agent_thought_chunk",
         "agent_message_chunk",
     ]
     assert replay[0]["content"]["text"] == "what is in a.txt?"
-    assert replay[2]["kind"] == "read" and replay[2]["rawInput"] == {"path": "a.txt"}
-    assert replay[3]["status"] == "completed" and "alpha" in replay[3]["content"][-1]["content"]["text"]
-    assert replay[4]["content"]["text"] == "It says alpha."
-    assert replay[5] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "talk"}}
-    assert replay[6]["sessionUpdate"] == "agent_message_chunk" and replay[6]["content"]["text"].startswith("word")
+    assert replay[1]["content"]["text"] == "Read it first."
+    assert replay[3]["kind"] == "read" and replay[3]["rawInput"] == {"path": "a.txt"}
+    assert replay[4]["status"] == "completed" and "alpha" in replay[4]["content"][-1]["content"]["text"]
+    assert replay[5]["content"]["text"] == "It is alpha."
+    assert replay[6]["content"]["text"] == "It says alpha."
+    assert replay[7] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "talk"}}
+    assert replay[8]["sessionUpdate"] == "agent_message_chunk" and replay[8]["content"]["text"].startswith("word")
     # ^ what the cancelled turn had streamed (kept for display), then its marker, as text
-    assert "interrupted by the user" in replay[7]["content"]["text"]
+    assert "interrupted by the user" in replay[9]["content"]["text"]
     assert kinds[-1] == "available_commands_update"  # after the answer
     # The loaded session goes on where it was: its history reaches the model.
     provider.add(Reply(text="Still alpha."))
     assert await second.prompt(session, "and now?") == {"stopReason": "end_turn"}
     assert "It says alpha." in str(provider.requests[-1]["messages"])
+    assert "Read it first." not in str(provider.requests[-1])  # the reasoning is shown, never sent back
 
 
 async def test_load_replays_the_diffs_of_the_edits(acp, provider, workspace: Path):

@@ -42,6 +42,7 @@ class StepResult:
     tool_calls: list[AssembledCall]
     finish_reason: str | None
     usage: Usage
+    reasoning: str = ""  # the model's reasoning (`reasoning_content`), as streamed
 
 
 def _text(value: Any, where: str) -> str:
@@ -81,6 +82,7 @@ class StepAssembler:
         self._on_text = on_text
         self._on_thinking = on_thinking
         self._text: list[str] = []
+        self._thought: list[str] = []
         self._calls: dict[int, AssembledCall] = {}
         self._size = 0
         self.finish_reason: str | None = None
@@ -115,6 +117,7 @@ class StepAssembler:
         thought = _text(delta.get("reasoning_content"), "delta.reasoning_content")
         if thought:
             self._grow(thought)
+            self._thought.append(thought)
             self._on_thinking(thought)
         tool_calls = delta.get("tool_calls")
         if tool_calls is not None:
@@ -149,5 +152,9 @@ class StepAssembler:
 
     def result(self) -> StepResult:
         return StepResult(
-            "".join(self._text), [self._calls[i] for i in sorted(self._calls)], self.finish_reason, self.usage
+            "".join(self._text),
+            [self._calls[i] for i in sorted(self._calls)],
+            self.finish_reason,
+            self.usage,
+            "".join(self._thought),
         )

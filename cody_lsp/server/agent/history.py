@@ -45,6 +45,7 @@ class Entry:
     ok: bool | None = None  # tool messages: whether the tool succeeded
     for_model: bool = True  # False: shown to the user, never sent to the model
     error: ErrorInfo | None = None  # markers of a stopped or failed turn: why
+    reasoning: str | None = None  # assistant messages: the model's reasoning, kept to be shown, never sent back
 
 
 def user_entry(prompt: str, *, for_model: bool = True) -> Entry:

@@ -179,6 +179,8 @@ class Turn:
     completed: list[Entry] = field(default_factory=list)
     # The step whose tools are running: its assistant message and the results so far.
     _running_calls: list[dict[str, Any]] = field(default_factory=list)
+    _running_reasoning: str | None = None  # the reasoning of the step whose tools run
+    _final_reasoning: str | None = None  # the reasoning of the final answer
     _running_text: str | None = None
     # The answer text streamed so far in the model step under way (a retry starts it again).
     _streamed: list[str] = field(default_factory=list)
@@ -211,7 +213,8 @@ class Turn:
         except Exception as exc:
             log.exception("the agent loop failed")
             return self.failed(internal_error(exc))
-        entries = [user_entry(self.prompt), *self.completed, Entry({"role": "assistant", "content": output})]
+        answer = Entry({"role": "assistant", "content": output}, reasoning=self._final_reasoning)
+        entries = [user_entry(self.prompt), *self.completed, answer]
         return Ending("done", Done(output, self.usage), entries, self.usage, output, finish_reason=self._finish_reason)
 
     def interrupted(self) -> Ending:
@@ -248,7 +251,8 @@ class Turn:
         if self._running_results:
             done_ids = {e.message["tool_call_id"] for e in self._running_results}
             calls = [c for c in self._running_calls if c["id"] in done_ids]
-            entries.append(Entry({"role": "assistant", "content": self._running_text, "tool_calls": calls}))
+            step = {"role": "assistant", "content": self._running_text, "tool_calls": calls}
+            entries.append(Entry(step, reasoning=self._running_reasoning))
             entries.extend(self._running_results)
         entries.extend(shown or [])
         entries.append(marker_entry(kind, marker, info))
@@ -276,6 +280,7 @@ class Turn:
             self.usage = self.usage + step.usage
             if not step.tool_calls:
                 self._finish_reason = step.finish_reason
+                self._final_reasoning = step.reasoning or None
                 return step.text
             if self.usage.total_tokens >= self.limits.max_total_tokens:
                 raise CircuitBreakerTripped(
@@ -369,6 +374,7 @@ class Turn:
         ]
         self._running_calls = calls
         self._running_text = step.text or None
+        self._running_reasoning = step.reasoning or None
         self._running_results = []
         for call in calls:
             name = call["function"]["name"]
@@ -402,7 +408,10 @@ class Turn:
                     )
                 )
         entries = [
-            Entry({"role": "assistant", "content": self._running_text, "tool_calls": calls}),
+            Entry(
+                {"role": "assistant", "content": self._running_text, "tool_calls": calls},
+                reasoning=self._running_reasoning,
+            ),
             *self._running_results,
         ]
         self._running_calls, self._running_results, self._running_text = [], [], None

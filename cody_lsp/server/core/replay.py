@@ -3,9 +3,10 @@
 `replay(messages)` turns a session's messages, oldest first (store.get_messages), into the
 same typed payloads a live run sends — so a face shows a loaded conversation the way it showed
 it live: the user's prompts (UserMessage), the answers (TextDelta), each tool call (ToolCall)
-followed by its result (ToolResultChunk) in the order a live run sent them, and a `Marker` where
-a turn was cancelled, stopped by a limit or failed, or where the history was compacted. The model's reasoning is not stored, so
-a replay has none.
+followed by its result (ToolResultChunk) in the order a live run sent them, the model's reasoning
+(Thinking) before the message it led to, and a `Marker` where a turn was cancelled, stopped by a
+limit or failed, or where the history was compacted (the store keeps a message's reasoning up to
+100,000 characters; a step cut short by a cancel or a limit keeps none).
 
 A file change a live run described with a `FileEdited` (the file's whole text before and after)
 is replayed from the call's arguments, which is what is stored: an `edit_file` that succeeded
@@ -22,7 +23,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...protocol.wire import Message, TextDelta, ToolCall, ToolResultChunk, UserMessage
+from ...protocol.wire import Message, TextDelta, Thinking, ToolCall, ToolResultChunk, UserMessage
 from ..agent.output import FileEdited
 
 
@@ -98,6 +99,8 @@ def replay(messages: list[Message], folder: str = "") -> list[Any]:
         elif message.role == "user":
             payloads.append(UserMessage(f"msg_{message.position}", message.content or "", "later"))
         elif message.role == "assistant":
+            if message.reasoning:
+                payloads.append(Thinking(message.reasoning))
             if message.content:
                 payloads.append(TextDelta(message.content))
             for stored in message.tool_calls or []:

@@ -199,6 +199,11 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE permission_rules ADD COLUMN decision TEXT NOT NULL DEFAULT 'allow';
     """,
+    # 9 → 10: an assistant message's reasoning (the model's `reasoning_content`), to show it again
+    # (ACP's session/load); never sent back to the model.
+    """
+    ALTER TABLE messages ADD COLUMN reasoning TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -247,6 +252,17 @@ def _identities(path: Path) -> dict[str, tuple[int, int] | None]:
         except FileNotFoundError:
             found[suffix] = None
     return found
+
+
+MAX_REASONING_CHARS = 100_000  # of one message's reasoning kept (its start)
+
+
+def _kept_reasoning(reasoning: str | None) -> str | None:
+    if not reasoning:
+        return None
+    if len(reasoning) <= MAX_REASONING_CHARS:
+        return reasoning
+    return reasoning[:MAX_REASONING_CHARS] + f"\n[… {len(reasoning) - MAX_REASONING_CHARS:,} more characters not kept]"
 
 
 def now() -> str:
@@ -626,7 +642,7 @@ class Store:
     async def get_messages(self, session_id: str, limit: int, before: int | None) -> tuple[list[Message], int | None]:
         """A page of messages, oldest first, ending just before `before` (or the end)."""
         args: list[Any] = [session_id]
-        sql = f"SELECT {MESSAGE_COLUMNS}, compaction FROM messages WHERE session_id = ?"
+        sql = f"SELECT {MESSAGE_COLUMNS}, compaction, reasoning FROM messages WHERE session_id = ?"
         if before is not None:
             sql += " AND position < ?"
             args.append(before)
@@ -652,6 +668,7 @@ class Store:
                 ok=None if r[9] is None else bool(r[9]),
                 error=_error_info(r[11]),
                 compaction=CompactionRecord.from_json(r[2], r[12]).info() if r[12] else None,
+                reasoning=r[13],
             )
             for r in rows
         ]
@@ -723,8 +740,8 @@ class Store:
             # same DB may have appended to this session since this run began.
             statements.append(
                 (
-                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}) VALUES "
-                    "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}, reasoning) VALUES "
+                    "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         session_id,
                         session_id,
@@ -740,6 +757,7 @@ class Store:
                         entry.ok,
                         entry.for_model,
                         json.dumps({"code": entry.error.code, "message": entry.error.message}) if entry.error else None,
+                        _kept_reasoning(entry.reasoning),
                     ),
                 )
             )

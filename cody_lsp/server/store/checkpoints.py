@@ -207,8 +207,8 @@ class CheckpointRows:
                     (new_id, title, ts, ts, count, source.id),
                 ),
                 (
-                    f"INSERT INTO messages (session_id, {HISTORY_COLUMNS}) "
-                    f"SELECT ?, {HISTORY_COLUMNS} FROM messages WHERE session_id = ? AND position < ?",
+                    f"INSERT INTO messages (session_id, {HISTORY_COLUMNS}, reasoning) "
+                    f"SELECT ?, {HISTORY_COLUMNS}, reasoning FROM messages WHERE session_id = ? AND position < ?",
                     (new_id, source.id, count),
                 ),
             ]

@@ -400,8 +400,13 @@ async def test_a_fork_lists_the_inherited_checkpoints_and_not_the_undo_ones(env:
     undo = (await env.cp.restore(first, "ses_1", "files", 10 * MIB)).undo
     source = await env.store.get_session("ses_1")
     assert source is not None
+    await env.store.transaction(
+        [("UPDATE messages SET reasoning = 'thought' WHERE session_id = 'ses_1' AND position = 1", ())]
+    )
     fork = await env.cp.rows.fork(source, "ses_fork", "t (fork)", 2)
     assert fork.message_count == 2 and fork.workspace_folder == str(env.folder)
+    forked, _ = await env.store.get_messages("ses_fork", 100, None)
+    assert [m.reasoning for m in forked] == [None, "thought"]  # the model's reasoning comes along
     assert [r.id for r in await env.cp.rows.listed("ses_fork", str(env.folder))] == [first.id]
     assert [r.id for r in await env.cp.rows.listed("ses_1", str(env.folder))] == [first.id, second.id, undo.id]
 

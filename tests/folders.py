@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import stat
 import subprocess
 from pathlib import Path
@@ -59,3 +60,13 @@ def git_state(folder: Path) -> tuple[bytes, ...]:
         git(folder, "worktree", "list", "--porcelain"),
         b"\n".join(sorted(str(p.relative_to(folder)).encode() for p in (folder / ".git" / "objects").rglob("*"))),
     )
+
+
+def path_without_git(folder: Path, *more: str) -> str:
+    """A PATH with the tools a run needs (a shell, the command wrapper's) and `more`, but no git."""
+    folder.mkdir(exist_ok=True)
+    for tool in ("sh", "env", "setpriv", "true", *more):
+        found = shutil.which(tool)
+        if found:
+            os.symlink(found, folder / tool)
+    return str(folder)

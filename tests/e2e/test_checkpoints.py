@@ -9,8 +9,6 @@ never touched.
 from __future__ import annotations
 
 import asyncio
-import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,7 +21,7 @@ from cody_lsp.protocol.capabilities import SERVER_CAPABILITIES
 from cody_lsp.testing.provider import Reply, ToolCall
 
 from ..conftest import CodyWire, make_client, server_env, stop_wire
-from ..folders import files_of, git, git_state, write
+from ..folders import files_of, git, git_state, path_without_git, write
 from . import test_editor_native
 
 OPT_IN = {"checkpoints": True}
@@ -395,13 +393,7 @@ async def test_checkpoints_persist_across_a_restart(wire_factory, provider, work
 
 
 async def test_without_git_checkpoints_are_off_and_runs_work(provider, db_path: Path, workspace: Path, tmp_path: Path):
-    bin_dir = tmp_path / "bin"  # a PATH with the tools a run needs, but no git
-    bin_dir.mkdir()
-    for tool in ("sh", "env", "setpriv", "true"):
-        found = subprocess.run(["sh", "-c", f"command -v {tool}"], capture_output=True, text=True).stdout.strip()
-        if found:
-            os.symlink(found, bin_dir / tool)
-    env = server_env(provider, db_path, PATH=str(bin_dir))
+    env = server_env(provider, db_path, PATH=path_without_git(tmp_path / "bin"))
     config = ClientServerConfig(
         server_command=[sys.executable, "-m", "cody_lsp"], server_env=env, client_factory=make_client
     )

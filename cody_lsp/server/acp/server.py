@@ -229,10 +229,14 @@ class AcpAgent:
     def commands_after(self, session_id: str) -> Callable[[], None]:
         """What follows the answer of session/new, load and resume: the commands, and (once per
         process) the endpoint's models asked for."""
+        from . import checkpoints
+
+        manager = self.app.running
+        commands = COMMANDS + (checkpoints.COMMANDS if manager and checkpoints.available(manager) else [])
 
         def send() -> None:
             self.client.update(
-                session_id, {"sessionUpdate": "available_commands_update", "availableCommands": COMMANDS}
+                session_id, {"sessionUpdate": "available_commands_update", "availableCommands": commands}
             )
             self.models.list_once(self._models_listed)
 
@@ -389,6 +393,11 @@ async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
     session_id = params["sessionId"]
     if text.strip() == "/compact":
         return await _compact(agent, manager, session_id)
+    from . import checkpoints
+
+    wanted = checkpoints.command(text)
+    if wanted is not None:  # /rewind, /fork (acp/checkpoints.py)
+        return Later(*await checkpoints.run_command(agent, manager, session_id, *wanted))
     busy = any(r.session_id == session_id for r in manager.runs.values())
     live = await manager.admit(RunParams(prompt=text, session_id=session_id))
     if busy:

@@ -202,6 +202,13 @@ class RunCheckpoints:
 
         return listing
 
+    async def listed(self, session_id: str) -> list[tuple[str, int | None]]:
+        """The checkpoints the session lists, oldest first, as (id, its run's prompt position or
+        None for an undo checkpoint): the rows only, without their changes (no git)."""
+        engine = self._engine()
+        session = await self._session(session_id)
+        return [(row.id, row.position) for row in await engine.rows.listed(session.id, session.workspace_folder)]
+
     async def begin_diff(self, params: DiffCheckpointParams) -> Callable[[], Awaitable[CheckpointDiff]]:
         """cody/diffCheckpoint: the checkpoint looked up (in request order), then the diff."""
         engine = self._engine()

@@ -259,12 +259,14 @@ async def test_message_ids_are_made_when_absent_and_unique_among_live_messages(t
     h = await make_harness(tmp_path)
     first, first_task, release = await busy_session(h, answer("x"))
     assert first.message_id.startswith("msg_")
-    h.start("2", session_id=first.session_id, message_id="dup")
+    _, second_task = h.start("2", session_id=first.session_id, message_id="dup")
     with pytest.raises(InvalidParams, match="messageId"):
         h.manager.register(RunParams(prompt="3", session_id=first.session_id, message_id="dup"))
     release.set()
     result = await first_task
     assert result.message_id == first.message_id
+    # The queued run goes next and ends before the store is closed (not left committing into it).
+    assert (await second_task).message_id == "dup"
 
 
 async def test_a_run_that_fails_after_taking_messages_in_but_before_any_tool_keeps_them_for_display(tmp_path: Path):

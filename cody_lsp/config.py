@@ -328,6 +328,62 @@ class ContextSettings:
         return cls(window, reserve)
 
 
+IMAGE_MODES = ("auto", "on", "off")
+
+
+def parse_images(name: str, raw: str) -> str:
+    """`CODY_MODEL_IMAGES`: auto (by the model's name), on (1, true, yes) or off (0, false, no)."""
+    value = raw.strip().lower()
+    if value in ("", "auto"):
+        return "auto"
+    if value in ("1", "true", "yes", "on"):
+        return "on"
+    if value in ("0", "false", "no", "off"):
+        return "off"
+    raise SettingError(f"{name}={raw!r} is not auto, 1 or 0; fix it or unset it (default auto)")
+
+
+@dataclass(frozen=True)
+class EditorContext:
+    """What the editor gives the model besides the prompt (protocol.md, "Attachments" and "Problems
+    after an edit"): the bounds of a message's attachments, whether the model takes images, and how
+    long the server waits for an edited file's problems. Set by the environment or the editor."""
+
+    attachment_max_chars: int = 50_000  # characters of one attachment the model gets
+    attachments_max_chars: int = 150_000  # of all the attachments of one message (at most half the context)
+    image_max_bytes: int = 5 * (1 << 20)  # bytes of one image
+    model_images: str = "auto"  # auto | on | off: whether the model takes images
+    diagnostics_wait: float = 2.0  # seconds to wait for an edited file's problems to settle (0: never ask)
+
+    @classmethod
+    def from_env(cls) -> EditorContext:
+        d = cls()
+        return cls(
+            attachment_max_chars=_env_number("CODY_ATTACHMENT_MAX_CHARS", d.attachment_max_chars, positive=True),
+            attachments_max_chars=_env_number("CODY_ATTACHMENTS_MAX_CHARS", d.attachments_max_chars, positive=True),
+            image_max_bytes=_env_number("CODY_IMAGE_MAX_BYTES", d.image_max_bytes, positive=True),
+            model_images=parse_images("CODY_MODEL_IMAGES", os.environ.get("CODY_MODEL_IMAGES", "auto")),
+            diagnostics_wait=_env_number("CODY_DIAGNOSTICS_WAIT", d.diagnostics_wait),
+        )
+
+
+# Environment variable → EditorContext field (the editor's setting is its camelCase name).
+EDITOR_CONTEXT_VARIABLES = (
+    ("CODY_ATTACHMENT_MAX_CHARS", "attachment_max_chars"),
+    ("CODY_ATTACHMENTS_MAX_CHARS", "attachments_max_chars"),
+    ("CODY_IMAGE_MAX_BYTES", "image_max_bytes"),
+    ("CODY_MODEL_IMAGES", "model_images"),
+    ("CODY_DIAGNOSTICS_WAIT", "diagnostics_wait"),
+)
+
+
+def _editor_context_from_env() -> EditorContext:
+    try:
+        return EditorContext.from_env()
+    except SettingError:
+        return EditorContext()  # the problem is reported by ServerConfig.problem() on every run
+
+
 def _context_from_env() -> ContextSettings:
     try:
         return ContextSettings.from_env()
@@ -374,6 +430,7 @@ def _settings_problem() -> str | None:
         CheckpointSettings.from_env()
         _env_flag("CODY_ALLOW_VCS_WRITES")
         ContextSettings.from_env()
+        EditorContext.from_env()
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
         _env_number("CODY_MAX_QUEUED", 100)
         parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
@@ -407,6 +464,8 @@ class ServerConfig:
     allow_vcs_writes: bool = field(default_factory=_allow_vcs_writes)
     # The model's context window and output reserve, when the environment sets them.
     context: ContextSettings = field(default_factory=_context_from_env)
+    # Attachments' bounds, images, and waiting for an edited file's problems.
+    editor_context: EditorContext = field(default_factory=_editor_context_from_env)
     db: Path = field(default_factory=db_path)
     # Text deltas are coalesced into at most one notification per window.
     text_flush_interval: float = field(default_factory=_flush_interval)

@@ -29,9 +29,11 @@ from pathlib import Path
 
 from .config import (
     CHECKPOINT_VARIABLES,
+    EDITOR_CONTEXT_VARIABLES,
     LIMIT_VARIABLES,
     TOOL_LIMIT_VARIABLES,
     CheckpointSettings,
+    EditorContext,
     Limits,
     ToolLimits,
 )
@@ -47,6 +49,7 @@ def _limit_defaults() -> dict[str, str]:
         (LIMIT_VARIABLES, Limits()),
         (TOOL_LIMIT_VARIABLES, ToolLimits()),
         (CHECKPOINT_VARIABLES, CheckpointSettings()),
+        (EDITOR_CONTEXT_VARIABLES, EditorContext()),
     ):
         for variable, name in variables:
             value = getattr(limits, name)

@@ -40,6 +40,11 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     "runEnds": True,
     # cody/requestPermission answers may carry `feedback` with a deny (given to the model).
     "denyFeedback": True,
+    # cody/run `attachments` (files, a selection, problems, terminal text, images), given to the model.
+    "attachments": True,
+    # cody/diagnostics: after a tool changes a file, the server asks a client that declared
+    # `diagnostics` for the file's new problems and gives them to the model.
+    "diagnostics": True,
 }
 
 

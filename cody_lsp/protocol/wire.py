@@ -53,6 +53,8 @@ PermissionOutcome = Literal["allow", "allow_always", "deny"]
 # Who an "allow always" answer covers: this session, or every session of its workspace folder.
 RuleScope = Literal["session", "folder"]
 RuleDecision = Literal["allow", "deny"]
+# What a `cody/run` attachment is (protocol.md, "Attachments").
+AttachmentType = Literal["file", "selection", "diagnostics", "terminal", "image"]
 
 
 # --------------------------------------------------------------------------------------
@@ -216,7 +218,7 @@ def parse(cls: type, raw: Any, where: str = "params") -> Any:
     try:
         return cls(**kwargs)
     except (ValueError, TypeError) as exc:  # attrs validators
-        raise InvalidParams(str(exc)) from None
+        raise InvalidParams(str(exc) if where == "params" else f"{where.replace(chr(39), '')}: {exc}") from None
 
 
 def _allows_none(tp: Any) -> bool:
@@ -272,6 +274,68 @@ class Usage:
 class ErrorInfo:
     code: str
     message: str
+
+
+@attrs.frozen
+class Position:
+    """A place in a document, as in LSP: `line` from 0, `character` in the agreed position encoding."""
+
+    line: int = attrs.field(validator=_position)
+    character: int = attrs.field(validator=_position)
+
+
+@attrs.frozen
+class Range:
+    start: Position
+    end: Position
+
+
+@attrs.frozen
+class Diagnostic:
+    """A problem the editor reports in a file: LSP's `Diagnostic` (fields the server does not read
+    are ignored)."""
+
+    range: Range
+    message: str
+    # 1 error, 2 warning, 3 information, 4 hint (absent: the client's choice; counted as an error).
+    severity: int | None = None
+    code: str | int | None = None
+    source: str | None = None
+
+
+@attrs.frozen
+class FileDiagnostics:
+    """The problems of one file: its URI (or path) and LSP diagnostics."""
+
+    uri: str
+    diagnostics: list[Diagnostic]
+
+
+@attrs.frozen
+class Attachment:
+    """Context sent with a `cody/run` message (protocol.md, "Attachments"); the same shape in the
+    history (`Message.attachments`), where an image has no `dataUrl`."""
+
+    type: AttachmentType
+    # file: the file to read (relative to the session's folder, absolute inside it, or a file:// URI);
+    # selection: the file the text is in (a label).
+    path: str | None = None
+    # file: only these lines (from 1, inclusive); selection: where the text is.
+    start_line: int | None = attrs.field(default=None, validator=_positive(MAX_POSITION))
+    end_line: int | None = attrs.field(default=None, validator=_positive(MAX_POSITION))
+    # selection, terminal: the text.
+    text: str | None = None
+    # terminal: its name; image: its file name.
+    name: str | None = None
+    # diagnostics: the editor's problems, per file.
+    files: list[FileDiagnostics] | None = None
+    # image: a data URL (data:image/png;base64,…); PNG, JPEG, GIF or WebP.
+    data_url: str | None = None
+    # In the history: the image's type and size in bytes (its data stays with the message the model read).
+    mime_type: str | None = None
+    size: int | None = None
+    # In the history: the model got only part of it (its message says where it was cut).
+    truncated: bool | None = None
 
 
 @attrs.frozen
@@ -338,6 +402,8 @@ class Message:
     compaction: CompactionInfo | None = None
     # On assistant messages: the model's reasoning before it (when the model streamed any).
     reasoning: str | None = None
+    # On user messages sent with attachments: what the user attached (`content` is what they typed).
+    attachments: list[Attachment] | None = None
 
 
 # --------------------------------------------------------------------------------------
@@ -365,6 +431,9 @@ class RunParams:
     should_query: bool | None = None
     # The document the user is in (a URI): without workspaceFolder, the run is for its folder.
     active_document: str | None = None
+    # Context for the model (files, a selection, problems, terminal text, images): given to it in
+    # the user message, bounded; servers that advertise `attachments`.
+    attachments: list[Attachment] | None = None
 
 
 @attrs.frozen
@@ -557,6 +626,20 @@ class PermissionResult:
     tool_pattern: str | None = None
     # deny: what the user wants done instead, given to the model with the refusal.
     feedback: str | None = None
+
+
+# Server → client request, after a tool changed a file, to a client that declared `diagnostics`.
+@attrs.frozen
+class DiagnosticsParams:
+    uri: str
+    # Answer once the file's problems have settled after the server's change, at most this many
+    # milliseconds from now (0: at once, with what the editor has now).
+    wait_ms: int
+
+
+@attrs.frozen
+class DiagnosticsResult:
+    diagnostics: list[Diagnostic]
 
 
 @attrs.frozen
@@ -923,4 +1006,5 @@ METHODS: dict[str, tuple[type, Any]] = {
 NOTIFICATIONS: dict[str, Any] = {"cody/chunk": CHUNK_TYPES, "cody/queueChanged": QueueChanged}
 SERVER_REQUESTS: dict[str, tuple[type, type]] = {
     "cody/requestPermission": (PermissionParams, PermissionResult),
+    "cody/diagnostics": (DiagnosticsParams, DiagnosticsResult),
 }

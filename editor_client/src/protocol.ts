@@ -5,6 +5,8 @@
 
 export const PROTOCOL_VERSION = 1;
 
+export type AttachmentType = "file" | "selection" | "diagnostics" | "terminal" | "image";
+
 export type FileStatus = "added" | "modified" | "deleted";
 
 export type McpApproval = "allowed" | "denied";
@@ -26,6 +28,29 @@ export type RuleScope = "session" | "folder";
 export type RunStatus = "done" | "cancelled" | "circuit_breaker" | "error";
 
 export type SessionMode = "code" | "ask" | "plan";
+
+/** Context sent with a `cody/run` message (protocol.md, "Attachments"); the same shape in the history (`Message.attachments`), where an image has no `dataUrl`. */
+export interface Attachment {
+  type: AttachmentType;
+  /** file: the file to read (relative to the session's folder, absolute inside it, or a file:// URI); selection: the file the text is in (a label). */
+  path?: string;
+  /** file: only these lines (from 1, inclusive); selection: where the text is. */
+  startLine?: number;
+  endLine?: number;
+  /** selection, terminal: the text. */
+  text?: string;
+  /** terminal: its name; image: its file name. */
+  name?: string;
+  /** diagnostics: the editor's problems, per file. */
+  files?: FileDiagnostics[];
+  /** image: a data URL (data:image/png;base64,…); PNG, JPEG, GIF or WebP. */
+  dataUrl?: string;
+  /** In the history: the image's type and size in bytes (its data stays with the message the model read). */
+  mimeType?: string;
+  size?: number;
+  /** In the history: the model got only part of it (its message says where it was cut). */
+  truncated?: boolean;
+}
 
 export interface CancelParams {
   runId?: string;
@@ -110,6 +135,26 @@ export interface DeleteSessionParams {
   sessionId: string;
 }
 
+/** A problem the editor reports in a file: LSP's `Diagnostic` (fields the server does not read are ignored). */
+export interface Diagnostic {
+  range: Range;
+  message: string;
+  /** 1 error, 2 warning, 3 information, 4 hint (absent: the client's choice; counted as an error). */
+  severity?: number;
+  code?: string | number;
+  source?: string;
+}
+
+export interface DiagnosticsParams {
+  uri: string;
+  /** Answer once the file's problems have settled after the server's change, at most this many milliseconds from now (0: at once, with what the editor has now). */
+  waitMs: number;
+}
+
+export interface DiagnosticsResult {
+  diagnostics: Diagnostic[];
+}
+
 export interface DiffCheckpointParams {
   checkpointId: string;
   path?: string;
@@ -123,6 +168,12 @@ export interface ErrorInfo {
 export interface FileChange {
   path: string;
   status: FileStatus;
+}
+
+/** The problems of one file: its URI (or path) and LSP diagnostics. */
+export interface FileDiagnostics {
+  uri: string;
+  diagnostics: Diagnostic[];
 }
 
 export interface ForkSessionParams {
@@ -214,6 +265,8 @@ export interface Message {
   compaction?: CompactionInfo;
   /** On assistant messages: the model's reasoning before it (when the model streamed any). */
   reasoning?: string;
+  /** On user messages sent with attachments: what the user attached (`content` is what they typed). */
+  attachments?: Attachment[];
 }
 
 export interface NotRestored {
@@ -271,6 +324,12 @@ export interface PermissionRuleList {
   rules: PermissionRule[];
 }
 
+/** A place in a document, as in LSP: `line` from 0, `character` in the agreed position encoding. */
+export interface Position {
+  line: number;
+  character: number;
+}
+
 export interface QueueChanged {
   sessionId: string;
   queued: QueuedMessage[];
@@ -285,6 +344,11 @@ export interface QueuedMessage {
   messageId: string;
   prompt: string;
   priority: Priority;
+}
+
+export interface Range {
+  start: Position;
+  end: Position;
 }
 
 export interface RestoreCheckpointParams {
@@ -342,6 +406,8 @@ export interface RunParams {
   shouldQuery?: boolean;
   /** The document the user is in (a URI): without workspaceFolder, the run is for its folder. */
   activeDocument?: string;
+  /** Context for the model (files, a selection, problems, terminal text, images): given to it in the user message, bounded; servers that advertise `attachments`. */
+  attachments?: Attachment[];
 }
 
 export interface RunResult {
@@ -607,6 +673,7 @@ export interface Notifications {
 
 /** Requests from the server to the client: method → params and result. */
 export interface ServerRequests {
+  "cody/diagnostics": { params: DiagnosticsParams; result: DiagnosticsResult };
   "cody/requestPermission": { params: PermissionParams; result: PermissionResult };
 }
 
@@ -622,6 +689,7 @@ export const Methods = {
   compact: "cody/compact",
   createSession: "cody/createSession",
   deleteSession: "cody/deleteSession",
+  diagnostics: "cody/diagnostics",
   diffCheckpoint: "cody/diffCheckpoint",
   forkSession: "cody/forkSession",
   getSession: "cody/getSession",

@@ -51,6 +51,8 @@ class Editor:
         self.edit_reply: Any = None  # answer this to workspace/applyEdit instead
         self.hold_edits = False  # keep workspace/applyEdit unanswered (the user has not decided)
         self.withdrawn: list[types.ApplyWorkspaceEditParams] = []  # edits the server withdrew
+        self.created: list[str] = []  # files a CreateFile made (empty on disk, as VS Code does)
+        self.save_created = False  # save a created file's text, as an editor that saves what it creates
 
         @self.client.feature(types.WORKSPACE_APPLY_EDIT)
         async def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
@@ -66,10 +68,19 @@ class Editor:
             if not self.accept_edits:
                 return types.ApplyWorkspaceEditResult(applied=False, failure_reason="the user said no")
             for change in params.edit.document_changes or []:
+                if isinstance(change, types.CreateFile):
+                    path = Path(change.uri.removeprefix("file://"))
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    path.touch()
+                    self.created.append(change.uri)
+                    self.buffers.setdefault(change.uri, (0, ""))
                 if isinstance(change, types.TextDocumentEdit):
                     uri = change.text_document.uri
                     version, text = self.buffers[uri]
-                    assert change.text_document.version == version, "the edit is for the version the editor has"
+                    new_file = uri in self.created and change.text_document.version is None
+                    assert new_file or change.text_document.version == version, (
+                        "the edit is for the version the editor has"
+                    )
                     for edit in change.edits:
                         assert isinstance(edit, types.TextEdit)
                         text = (
@@ -78,6 +89,8 @@ class Editor:
                             + text[offset(text, edit.range.end) :]
                         )
                     self.buffers[uri] = (version + 1, text)  # applied; the editor reports it later (or never)
+                    if new_file and self.save_created:
+                        Path(uri.removeprefix("file://")).write_text(text)
             return types.ApplyWorkspaceEditResult(applied=True)
 
     def open(self, path: Path, text: str) -> str:
@@ -300,7 +313,7 @@ async def test_progress_says_the_run_waits_for_an_approval_not_that_the_tool_run
         Reply(text="Wrote it."),
     )
     result, _ = await editor.wire.run("write notes", runId="ask-1")
-    assert result["status"] == "done" and (workspace / "notes.txt").read_text() == "hi\n"
+    assert result["status"] == "done" and editor.text((workspace / "notes.txt").as_uri()) == "hi\n"  # created in it
     assert reports_at_ask == ["waiting for your approval of write_file"]
     messages = [getattr(r, "message", None) for r in client.progress_reports["cody-ask-1"]]
     waiting = messages.index("waiting for your approval of write_file")
@@ -441,7 +454,7 @@ async def test_tool_limits_are_settings_too(editor_factory, provider, tmp_path: 
     in_b, chunks_b = await editor.wire.run("hi", workspaceFolder=str(b))
     echoed, wrote = results_of(chunks_b)
     assert echoed["ok"] and "quick" in echoed["content"] and wrote["ok"]  # b: the defaults
-    assert (b / "notes.txt").read_text() == "twenty bytes of text"
+    assert editor.text((b / "notes.txt").as_uri()) == "twenty bytes of text"  # a new file: created in the editor
     assert in_a["status"] == in_b["status"] == "done"
     warnings = [m.message for m in editor.client.messages if m.type == types.MessageType.Warning]
     assert any("cody.toolDeadline = 0" in w and "> 0" in w for w in warnings), warnings

@@ -55,8 +55,8 @@ def assert_shape(actual: Any, *documented: Any) -> None:
 
 
 def params(doc: Doc, method: str, **real: Any) -> dict[str, Any]:
-    """The documented params of `method`, with the given fields replaced (None: left out)."""
-    (block,) = doc.examples("params", method)
+    """The (first) documented params of `method`, with the given fields replaced (None: left out)."""
+    block = doc.examples("params", method)[0]
     example = block.json()
     out = {key: real.get(key, value) for key, value in example.items()}
     return {key: value for key, value in out.items() if value is not None}

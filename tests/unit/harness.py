@@ -17,7 +17,7 @@ from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
 from cody_lsp.protocol.wire import TERMINAL_TYPES, PermissionParams, RunParams, RunResult, Usage
 from cody_lsp.server.agent.assembly import AssembledCall, StepResult
 from cody_lsp.server.agent.model import ModelError
-from cody_lsp.server.core.port import ClientFeatures
+from cody_lsp.server.core.port import ClientFeatures, ClientPort
 from cody_lsp.server.core.runs import LiveRun, RunManager
 from cody_lsp.server.lsp.notifications import QUEUE_CHANGED, chunk_params, queue_changed_params
 from cody_lsp.server.store.database import Store
@@ -175,7 +175,7 @@ async def make_harness(
     return harness
 
 
-class TestClient:
+class TestClient(ClientPort):
     """The test's ClientPort: events recorded as the LSP face would send them (its cody/chunk and
     cody/queueChanged params), permission questions answered by `ask(run, params)`."""
 

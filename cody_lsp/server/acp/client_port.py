@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from ...config import ServerConfig
 from ...protocol.wire import InvalidParams, PermissionParams, PermissionResult, QueueChanged, RuleScope, SessionStart
 from ..core.events import RunEvent
-from ..core.port import ClientFeatures
+from ..core.port import ClientFeatures, ClientPort
 from ..tools.editor_view import ReadLogs
 from ..tools.workspace import ToolConfig
 from .connection import RpcError
@@ -81,7 +81,7 @@ def permission_options(request: PermissionParams) -> list[Choice]:
     return choices
 
 
-class AcpClient:
+class AcpClient(ClientPort):
     def __init__(self, agent: AcpAgent):
         self._agent = agent
         # Approvals: the client answers session/request_permission. Steering: user_message

@@ -24,6 +24,10 @@ CHARS_PER_TOKEN = 4
 # A calibration ratio outside this range says more about an odd report than about text.
 MIN_RATIO, MAX_RATIO = 0.25, 4.0
 
+# An image in a request, as the models count it, about (OpenAI's detailed tiles, Anthropic's pixels/750).
+IMAGE_TOKENS = 1_600
+_IMAGE_URL = '"url": "data:image/'
+
 DEFAULT_WINDOW = 32_768
 DEFAULT_RESERVE = 4_096
 # Model name prefix → (context window, output reserve), in tokens. The name is matched
@@ -97,8 +101,20 @@ def raw_tokens(*parts: Any) -> int:
 
 
 def json_tokens(*encoded: str) -> int:
-    """`raw_tokens` of parts already serialized (`json.dumps`)."""
-    return math.ceil(sum(len(text) for text in encoded) / CHARS_PER_TOKEN)
+    """`raw_tokens` of parts already serialized (`json.dumps`): an image (a data URL) counts
+    IMAGE_TOKENS, whatever the length of its data."""
+    chars, images = 0, 0
+    for text in encoded:
+        chars += len(text)
+        start = text.find(_IMAGE_URL)
+        while start != -1:
+            begin = start + len(_IMAGE_URL)
+            end = text.find('"', begin)
+            end = len(text) if end == -1 else end
+            chars -= end - begin
+            images += 1
+            start = text.find(_IMAGE_URL, end)
+    return math.ceil(chars / CHARS_PER_TOKEN) + images * IMAGE_TOKENS
 
 
 def calibrated(raw: int, calibration: Calibration | None) -> int:

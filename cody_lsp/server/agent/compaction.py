@@ -38,6 +38,7 @@ from .budget import (
     raw_tokens,
     usage_of,
 )
+from .history import content_text
 from .model import EncodedMessages, ModelError
 from .output import TurnOutput
 
@@ -238,7 +239,7 @@ def plan(
 
 def _transcript_item(message: dict[str, Any], names: dict[str, str], cap: int) -> str:
     role = message.get("role")
-    content = message.get("content") or ""
+    content = content_text(message.get("content"))
     if len(content) > cap:
         content = content[:cap] + f" […{len(content) - cap:,} characters cut]"
     if role == "tool":

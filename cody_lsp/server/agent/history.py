@@ -17,7 +17,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ...protocol.wire import ErrorInfo
+import attrs
+
+from ...protocol.wire import Attachment, Diagnostic, ErrorInfo, FileDiagnostics, Position, Range
 
 EntryKind = Literal["message", "interrupted", "circuit_breaker", "failed"]
 
@@ -46,9 +48,73 @@ class Entry:
     for_model: bool = True  # False: shown to the user, never sent to the model
     error: ErrorInfo | None = None  # markers of a stopped or failed turn: why
     reasoning: str | None = None  # assistant messages: the model's reasoning, kept to be shown, never sent back
+    # A user message with attachments: what the user typed (the message's content is what the
+    # model read: the attachments and the prompt), and the attachments as the history shows them.
+    shown: str | None = None
+    attachments: list[Attachment] | None = None
 
 
-def user_entry(prompt: str, *, for_model: bool = True) -> Entry:
+@dataclass(frozen=True, slots=True)
+class UserInput:
+    """A prompt sent with attachments (agent/attachments.py): what the user typed, what the model
+    reads (text, or content parts when there are images), and the attachments for the history."""
+
+    text: str
+    content: str | list[dict[str, Any]]
+    attachments: list[Attachment]
+
+
+Prompt = str | UserInput
+
+
+def prompt_text(prompt: Prompt) -> str:
+    """What the user typed."""
+    return prompt.text if isinstance(prompt, UserInput) else prompt
+
+
+def user_content(prompt: Prompt) -> str | list[dict[str, Any]]:
+    """What the model reads of the prompt."""
+    return prompt.content if isinstance(prompt, UserInput) else prompt
+
+
+def attachment_record(item: Attachment) -> dict[str, Any]:
+    """An attachment as the store keeps it (its fields that have a value; rebuilt by `attachment_of`)."""
+    record: dict[str, Any] = attrs.asdict(item, filter=lambda _field, value: value is not None)
+    return record
+
+
+def attachment_of(record: dict[str, Any]) -> Attachment:
+    """The attachment of an `attachment_record`."""
+
+    def position(raw: dict[str, Any]) -> Position:
+        return Position(raw["line"], raw["character"])
+
+    def diagnostic(raw: dict[str, Any]) -> Diagnostic:
+        where = Range(position(raw["range"]["start"]), position(raw["range"]["end"]))
+        return Diagnostic(where, raw["message"], raw.get("severity"), raw.get("code"), raw.get("source"))
+
+    files = record.get("files")
+    return attrs.evolve(
+        Attachment(record["type"]),
+        **{k: v for k, v in record.items() if k not in ("type", "files")},
+        files=None
+        if files is None
+        else [FileDiagnostics(f["uri"], [diagnostic(d) for d in f["diagnostics"]]) for f in files],
+    )
+
+
+def content_text(content: Any) -> str:
+    """A message's content as text: its text parts, and `[image]` for each image part."""
+    if isinstance(content, str) or content is None:
+        return content or ""
+    parts = [p.get("text", "") if p.get("type") == "text" else "[image]" for p in content if isinstance(p, dict)]
+    return "\n".join(parts)
+
+
+def user_entry(prompt: Prompt, *, for_model: bool = True) -> Entry:
+    if isinstance(prompt, UserInput):
+        message = {"role": "user", "content": prompt.content}
+        return Entry(message, for_model=for_model, shown=prompt.text, attachments=prompt.attachments)
     return Entry({"role": "user", "content": prompt}, for_model=for_model)
 
 

@@ -12,6 +12,7 @@ the loop — retries, breakers, cancel, permissions — is tested in-process.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import math
@@ -47,12 +48,15 @@ from .history import (
     INTERRUPTED_MARKER,
     Entry,
     EntryKind,
+    Prompt,
     marker_entry,
+    user_content,
     user_entry,
 )
 from .model import ModelError, stream_step
 from .modes import offered, prompt_section, refusal
 from .output import FileEdited, TurnOutput
+from .problems import EDIT_TOOLS, EditorProblems
 
 if TYPE_CHECKING:
     from .compaction import SessionContext
@@ -62,7 +66,7 @@ log = logging.getLogger(__name__)
 # (tool call id, tool name, args) → None if the call may run, else why not (told to the model).
 AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str | None]]
 # The messages sent to the run while it works (priority `next`), taken at a safe boundary.
-Inbox = Callable[[], list[str]]
+Inbox = Callable[[], list[Prompt]]
 # (tool name, args, workspace folder, the run's tool settings: its editor and read log) → result.
 ToolRunner = Callable[[str, dict[str, Any], Path, ToolConfig], Awaitable[ToolResult]]
 Terminal = Done | Cancelled | CircuitBreaker | Error
@@ -123,7 +127,7 @@ class Ending:
         return not any(e.for_model for e in self.entries)
 
 
-def failed_before_start(prompt: str, info: ErrorInfo) -> Ending:
+def failed_before_start(prompt: Prompt, info: ErrorInfo) -> Ending:
     """A run that failed before any tool ran: the prompt and the error, for display only."""
     return Ending(
         "error",
@@ -153,7 +157,7 @@ class CircuitBreakerTripped(Exception):
 class Turn:
     folder: Path
     model: str
-    prompt: str
+    prompt: Prompt  # what the user sent: text, or text with attachments (history.UserInput)
     history: list[dict[str, Any]]
     output: TurnOutput
     model_config: ModelConfig
@@ -172,6 +176,8 @@ class Turn:
     mode: SessionMode = "code"
     # Every tool the run could use, built-in and plugged in (tools/toolset.py); `mode` filters it.
     toolset: ToolSet = field(default_factory=builtin_tools)
+    # The editor's problems, asked around each file change (problems.py); None: not asked.
+    problems: EditorProblems | None = None
 
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
@@ -231,7 +237,9 @@ class Turn:
         if not self._running_results and not any(e.message["role"] == "tool" for e in self.completed):
             # No tool ran (only messages taken from the inbox, if anything): for display only.
             prompt, failure = failed_before_start(self.prompt, info).entries
-            taken = [user_entry(e.message["content"], for_model=False) for e in self.completed]
+            taken = [
+                Entry(e.message, for_model=False, shown=e.shown, attachments=e.attachments) for e in self.completed
+            ]
             return Ending("error", Error(info.code, info.message), [prompt, *taken, failure], self.usage, error=info)
         marker = FAILED_MARKER.format(code=info.code, message=info.message)
         return self._stopped("error", Error(info.code, info.message), marker, info, "failed")
@@ -265,7 +273,7 @@ class Turn:
         messages = [
             system_message(self.folder, self.mode),
             *self.history,
-            {"role": "user", "content": self.prompt},
+            {"role": "user", "content": user_content(self.prompt)},
         ]
         self._offered = offered(self.toolset, self.mode)
         tools = self._offered.schemas()
@@ -431,7 +439,15 @@ class Turn:
                 return ToolResult(False, denied)
         if tool is not None and tool.run is not None:  # a tool that is not built in runs itself
             return await tool.run(args, self.folder, self.tools)
-        return await self.run_tool(name, args, self.folder, self.tools)
+        problems, path = self.problems, args.get("path")
+        if problems is None or name not in EDIT_TOOLS or not isinstance(path, str):
+            return await self.run_tool(name, args, self.folder, self.tools)
+        target, before = await problems.before(str(self.folder), path)
+        result = await self.run_tool(name, args, self.folder, self.tools)
+        if not result.ok or result.changed is None:
+            return result
+        note = await problems.after(result.changed, before if result.changed == target else None, path)
+        return dataclasses.replace(result, content=f"{result.content}\n\n{note}") if note else result
 
     def _check_repeat(self, name: str, raw_args: str) -> None:
         key = (name, _canonical(raw_args))

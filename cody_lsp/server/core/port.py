@@ -15,7 +15,10 @@ asks of a client:
 - `tools(session_id)`: what a run's file tools get of the client — its open documents and the
   edits it applies (tools/editor_view.py), with the session's read log;
 - `default_folder(document)`: the folder of a run that names none (raises InvalidParams
-  naming the choice).
+  naming the choice);
+- `diagnostics(path, wait)`: the editor's problems of a file a tool changed, once they settled
+  (at most `wait` seconds; 0: at once), or None (no answer). Only asked of a client whose
+  features say `diagnostics`; a port without the method keeps the default (None).
 """
 
 from __future__ import annotations
@@ -24,7 +27,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ...config import ServerConfig
-from ...protocol.wire import PermissionParams, PermissionResult, QueueChanged
+from ...protocol.wire import Diagnostic, PermissionParams, PermissionResult, QueueChanged
 from ..tools.workspace import ToolConfig
 from .events import RunEvent
 
@@ -38,11 +41,11 @@ class ClientFeatures:
     usage: bool = False  # it wants usage events
     compaction: bool = False  # it wants compact events
     checkpoints: bool = False  # it wants checkpoint events
+    diagnostics: bool = False  # it reports the problems of a changed file (ClientPort.diagnostics)
 
 
 class ClientPort(Protocol):
-    @property
-    def features(self) -> ClientFeatures: ...
+    features: ClientFeatures
 
     def send(self, event: RunEvent) -> None: ...
 
@@ -55,3 +58,7 @@ class ClientPort(Protocol):
     def tools(self, session_id: str) -> ToolConfig: ...
 
     def default_folder(self, document: str | None) -> str: ...
+
+    async def diagnostics(self, path: str, wait: float) -> list[Diagnostic] | None:
+        """The default, for a port that cannot report problems (subclass ClientPort to inherit it)."""
+        return None

@@ -67,11 +67,13 @@ from ...protocol.wire import (
     UserMessage,
 )
 from ...secrets import redact
+from ..agent.attachments import user_input
 from ..agent.budget import budget_for
 from ..agent.compaction import CompactionRecord, History, SessionContext
-from ..agent.history import user_entry
+from ..agent.history import Prompt, UserInput, user_entry
 from ..agent.model import ModelError, stream_step
 from ..agent.output import NoOutput
+from ..agent.problems import EditorProblems
 from ..agent.turn import (
     AskPermission,
     Ending,
@@ -136,6 +138,7 @@ class LiveRun:
     # The message of the cody/run request.
     message_id: str = ""
     prompt: str = ""
+    input: UserInput | None = None  # the prompt with its attachments, read when the message was taken in
     priority: Priority = "later"
     should_query: bool = True
     announced: bool = False  # its session_start was sent
@@ -472,16 +475,38 @@ class RunManager:
             folder = self.resolve_folder(params.workspace_folder, document=params.active_document)
             run.config = await self._config_for(folder)
             model = run.config.model.model or ""
-            session = await self.store.create_session(new_id("ses"), title_from(params.prompt), model, folder)
+            session_id = new_id("ses")
+            # Attachments that cannot be used fail the request before a session is made.
+            run.input = await self._user_input(params, folder, session_id, run.config, model)
+            session = await self.store.create_session(session_id, title_from(params.prompt), model, folder)
             run.created_session = True
         if run.config is None:
             run.config = await self._config_for(session.workspace_folder)
+            model = session.model or run.config.model.model or ""
+            run.input = await self._user_input(params, session.workspace_folder, session.id, run.config, model)
         if run.config.tool_policy != self.config.tool_policy:
             run.policy = ToolPolicy(run.config.tool_policy)
         run.session_id = session.id
         run.folder = session.workspace_folder
         run.events = RunEventStream(run.run_id, session.id, self.client.send, self.config.text_flush_interval)
         return session
+
+    async def _user_input(
+        self, params: RunParams, folder: str, session_id: str, config: ServerConfig, model: str
+    ) -> UserInput | None:
+        """The prompt with its attachments read (agent/attachments.py); None without attachments."""
+        if not params.attachments:
+            return None
+        tools = self.client.tools(session_id).with_limits(config.tool_limits, allow_vcs_writes=config.allow_vcs_writes)
+        return await user_input(
+            params.prompt,
+            params.attachments,
+            folder=Path(folder),
+            tools=tools,
+            settings=config.editor_context,
+            model=model,
+            budget=budget_for(model, config.context),
+        )
 
     async def _execute(self, run: LiveRun, session: SessionInfo, model: str, queue: SessionQueue) -> None:
         """The message's task: wait for the session, then run (or follow the run it was taken
@@ -504,7 +529,7 @@ class RunManager:
         except Exception as exc:  # the guard: a bug anywhere above still ends the run properly
             log.exception("run %s failed", run.run_id)
             if ending is None:
-                ending = failed_before_start(run.prompt, internal_error(exc))
+                ending = failed_before_start(run.input or run.prompt, internal_error(exc))
         finally:
             if run.joined is not None:
                 await self._follow(run, run.joined)
@@ -571,17 +596,17 @@ class RunManager:
         if self.client.features.steering:
             self._events(run).emit(UserMessage(message.message_id, message.prompt, message.priority))
 
-    def _take_inbox(self, run: LiveRun) -> list[str]:
+    def _take_inbox(self, run: LiveRun) -> list[Prompt]:
         """The safe boundary of `run`: the `next` messages waiting for its session join it."""
         queue = self._queues.get(run.session_id or "")
         if run.cancel_requested or queue is None or queue.active is not run:
             return []
-        prompts = []
+        prompts: list[Prompt] = []
         for item in queue.take_next():
             message: LiveRun = item.owner
             message.joined = run
             self._show_message(run, message)
-            prompts.append(message.prompt)
+            prompts.append(message.input or message.prompt)
         return prompts
 
     def _check_room(self, session_id: str) -> None:
@@ -609,7 +634,7 @@ class RunManager:
 
     async def _turn(self, run: LiveRun, session: SessionInfo, model: str) -> Ending:
         """Record the run's start, then let the agent run the turn to its Ending."""
-        prompt = run.prompt
+        prompt: Prompt = run.input or run.prompt
         await self.store.start_run(run.run_id, session.id)
         await self.checkpoints.before_turn(session, run.run_id)
         run.checkpoint = self.checkpoints.start(session, run.run_id, self._config(run), self._events(run))
@@ -635,6 +660,7 @@ class RunManager:
             tools=self.client.tools(session.id).with_limits(
                 config.tool_limits, allow_vcs_writes=config.allow_vcs_writes
             ),
+            problems=self._problems(config),
         )
         try:
             history = await self._load_history(session.id)
@@ -658,6 +684,11 @@ class RunManager:
             return await self._step(*args)
 
         return step
+
+    def _problems(self, config: ServerConfig) -> EditorProblems | None:
+        """The editor's problems after each change a tool makes, when the client reports them."""
+        wait = config.editor_context.diagnostics_wait
+        return EditorProblems(self.client.diagnostics, wait) if self.client.features.diagnostics and wait > 0 else None
 
     def _config(self, run: LiveRun) -> ServerConfig:
         return run.config or self.config

@@ -2,7 +2,8 @@
 
 Events become `cody/chunk` notifications (and drive the editor's work-done progress), queue
 changes `cody/queueChanged`, permission questions `cody/requestPermission` (the client's answer
-validated here: anything that is not a valid answer counts as deny), settings come from the
+validated here: anything that is not a valid answer counts as deny), a changed file's problems
+`cody/diagnostics` (to a client that declared `diagnostics`), settings come from the
 editor's configuration over the environment's (configuration.py), a run's file tools get the
 editor's documents and edits (workspace_edits.py), and a run that names no folder gets the
 folder of its document or the only workspace folder (workspace_folders.py).
@@ -18,6 +19,9 @@ from pygls.exceptions import JsonRpcException
 
 from ...config import ServerConfig
 from ...protocol.wire import (
+    Diagnostic,
+    DiagnosticsParams,
+    DiagnosticsResult,
     InvalidParams,
     PermissionParams,
     PermissionResult,
@@ -27,7 +31,8 @@ from ...protocol.wire import (
     to_wire,
 )
 from ..core.events import RunEvent
-from ..core.port import ClientFeatures
+from ..core.port import ClientFeatures, ClientPort
+from ..tools.editor_view import editor_uri
 from .client_requests import ask_client
 from .notifications import CHUNK, QUEUE_CHANGED, chunk_params, queue_changed_params
 
@@ -38,6 +43,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 REQUEST_PERMISSION = "cody/requestPermission"
+DIAGNOSTICS = "cody/diagnostics"
+MAX_DIAGNOSTICS = 1_000  # of one answer, read (the rest are dropped)
 
 
 def features_from(experimental: Any) -> ClientFeatures:
@@ -51,6 +58,7 @@ def features_from(experimental: Any) -> ClientFeatures:
         usage=bool(cody.get("usage")),
         compaction=bool(cody.get("compaction")),
         checkpoints=bool(cody.get("checkpoints")),
+        diagnostics=bool(cody.get("diagnostics")),
     )
 
 
@@ -69,7 +77,19 @@ def permission_answer(raw: Any) -> PermissionResult:
 QUEUE_MAX_DELAY = 0.25  # seconds a queue change may wait to be told with the ones of its burst
 
 
-class LspClient:
+def diagnostics_answer(raw: Any) -> list[Diagnostic] | None:
+    """The client's answer to `cody/diagnostics` (its first MAX_DIAGNOSTICS); None if it is not one."""
+    if isinstance(raw, dict) and isinstance(raw.get("diagnostics"), list):
+        raw = {**raw, "diagnostics": raw["diagnostics"][:MAX_DIAGNOSTICS]}
+    try:
+        result: DiagnosticsResult = parse(DiagnosticsResult, raw, "result")
+    except InvalidParams as exc:
+        log.warning("a cody/diagnostics answer that is not valid is ignored: %s", exc)
+        return None
+    return result.diagnostics
+
+
+class LspClient(ClientPort):
     def __init__(self, server: CodyServer):
         self._lsp = server
         self.features = ClientFeatures()  # set at initialize
@@ -130,3 +150,16 @@ class LspClient:
 
     def default_folder(self, document: str | None) -> str:
         return self._lsp.editor.workspace_folders.pick(document)
+
+    async def diagnostics(self, path: str, wait: float) -> list[Diagnostic] | None:
+        if not self.features.diagnostics:
+            return None
+        editor = self._lsp.editor
+        uri = editor.documents.uri_of(path) or editor_uri(path, editor.folder_paths())
+        params = DiagnosticsParams(uri, round(wait * 1000))
+        try:
+            answer = await ask_client(self._lsp.protocol, DIAGNOSTICS, to_wire(params), prefix="diag")
+        except JsonRpcException as exc:
+            log.info("cody/diagnostics was answered with an error (%s); no problems reported", exc.code)
+            return None
+        return diagnostics_answer(answer)

@@ -3,8 +3,9 @@
 Keys (protocol.md, "Configuration from the editor"): `model`, `baseUrl`, `toolPolicy`
 (`{tool: "allow" | "ask" | "deny"}`), `contextWindow`, `outputReserve`, and each run and tool
 limit of the environment in camelCase (`maxSteps` for `CODY_MAX_STEPS`, `retryAttempts`,
-`stallTimeout`, `commandTimeout`, `maxWriteBytes`, `toolDeadline`, …), and the checkpoints'
-`checkpointMaxFileBytes` and `checkpointStoreMaxBytes`. The API key is never one
+`stallTimeout`, `commandTimeout`, `maxWriteBytes`, `toolDeadline`, …), the checkpoints'
+`checkpointMaxFileBytes` and `checkpointStoreMaxBytes`, the attachments' bounds, `modelImages` and
+`diagnosticsWait`. The API key is never one
 of them, nor `CODY_ALLOW_VCS_WRITES`: they come from the environment only.
 
 Where a value comes from, first found wins: the workspace folder's configuration (section `cody`
@@ -33,11 +34,13 @@ from urllib.parse import urlparse
 
 from ...config import (
     CHECKPOINT_VARIABLES,
+    EDITOR_CONTEXT_VARIABLES,
     LIMIT_VARIABLES,
     TOOL_LIMIT_VARIABLES,
     TOOL_POLICY_VALUES,
     CheckpointSettings,
     ContextSettings,
+    EditorContext,
     Limits,
     ModelConfig,
     ServerConfig,
@@ -55,7 +58,17 @@ LIMIT_KEYS = {setting_key(var): field for var, field in LIMIT_VARIABLES}  # maxS
 TOOL_LIMIT_KEYS = {setting_key(var): field for var, field in TOOL_LIMIT_VARIABLES}  # toolDeadline → deadline
 CHECKPOINT_KEYS = {setting_key(var): field for var, field in CHECKPOINT_VARIABLES}  # checkpointMaxFileBytes → …
 CONTEXT_KEYS = {"contextWindow": "window", "outputReserve": "output_reserve"}
-KEYS = ("model", "baseUrl", "toolPolicy", *CONTEXT_KEYS, *LIMIT_KEYS, *TOOL_LIMIT_KEYS, "mcpServers", *CHECKPOINT_KEYS)
+# attachmentMaxChars → attachment_max_chars, …, modelImages, diagnosticsWait
+EDITOR_CONTEXT_KEYS = {setting_key(var): field for var, field in EDITOR_CONTEXT_VARIABLES}
+KEYS = (
+    *("model", "baseUrl", "toolPolicy"),
+    *CONTEXT_KEYS,
+    *LIMIT_KEYS,
+    *TOOL_LIMIT_KEYS,
+    "mcpServers",
+    *CHECKPOINT_KEYS,
+    *EDITOR_CONTEXT_KEYS,
+)
 
 Fetch = Callable[[str], Awaitable[Any]]  # folder path → the client's `cody` section for it
 
@@ -91,6 +104,14 @@ def _base_url(value: Any) -> str:
     return text
 
 
+def _images(value: Any) -> str:
+    if value == "auto":
+        return "auto"
+    if not isinstance(value, bool):
+        raise _Invalid('must be true, false or "auto"')
+    return "on" if value else "off"
+
+
 def _show(value: Any) -> str:
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "…"
@@ -106,6 +127,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
     limit_defaults = Limits()
     tool_defaults = ToolLimits()
     checkpoint_defaults = CheckpointSettings()
+    context_defaults = EditorContext()
 
     def warn(key: str, where: str, value: Any, why: str) -> None:
         warnings.append(f"Cody: the setting {SECTION}.{key} = {_show(value)} ({where}) {why}; it is ignored.")
@@ -133,6 +155,11 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
                     found[key] = value
                 elif key in CONTEXT_KEYS:
                     found[key] = _number(key, value, 0)
+                elif key == "modelImages":
+                    found[key] = _images(value)
+                elif key in EDITOR_CONTEXT_KEYS:
+                    default = getattr(context_defaults, EDITOR_CONTEXT_KEYS[key])
+                    found[key] = _number(key, value, default, positive=key != "diagnosticsWait")
                 elif key in TOOL_LIMIT_KEYS:
                     found[key] = _number(key, value, getattr(tool_defaults, TOOL_LIMIT_KEYS[key]), positive=True)
                 elif key in CHECKPOINT_KEYS:
@@ -164,6 +191,9 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         )
         reserve = 0
     context = ContextSettings(window, reserve)
+    editor_context = dataclasses.replace(
+        base.editor_context, **{EDITOR_CONTEXT_KEYS[k]: v for k, v in found.items() if k in EDITOR_CONTEXT_KEYS}
+    )
     config = dataclasses.replace(
         base,
         model=model,
@@ -173,6 +203,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         tool_policy=policy,
         mcp_servers=found.get("mcpServers", base.mcp_servers),
         checkpoints=checkpoints,
+        editor_context=editor_context,
     )
     return config, warnings
 

@@ -170,6 +170,10 @@ class DocumentStore:
         """A write gave the document this text; see the module docstring."""
         self._expected[uri] = (text, version)
 
+    def uri_of(self, path: str) -> str | None:
+        """The URI of the open document at `path`, if one is open there."""
+        return next((uri for uri in self.documents if _path(uri) == path), None)
+
     def open_files(self) -> list[OpenFile]:
         """A snapshot of the open documents that are files (file:// URIs), as the tools see them."""
         files = []

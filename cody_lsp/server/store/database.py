@@ -23,6 +23,7 @@ import aiosqlite
 
 from ...config import private_dir, private_file
 from ...protocol.wire import (
+    Attachment,
     ErrorInfo,
     Message,
     PermissionRule,
@@ -33,7 +34,7 @@ from ...protocol.wire import (
 )
 from ..agent.budget import Calibration
 from ..agent.compaction import CompactionRecord, History
-from ..agent.history import Entry
+from ..agent.history import Entry, attachment_of, attachment_record
 from .errors import SESSION_GONE, SessionGone, StoreError
 from .queries import (
     LATEST_SESSION,
@@ -204,12 +205,23 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE messages ADD COLUMN reasoning TEXT;
     """,
+    # 10 → 11: a user message sent with attachments: `content` is what the user typed,
+    # `model_content` what the model read (JSON: a string, or content parts with images) and
+    # `attachments` what was attached, as the history shows it (JSON, wire.Attachment objects);
+    # a checkpoint's copy of the history keeps them too.
+    """
+    ALTER TABLE messages ADD COLUMN model_content TEXT;
+    ALTER TABLE messages ADD COLUMN attachments TEXT;
+    ALTER TABLE checkpoint_messages ADD COLUMN model_content TEXT;
+    ALTER TABLE checkpoint_messages ADD COLUMN attachments TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
 RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix, decision"
 MESSAGE_COLUMNS = (
-    "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error"
+    "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error, "
+    "model_content, attachments"
 )
 
 
@@ -323,11 +335,13 @@ def _session(row: Any) -> SessionInfo:
     return SessionInfo(**{**fields, "usage": Usage(*usage) if usage else None})
 
 
-def _model_message(role: str, content: str | None, tool_calls: str | None, tool_call_id: str | None) -> dict[str, Any]:
+def _model_message(
+    role: str, content: str | None, tool_calls: str | None, tool_call_id: str | None, model_content: str | None = None
+) -> dict[str, Any]:
     """A stored message as the agent built it (same keys, same order: the same bytes in a request)."""
     if tool_call_id:
         return {"role": role, "tool_call_id": tool_call_id, "content": content}
-    msg: dict[str, Any] = {"role": role, "content": content}
+    msg: dict[str, Any] = {"role": role, "content": json.loads(model_content) if model_content else content}
     if tool_calls:
         msg["tool_calls"] = json.loads(tool_calls)
     return msg
@@ -338,6 +352,17 @@ def _calibration(raw: str | None) -> Calibration | None:
         return None
     data = json.loads(raw)
     return Calibration(int(data["reported"]), int(data["raw"]))
+
+
+def _attachments(raw: str | None) -> list[Attachment] | None:
+    """A message's attachments as stored (history.attachment_record)."""
+    if not raw:
+        return None
+    try:
+        return [attachment_of(item) for item in json.loads(raw)]
+    except (ValueError, TypeError, KeyError):
+        log.warning("a message's stored attachments do not parse; they are not shown")
+        return None
 
 
 def _error_info(raw: str | None) -> ErrorInfo | None:
@@ -628,7 +653,7 @@ class Store:
                 last = await cur.fetchone()
                 state = CompactionRecord.from_json(last[0], last[1]).state if last else None
                 cur = await self._conn.execute(
-                    "SELECT position, role, content, tool_calls, tool_call_id FROM messages "
+                    "SELECT position, role, content, tool_calls, tool_call_id, model_content FROM messages "
                     "WHERE session_id = ? AND position >= ? AND for_model = 1 ORDER BY position",
                     (session_id, state.summarized_before if state else 0),
                 )
@@ -667,8 +692,9 @@ class Store:
                 kind=r[6],
                 ok=None if r[9] is None else bool(r[9]),
                 error=_error_info(r[11]),
-                compaction=CompactionRecord.from_json(r[2], r[12]).info() if r[12] else None,
-                reasoning=r[13],
+                compaction=CompactionRecord.from_json(r[2], r[14]).info() if r[14] else None,
+                reasoning=r[15],
+                attachments=_attachments(r[13]),
             )
             for r in rows
         ]
@@ -741,13 +767,13 @@ class Store:
             statements.append(
                 (
                     f"INSERT INTO messages (session_id, {MESSAGE_COLUMNS}, reasoning) VALUES "
-                    "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    "(?, (SELECT message_count FROM sessions WHERE id = ?) + ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         session_id,
                         session_id,
                         i,
                         msg["role"],
-                        msg.get("content"),
+                        entry.shown if entry.shown is not None else msg.get("content"),
                         json.dumps(tool_calls) if tool_calls else None,
                         msg.get("tool_call_id"),
                         entry.tool_name,
@@ -757,6 +783,8 @@ class Store:
                         entry.ok,
                         entry.for_model,
                         json.dumps({"code": entry.error.code, "message": entry.error.message}) if entry.error else None,
+                        json.dumps(msg.get("content")) if entry.shown is not None else None,
+                        json.dumps([attachment_record(a) for a in entry.attachments]) if entry.attachments else None,
                         _kept_reasoning(entry.reasoning),
                     ),
                 )

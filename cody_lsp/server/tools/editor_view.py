@@ -28,6 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Protocol
 
 __all__ = [
@@ -42,6 +43,7 @@ __all__ = [
     "new_hasher",
     "position_at",
     "units",
+    "editor_uri",
 ]
 
 
@@ -121,6 +123,21 @@ class Overlay:
 
 
 EMPTY = Overlay()
+
+
+def editor_uri(path: str, folders: Sequence[str]) -> str:
+    """The URI the editor knows the file at the real `path` by: under the editor's own spelling
+    of a folder that leads to it (a folder opened through a symlink), else the real path's.
+    Blocking (``realpath``)."""
+    for folder in folders:
+        head = posixpath.normpath(folder)
+        try:
+            real = os.path.realpath(head)
+        except (OSError, ValueError):
+            continue
+        if path == real or path.startswith(real.rstrip("/") + "/"):
+            return Path(head, posixpath.relpath(path, real)).as_uri()
+    return Path(path).as_uri()
 
 
 def _same(path: str, root: str) -> bool:

@@ -19,7 +19,17 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from .editor_view import Change, FolderFile, OpenFile, Overlay, TextEdit, content_hash, new_hasher, text_edit
+from .editor_view import (
+    Change,
+    FolderFile,
+    OpenFile,
+    Overlay,
+    TextEdit,
+    content_hash,
+    editor_uri,
+    new_hasher,
+    text_edit,
+)
 from .fsaccess import Target, Workspace
 from .lines import BINARY_SNIFF_BYTES, Line, LineReader, is_binary
 from .matching import glob_matcher, grep_regex
@@ -298,6 +308,40 @@ def _list_dir(ws: Workspace, args: dict, config: ToolConfig, budget: WorkBudget,
     return ToolResult(True, header + "\n" + "\n".join(rows))
 
 
+# --------------------------------------------------------------------------- attachments
+
+
+def _attached_path(root: str, path: str, folders: Sequence[str]) -> str:
+    """A path the editor gave (absolute, maybe under another spelling of the folder) as one
+    relative to the folder when it is inside it; else as given (the confinement refuses it)."""
+    if not path.startswith("/"):
+        return path
+    norm = posixpath.normpath(path)
+    for folder in (root, *folders):
+        head = posixpath.normpath(folder)
+        if norm == head or norm.startswith(head.rstrip("/") + "/"):
+            if folder == root or os.path.realpath(head) == root:
+                return posixpath.relpath(norm, head)
+    return path
+
+
+def _attached_file(ws: Workspace, args: dict, config: ToolConfig, budget: WorkBudget, overlay: Overlay) -> ToolResult:
+    """A file the user attached to a message, as read_file shows it (the open document's text
+    included), or a folder as list_dir does; never version-control metadata."""
+    path = args["path"] = _attached_path(ws.root, args["path"], args.get("folders") or ())
+    parts = ws.parts(path)
+    with ws.resolve(parts, path=path) as target:
+        real, mode = target.parts, target.mode
+    bad = vcs_component(parts) or vcs_component(real)
+    if bad is not None:
+        raise ToolError(f"'{show(path)}' is in '{show(bad)}', version-control metadata, which is never attached")
+    if mode is not None and stat.S_ISDIR(mode) and overlay.get(real) is None:
+        if args.get("start_line") is not None or args.get("end_line") is not None:
+            raise ToolError(f"'{show(path)}' is a folder: give lines only for a file")
+        return _list_dir(ws, args, config, budget, overlay)
+    return _read_file(ws, args, config, budget, overlay)
+
+
 # --------------------------------------------------------------------------- glob
 
 
@@ -517,6 +561,7 @@ class _Planned:
     text: str = ""  # the new content as text, when the file is open
     change: Change | None = None
     before: str | None = None  # the file's text before, when the run asks for diffs (ToolConfig.diffs)
+    created: bool = False  # a new file, created through the editor (not open before)
 
 
 def _conflict(verb: str, shown: str, doc: object, current: bytes | None) -> ToolError:
@@ -581,6 +626,13 @@ def _write_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay)
             edit = text_edit(doc.file.text, 0, len(doc.file.text), content, config.editor.encoding)
             change = _change(doc, edit, content, shown, config)
             return _Planned(key, data, summary, doc.file, content, change, before)
+        editor = config.editor
+        if not exists and editor is not None and editor.can_create:  # a new file: created through the editor
+            uri = editor_uri(key, editor.folders)
+            change = Change(uri, None, True, (TextEdit((0, 0), (0, 0), content),), content, f"Cody: create {shown}")
+            return _Planned(
+                key, data, summary, OpenFile(key, uri, content, None), content, change, before, created=True
+            )
         ws.write_atomic(target, data)
     return _Planned(key, data, summary, doc.file if doc else None, content, before=before)
 
@@ -693,6 +745,27 @@ APPLIED = (
 )
 
 
+CREATED = (
+    " — created in the editor as one change the user can undo there, not saved: on disk (what run_command "
+    "sees) it has no content until the user saves it; read_file and grep see it now"
+)
+CREATED_SAVED = " — created through the editor (the user can undo it there), and on disk"
+
+
+def _on_disk(root: Path, key: str, data: bytes) -> bool:
+    """Whether the file at the real path `key` has `data` on disk (an editor may save what it created)."""
+    with Workspace(root) as ws:
+        parts = ws.parts(key)
+        try:
+            fd = ws.open(parts, _OPEN_READ, path=key)
+        except OSError:
+            return False
+        try:
+            return os.fstat(fd).st_size == len(data) and os.read(fd, len(data) + 1) == data
+        finally:
+            os.close(fd)
+
+
 def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]) -> ToolHandler:
     """The async handler of write_file/edit_file: the change is worked out (and, unless it goes to
     an open document through the editor, written) on the tool's thread; an edit the editor declines
@@ -714,6 +787,9 @@ def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]
             assert editor is not None
             if await editor.apply(planned.change):
                 where = APPLIED
+                if planned.created:
+                    saved = await run_blocking(lambda _budget: _on_disk(root, planned.key, planned.data), config, name)
+                    where = CREATED_SAVED if saved else CREATED
             else:
                 await run_blocking(
                     lambda _budget: _write_planned(root, args["path"], config, planned.data), config, name
@@ -727,7 +803,7 @@ def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]
         if config.diffs:
             before = None if planned.before is None else _shown_text(planned.before)
             diff = FileDiff(planned.key, before, _shown_text(planned.text))
-        return ToolResult(True, planned.summary + where, diff)
+        return ToolResult(True, planned.summary + where, diff, changed=planned.key)
 
     handler.__name__ = handler.__qualname__ = name
     handler.__doc__ = plan.__doc__
@@ -755,6 +831,7 @@ def _write_planned(root: Path, path: str, config: ToolConfig, data: bytes) -> No
 # --------------------------------------------------------------------------- the handlers
 
 read_file = _file_tool(_read_file, fetch=True)
+attached_file = _file_tool(_attached_file, fetch=True)  # not a tool: cody/run attachments (agent/attachments.py)
 list_dir = _file_tool(_list_dir)
 glob = _file_tool(_glob)
 grep = _file_tool(_grep)

@@ -7,6 +7,7 @@ runs; whatever a tool returns has the server's secrets redacted and is capped.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import os
 from dataclasses import dataclass
@@ -231,4 +232,4 @@ async def run_tool(name: str, args: Any, root: Path, config: ToolConfig = ToolCo
     except Exception as e:
         result = ToolResult(False, _failure(name, e))
     content = redact_all(_valid_text(result.content), env_secrets(os.environ))
-    return ToolResult(result.ok, cap_text(content, config.max_result_chars), result.diff)
+    return dataclasses.replace(result, content=cap_text(content, config.max_result_chars))

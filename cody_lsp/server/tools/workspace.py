@@ -46,6 +46,8 @@ class ToolResult:
     content: str
     # write_file/edit_file, when the run's ToolConfig asks for diffs: what changed.
     diff: FileDiff | None = None
+    # write_file/edit_file: the real path of the file the call changed.
+    changed: str | None = None
 
 
 _LIMITS = ToolLimits()

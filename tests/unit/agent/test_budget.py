@@ -34,6 +34,8 @@ from cody_lsp.server.agent.history import Entry, user_entry
 from cody_lsp.server.agent.model import ModelError
 from cody_lsp.server.store.database import MIGRATIONS, SCHEMA_VERSION, Store
 
+USAGE_MIGRATION = 4  # the schema version before the usage migration (later migrations follow it)
+
 
 @pytest.mark.parametrize(
     ("model", "window", "reserve"),

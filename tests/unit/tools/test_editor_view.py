@@ -31,6 +31,7 @@ class FakeEditor:
     can_edit: bool = True
     can_create: bool = True
     accept: bool = True
+    save: bool = False  # write a created file's text to disk, as an editor that saves what it creates
     applied: list[Change] = field(default_factory=list)
     writes: list[tuple[str, str, int | None]] = field(default_factory=list)
 
@@ -39,6 +40,8 @@ class FakeEditor:
 
     async def apply(self, change: Change) -> bool:
         self.applied.append(change)
+        if self.accept and self.save and change.create:
+            Path(change.uri.removeprefix("file://")).write_text(change.text)
         return self.accept
 
     def written(self, uri: str, text: str, version: int | None) -> None:
@@ -183,11 +186,34 @@ async def test_a_declined_edit_is_written_to_disk(ws: Path):
 
 
 async def test_files_not_open_are_written_to_disk(ws: Path):
-    editor = FakeEditor()
+    editor = FakeEditor(can_create=False)
     r = await run_tool("write_file", {"path": "src/other.py", "content": "x = 1\n"}, ws, cfg(editor))
     assert r.content == "created src/other.py (6 bytes) — written to disk" and not editor.applied
-    r = await run_tool("write_file", {"path": "src/other.py", "content": "x = 2\n"}, ws, cfg())
+    r = await run_tool("write_file", {"path": "src/other.py", "content": "x = 2\n"}, ws, cfg(FakeEditor()))
+    assert r.content == "overwrote src/other.py (6 bytes) — written to disk"  # exists, not open: the disk
+    r = await run_tool("write_file", {"path": "src/other.py", "content": "x = 3\n"}, ws, cfg())
     assert r.content == "overwrote src/other.py (6 bytes)"  # no editor: as before
+
+
+async def test_a_new_file_is_created_through_an_editor_that_creates_files(ws: Path):
+    editor = FakeEditor()
+    r = await run_tool("write_file", {"path": "src/pkg/new.py", "content": "A = 1\n"}, ws, cfg(editor))
+    assert r.ok and r.content.startswith("created src/pkg/new.py (6 bytes) — created in the editor"), r.content
+    assert "no content until the user saves it" in r.content and r.changed == str(ws / "src/pkg/new.py")
+    (change,) = editor.applied
+    assert change.uri == (ws / "src/pkg/new.py").as_uri() and change.create and change.version is None
+    assert change.edits == (TextEdit((0, 0), (0, 0), "A = 1\n"),) and change.label == "Cody: create src/pkg/new.py"
+    assert editor.writes == [(change.uri, "A = 1\n", None)]  # reads see its text until the editor reports it
+    assert not (ws / "src/pkg/new.py").exists()
+    saving = FakeEditor(save=True)  # an editor that saves what it creates: the model is told it is on disk
+    r = await run_tool("write_file", {"path": "made.py", "content": "B = 2\n"}, ws, cfg(saving))
+    assert (
+        r.content == "created made.py (6 bytes) — created through the editor (the user can undo it there), and on disk"
+    )
+    declining = FakeEditor(accept=False)
+    r = await run_tool("write_file", {"path": "other.py", "content": "C = 3\n"}, ws, cfg(declining))
+    assert r.content.endswith("written to disk (the editor declined to apply it)")
+    assert (ws / "other.py").read_text() == "C = 3\n"
 
 
 async def test_an_unsaved_new_document_is_created_then_edited(ws: Path):

@@ -52,6 +52,9 @@ class Choice:
 
 
 ALLOW = Choice(("y", "yes"), "[y]es", {"outcome": "allow"})
+# After `n`, on a terminal, when the server takes it: what the agent should do instead (a line).
+FEEDBACK_QUESTION = "  Tell the agent what to do instead (Enter: just no): "
+MAX_FEEDBACK = 4000
 DENY = Choice(("n", "no"), "[n]o", {"outcome": "deny"}, "[yellow]denied[/]")
 VIEW = ("v", "view")  # the keys that show the whole change or command
 
@@ -169,11 +172,13 @@ class TerminalApprover:
         reader: LineReader,
         renderer: ChunkRenderer,
         on_interrupt: Callable[[], None] | None = None,
+        feedback: Callable[[], bool] = lambda: False,
     ):
         self.console = console
         self.reader = reader
         self.renderer = renderer
         self.on_interrupt = on_interrupt
+        self.feedback = feedback  # whether the server takes a deny's feedback (denyFeedback)
         self.denied = 0  # calls the person answered no to
 
     async def __call__(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -204,9 +209,23 @@ class TerminalApprover:
             return DENY.answer
         if choice is DENY:
             self.denied += 1
+            told = await self._instead()
+            if told:
+                self.console.print(f"  [dim]{RESULT_MARK}[/] [yellow]denied[/], and the agent is told: {escape(told)}")
+                return {**DENY.answer, "feedback": told}
         if choice.said is not None:
             self.console.print(f"  [dim]{RESULT_MARK}[/] {choice.said}")
         return choice.answer
+
+    async def _instead(self) -> str:
+        """After `n`: a line of what to do instead, on a terminal, when the server takes it ("": none)."""
+        if not (self.reader.interactive and self.feedback()):
+            return ""
+        try:
+            line = await self.reader.read(FEEDBACK_QUESTION, ask=True)
+        except (EOFError, KeyboardInterrupt):
+            return ""
+        return line.strip()[:MAX_FEEDBACK]
 
     async def _confirmed(self, choice: Choice) -> bool:
         """A rule this broad is made only when the same key is pressed again."""

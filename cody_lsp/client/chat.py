@@ -18,6 +18,7 @@ import contextlib
 import json
 import os
 import signal
+import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,8 +30,9 @@ from rich.text import Text
 
 from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, CheckpointInfo, Message, RestoreMode, SessionInfo
 from .approvals import TerminalApprover, add_yes_flag
-from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream
+from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream, server_feature
 from .interrupts import CancelOnInterrupt, stop_on_termination
+from .mentions import completer, label, mentions
 from .permission_rules import PermissionRules
 from .reader import LineReader
 from .render import (
@@ -65,6 +67,7 @@ HELP = """\
   /exit          leave (also Ctrl+D)
 [bold]Keys[/]
   Enter sends the message; typed during a run, the model reads it at its next step
+  @path attaches a file or folder (@app.py:10-20: those lines); Tab completes the path
   Ctrl+C during a run interrupts it (the messages queued behind it go on; a second Ctrl+C,
     while it is being stopped, stops waiting for it); at the prompt Ctrl+C clears the line
   Ctrl+D (or /exit) quits · ↑/↓ recall earlier messages"""
@@ -113,7 +116,7 @@ class Chat:
         self.folder = folder
         self.console = make_console()
         self.renderer = ChunkRenderer(self.console)
-        self.reader = LineReader(self.console)
+        self.reader = LineReader(self.console, completer=completer(folder) if sys.stdin.isatty() else None)
         self.client: CodyClient | None = None
         self.session_id: str | None = None
         # The model of the current session: the session's own once resumed, else the default.
@@ -135,7 +138,9 @@ class Chat:
     def permission_handler(self) -> PermissionHandler:
         if self.args.yes:
             return lambda _params: "allow"
-        approver = TerminalApprover(self.console, self.reader, self.renderer, on_interrupt=self.cancel_run)
+        approver = TerminalApprover(
+            self.console, self.reader, self.renderer, on_interrupt=self.cancel_run, feedback=self.takes_feedback
+        )
 
         async def ask(params: dict[str, Any]) -> dict[str, Any]:
             self.typeahead.pause()  # the question's prompt reads the terminal now
@@ -189,6 +194,10 @@ class Chat:
             self.interrupt.interrupt()
         else:
             self.reader.interrupt()
+
+    def takes_feedback(self) -> bool:
+        """The server gives a deny's feedback to the model (it advertises denyFeedback)."""
+        return self.client is not None and bool(server_feature(self.client, "denyFeedback"))
 
     def cancel_run(self) -> None:
         """Ctrl+C at an approval: the call is denied and the run cancelled, as Ctrl+C during a run does."""
@@ -297,7 +306,8 @@ class Chat:
         assert self.client is not None
         message_id = _message_id()
         new_session = self.session_id is None
-        stream = self.client.stream(prompt, session_id=self.session_id, message_id=message_id)
+        attachments = self.attached(prompt)
+        stream = self.client.stream(prompt, session_id=self.session_id, message_id=message_id, attachments=attachments)
         self.run_id, self.run_ids, self.typed_ids = stream.run_id, {stream.run_id}, {message_id}
         self.follow(stream)
         answer = self.pending[stream]
@@ -335,6 +345,15 @@ class Chat:
             self.renderer.close_live()
             self.run_id = None
             self.interrupt = None
+
+    def attached(self, text: str) -> list[dict[str, Any]]:
+        """The files its `@path` mentions attach (mentions.py), said in a dim line."""
+        attachments, unknown = mentions(text, self.folder)
+        if attachments:
+            print_line(self.console, f"[dim]attached: {escape(', '.join(label(a) for a in attachments))}[/]")
+        if unknown:
+            print_line(self.console, f"[dim]not in this folder, sent as text: {escape(' '.join(unknown))}[/]")
+        return attachments
 
     def follow(self, stream: RunStream) -> None:
         self.pending[stream] = asyncio.ensure_future(stream.result())
@@ -390,7 +409,10 @@ class Chat:
         if self.session_id is None or not self.pending:
             self.console.print("[dim]not sent: the run ended before its session started[/]")
             return
-        stream = self.client.stream(line, session_id=self.session_id, priority="next", message_id=_message_id())
+        attachments = self.attached(line)
+        stream = self.client.stream(
+            line, session_id=self.session_id, priority="next", message_id=_message_id(), attachments=attachments
+        )
         self.run_ids.add(stream.run_id)
         self.follow(stream)
         print_line(self.console, f"[dim]» queued for the model's next step: {escape(line)}[/]")

@@ -216,6 +216,11 @@ class RunStream:
         await self.aclose()
 
 
+def server_feature(client: CodyClient, name: str) -> Any:
+    """What the server advertised of `name` in `capabilities.experimental.cody` (None: nothing)."""
+    return ((client.capabilities.get("experimental") or {}).get("cody") or {}).get(name)
+
+
 class CodyClient:
     """A connection to one cody-lsp server (see the module docstring)."""
 
@@ -545,7 +550,8 @@ class CodyClient:
         **steering: Any,
     ) -> RunResult:
         """Run one turn to its end; chunks go to the `on_chunk` callbacks only. `steering`:
-        `message_id`, `priority` ("now" | "next" | "later"), `should_query` (protocol.md)."""
+        `message_id`, `priority` ("now" | "next" | "later"), `should_query`, `attachments`
+        (protocol.md)."""
         return await self._start_run(self._run_params(prompt, session_id, workspace_folder, run_id, **steering))
 
     def stream(
@@ -574,12 +580,15 @@ class CodyClient:
         message_id: str | None = None,
         priority: str | None = None,
         should_query: bool | None = None,
+        attachments: list[dict[str, Any]] | None = None,
     ) -> dict[str, Any]:
         params: dict[str, Any] = {"prompt": prompt, "runId": run_id or f"run_{uuid.uuid4().hex[:20]}"}
         if session_id is not None:
             params["sessionId"] = session_id
         if workspace_folder is not None:
             params["workspaceFolder"] = _folder(workspace_folder)
+        if attachments:
+            params["attachments"] = attachments
         for key, value in (("messageId", message_id), ("priority", priority), ("shouldQuery", should_query)):
             if value is not None:
                 params[key] = value

@@ -20,8 +20,9 @@ class LineReader:
     the next one, raise KeyboardInterrupt, as Ctrl+C typed at a prompt does.
     """
 
-    def __init__(self, console: Console, *, history: bool = True):
+    def __init__(self, console: Console, *, history: bool = True, completer: Any = None):
         self.console = console
+        self.completer = completer  # of the message lines (not of questions), on a terminal
         self.interactive = sys.stdin.isatty() and sys.stdout.isatty()
         self._history = history
         self._sessions: dict[bool, Any] = {}
@@ -125,7 +126,13 @@ class LineReader:
         if ask not in self._sessions:
             from prompt_toolkit import PromptSession
 
-            self._sessions[ask] = PromptSession(history=_history()) if self._history and not ask else PromptSession()
+            if ask:
+                self._sessions[ask] = PromptSession()
+            else:
+                history = _history() if self._history else None
+                self._sessions[ask] = PromptSession(
+                    history=history, completer=self.completer, complete_while_typing=False
+                )
         return self._sessions[ask]
 
     async def _read_line(self, message: str, ask: bool, default: str = "") -> str:

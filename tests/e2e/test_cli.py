@@ -137,7 +137,9 @@ async def test_approvals_are_asked_inline(chat, provider, workspace: Path):
     term = await chat()
     term.send_line("write notes")
     await term.expect("Allow write_file?")
-    term.send_line("n")
+    term.child.send("n")
+    await term.expect("Tell the agent what to do instead (Enter: just no):")
+    term.send_line("")  # just no
     await term.expect("You did not allow it.")
     assert not (workspace / "notes.txt").exists()
     await term.expect(PROMPT)

@@ -92,6 +92,7 @@ import sys
 import time
 from collections.abc import Awaitable, Callable, Iterable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from aiohttp import web
@@ -310,8 +311,10 @@ class ScriptedProvider:
         *,
         responder: Callable[[dict], Reply | Awaitable[Reply]] | None = None,
         model_name: str = "scripted-demo-model",
+        log: Path | None = None,
     ) -> None:
         self._script: collections.deque[Reply] = collections.deque(script)
+        self._log = log  # each request's JSON body, one a line (for tests in another process)
         self.responder = responder
         self.model_name = model_name
         self.models: list[str] | None = None  # what GET /v1/models lists (None: model_name)
@@ -431,6 +434,9 @@ class ScriptedProvider:
             bad_json = str(e)
         index = len(self.requests)
         self.requests.append(body)
+        if self._log is not None:
+            with self._log.open("a", encoding="utf-8") as log:
+                log.write(json.dumps(body) + "\n")
         self.request_bodies.append(raw)
         self.request_headers.append({k.lower(): ", ".join(request.headers.getall(k)) for k in request.headers.keys()})
         times: list[float] = []
@@ -741,7 +747,7 @@ def load_script(path: str) -> list[Reply]:
 
 
 async def _serve(args: argparse.Namespace, script: list[Reply]) -> None:
-    provider = ScriptedProvider(script, model_name=args.model_name)
+    provider = ScriptedProvider(script, model_name=args.model_name, log=Path(args.log) if args.log else None)
     base_url = await provider.start(port=args.port, host=args.host)
     print(base_url, flush=True)
     stop = asyncio.Event()
@@ -791,6 +797,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--model-name", default="scripted-demo-model")
+    parser.add_argument("--log", metavar="FILE", help="append each request's JSON body to FILE, one a line")
     args = parser.parse_args(argv)
     try:
         script = load_script(args.script) if args.script else []

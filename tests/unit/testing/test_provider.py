@@ -426,3 +426,17 @@ def test_cli_serves_script(tmp_path: Path):
                 proc.kill()
                 proc.wait()
     assert proc.returncode == 0
+
+
+async def test_the_request_log_has_each_body_one_a_line(tmp_path: Path):
+    """--log FILE (a test in another process reads what the model was sent)."""
+    log = tmp_path / "requests.jsonl"
+    p = ScriptedProvider([Reply(text="one"), Reply(text="two")], log=log)
+    await p.start()
+    try:
+        await collect(p)
+        await collect(p, model="other-model")
+    finally:
+        await asyncio.wait_for(p.stop(), 2)
+    bodies = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [b["model"] for b in bodies] == ["test-model", "other-model"] and bodies[0]["messages"] == MESSAGES

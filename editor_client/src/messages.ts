@@ -1,7 +1,7 @@
 // The messages between the extension and the webview (src/webview/main.ts). The webview only
 // renders these; every protocol decision is made in session.ts. Both sides compile against
 // this file and the generated protocol types.
-import type { QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
+import type { Attachment, QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
 
 /** Something the extension does for the user when a button is clicked (configure, set a key…). */
 export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'showOutput' | 'restart' | 'approvalRules' | 'retry';
@@ -30,6 +30,37 @@ const ACTION_COMMANDS: Record<ActionCommand, true> = {
 
 export function isActionCommand(value: unknown): value is ActionCommand {
   return typeof value === 'string' && Object.prototype.hasOwnProperty.call(ACTION_COMMANDS, value);
+}
+
+/**
+ * An attachment in the panel: the wire's (protocol.md, "Attachments") with the chip's label,
+ * which stays in the panel (session.ts sends the rest).
+ */
+export type PanelAttachment = Attachment & { label?: string };
+
+/** One item `@` offers: a label, what it is, and the attachment it adds. */
+export interface Completion {
+  label: string;
+  detail: string;
+  attachment: PanelAttachment;
+}
+
+/** The server's bound (protocol.md, "Attachments"). */
+export const MAX_ATTACHMENTS = 50;
+const ATTACHMENT_TYPES = new Set(['file', 'selection', 'diagnostics', 'terminal', 'image']);
+
+/** The shape of an attachment from the webview (the server checks the rest: sizes, paths, data URLs). */
+export function isAttachment(value: unknown): value is PanelAttachment {
+  if (value === null || typeof value !== 'object') return false;
+  const a = value as Record<string, unknown>;
+  const optional = (key: string, type: string) => a[key] === undefined || typeof a[key] === type;
+  return (
+    typeof a.type === 'string' &&
+    ATTACHMENT_TYPES.has(a.type) &&
+    ['path', 'text', 'name', 'dataUrl', 'label'].every((key) => optional(key, 'string')) &&
+    ['startLine', 'endLine'].every((key) => optional(key, 'number')) &&
+    (a.files === undefined || Array.isArray(a.files))
+  );
 }
 
 /** One button of a permission card; `choice` is what the webview posts back. */
@@ -68,8 +99,12 @@ export type ToWebview =
   | { type: 'earlier'; available: boolean }
   /** A page of older history, rendered above what is shown. */
   | { type: 'prepend'; messages: ToWebview[] }
-  /** A user message; with `runId`, one that entered that running run (what the run shows next goes below it). */
-  | { type: 'user'; text: string; runId?: string }
+  /** A user message; with `runId`, one that entered that running run (what the run shows next goes below it); `attached`: its attachments' labels. */
+  | { type: 'user'; text: string; runId?: string; attached?: string[] }
+  /** What `@` completes to (files of the folder, problems, the selection), for the query typed. */
+  | { type: 'completions'; query: string; items: Completion[] }
+  /** Something to attach to the next message ("Add selection to Cody"). */
+  | { type: 'attach'; attachment: PanelAttachment }
   | { type: 'runStarted'; runId: string }
   | { type: 'stepStart'; runId: string }
   | { type: 'text'; runId: string; text: string }
@@ -100,7 +135,9 @@ export type ToWebviewOf<T extends ToWebview['type']> = Extract<ToWebview, { type
 /** Webview → extension. */
 export type FromWebview =
   | { type: 'ready' }
-  | { type: 'send'; text: string; priority?: 'now' | 'next' }
+  | { type: 'send'; text: string; priority?: 'now' | 'next'; attachments?: PanelAttachment[] }
+  /** What `@query` completes to. */
+  | { type: 'complete'; query: string }
   | { type: 'cancelQueued'; messageId: string }
   | { type: 'compact' }
   | { type: 'stop' }
@@ -130,7 +167,11 @@ const ok: Check = () => true;
 /** The shape of each message from the webview (the compiler checks every type is listed). */
 const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
   ready: ok,
-  send: (m) => typeof m.text === 'string' && (m.priority === undefined || m.priority === 'now' || m.priority === 'next'),
+  send: (m) =>
+    typeof m.text === 'string' &&
+    (m.priority === undefined || m.priority === 'now' || m.priority === 'next') &&
+    (m.attachments === undefined || (Array.isArray(m.attachments) && m.attachments.length <= MAX_ATTACHMENTS && m.attachments.every(isAttachment))),
+  complete: str('query'),
   cancelQueued: str('messageId'),
   compact: ok,
   stop: ok,

@@ -32,6 +32,8 @@ export interface ServerFeatures {
   activeDocument: boolean;
   /** A deny may say what to do instead (`feedback`, given to the model). */
   denyFeedback?: boolean;
+  /** cody/run takes `attachments`. */
+  attachments?: boolean;
 }
 
 export function serverFeatures(initializeResult: unknown): ServerFeatures {
@@ -45,5 +47,6 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
     configuration: cody?.configuration === true,
     activeDocument: cody?.activeDocument === true,
     denyFeedback: cody?.denyFeedback === true,
+    attachments: cody?.attachments === true,
   };
 }

@@ -5,7 +5,7 @@
 // `cody/requestPermission` with the user's click, and list, rename and delete sessions.
 import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
-import type { FromWebview, ToWebview } from '../messages';
+import type { FromWebview, PanelAttachment, ToWebview, ToWebviewOf } from '../messages';
 import { permissionChoices } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
 import {
@@ -20,6 +20,7 @@ import {
   type RequestMethod,
   type Requests,
   type RunParams,
+  type Attachment,
   type RunEnd,
   type RunResult,
   type ServerRequestMethod,
@@ -178,7 +179,7 @@ export class Session {
         await this.resume();
         break;
       case 'send':
-        await this.send(message.text, message.priority);
+        await this.send(message.text, message.priority, message.attachments);
         break;
       case 'cancelQueued':
         await this.cancelQueued(message.messageId);
@@ -400,17 +401,18 @@ export class Session {
    * the run has ended; undefined if no run happened (empty prompt, a run already going, or a
    * JSON-RPC error, which is shown).
    */
-  send(prompt: string, priority?: 'now' | 'next'): Promise<RunResult | undefined> {
+  send(prompt: string, priority?: 'now' | 'next', attachments: PanelAttachment[] = []): Promise<RunResult | undefined> {
     if (prompt.trim() === '') return Promise.resolve(undefined);
     // A session being shown (the panel loaded, a switch, a restart's resume) first: the message
     // goes to it, and below its history rather than being wiped by its reset.
-    if (this.viewChanges > 0) return this.viewChanged.then(() => this.send(prompt, priority));
+    if (this.viewChanges > 0) return this.viewChanged.then(() => this.send(prompt, priority, attachments));
+    const attached = this.features.attachments ? attachments : [];
     if (this.activeRunId !== undefined) {
-      if (this.features.steering && this.session !== null) return this.run(prompt, priority ?? 'next');
+      if (this.features.steering && this.session !== null) return this.run(prompt, priority ?? 'next', attached);
       this.post({ type: 'notice', level: 'info', text: 'A run is in progress: stop it or wait for it to finish.' });
       return Promise.resolve(undefined);
     }
-    const done = this.run(prompt);
+    const done = this.run(prompt, undefined, attached);
     this.activeRunDone = done;
     return done;
   }
@@ -420,7 +422,7 @@ export class Session {
    * once. With one (steering), the message waits for the running run: `next` joins it at its
    * next boundary, `now` interrupts it; it is shown when it enters a run (`user_message`).
    */
-  private async run(prompt: string, priority?: Priority): Promise<RunResult | undefined> {
+  private async run(prompt: string, priority?: Priority, attachments: PanelAttachment[] = []): Promise<RunResult | undefined> {
     const runId = this.newRunId();
     const messageId = `msg-${runId}`;
     const transcript = new RunTranscript(runId);
@@ -428,6 +430,7 @@ export class Session {
     this.remember(runId, prompt);
     const params: RunParams = { prompt, runId, workspaceFolder: this.folder };
     if (this.features.steering) params.messageId = messageId;
+    if (attachments.length > 0) params.attachments = attachments.map(wireAttachment);
     if (priority !== undefined) params.priority = priority;
     const activeDocument = this.features.activeDocument ? this.options.activeDocument?.() : undefined;
     if (activeDocument !== undefined) params.activeDocument = activeDocument;
@@ -435,7 +438,7 @@ export class Session {
       this.activeRunId = runId;
       this.activePrompt = prompt;
       this.shownMessages.add(messageId);
-      this.post({ type: 'user', text: prompt });
+      this.post(attachments.length > 0 ? { type: 'user', text: prompt, attached: attachments.map(attachmentLabel) } : { type: 'user', text: prompt });
       this.post({ type: 'runStarted', runId });
     }
     if (this.session !== null) params.sessionId = this.session.id;
@@ -656,6 +659,21 @@ export class Session {
   }
 }
 
+/** A chip's label: the panel's, else the file and lines, the image's or terminal's name, the problems' count. */
+export function attachmentLabel(a: PanelAttachment): string {
+  if (a.label) return a.label;
+  const lines = a.startLine !== undefined ? `:${a.startLine}${a.endLine !== undefined && a.endLine !== a.startLine ? `-${a.endLine}` : ''}` : '';
+  if (a.path !== undefined) return `${a.path}${lines}`;
+  if (a.type === 'diagnostics') return `problems (${(a.files ?? []).reduce((n, f) => n + f.diagnostics.length, 0)})`;
+  return a.name ?? a.type;
+}
+
+/** What the server gets of an attachment: all but the panel's label. */
+function wireAttachment(a: PanelAttachment): Attachment {
+  const { label: _label, ...wire } = a;
+  return wire;
+}
+
 function historyRunId(message: Message): string {
   return `history-${message.runId ?? message.position}`;
 }
@@ -679,7 +697,10 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
       if (message.kind === 'message') {
         // The run's own prompt; or a message that joined the run while it went (what follows goes below it).
         const joined = i > 0 && messages[i - 1]?.runId === message.runId && message.runId !== undefined;
-        out.push(joined ? { type: 'user', text: message.content ?? '', runId } : { type: 'user', text: message.content ?? '' });
+        const text = message.content ?? '';
+        const user: ToWebviewOf<'user'> = joined ? { type: 'user', text, runId } : { type: 'user', text };
+        if (message.attachments !== undefined && message.attachments.length > 0) user.attached = message.attachments.map(attachmentLabel);
+        out.push(user);
       }
       // Where the history the model sees was compacted (every message is still shown; the summary is the model's).
       else if (message.kind === 'compaction') {

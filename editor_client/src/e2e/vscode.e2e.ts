@@ -35,6 +35,7 @@ const ANSWER =
   "```python\nprint('hello')\n```\n\nSee [the docs](https://example.com/docs).";
 
 const GREET = "def greet():\n    return 'hi'\n";
+const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
 
 /** Answers of different heights, for the long session. */
 function longAnswer(i: number): string {
@@ -86,6 +87,8 @@ const SCRIPT = [
   // Session C: another write, covered by the "always" rule: no card.
   { tool_calls: [{ name: 'write_file', arguments: { path: 'notes.txt', content: 'first line\nsecond line\n' } }] },
   { text: 'Added the second line.' },
+  // Attachments: @app.py and a pasted image.
+  { text: 'It prints hello; the picture is one red pixel.' },
 ];
 
 describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, () => {
@@ -134,6 +137,13 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await input.fill(`>${title}`);
     await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
     await page.keyboard.press('Enter');
+  };
+
+  /** Saves what the agent left in the editor's buffers (File: Save All), then waits for `path` to hold `text` on disk. */
+  const savedAs = async (path: string, text: string): Promise<void> => {
+    await command('File: Save All');
+    for (let i = 0; i < 150 && !(existsSync(path) && readFileSync(path, 'utf8') === text); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(readFileSync(path, 'utf8'), text);
   };
 
   /** A step of the story; a failing step leaves a screenshot of what was on the screen. */
@@ -186,7 +196,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     writeFileSync(join(workspace, 'app.py'), "print('hello')\n");
     writeFileSync(join(workspace, 'greet.py'), GREET);
     writeFileSync(join(home, 'script.json'), JSON.stringify(SCRIPT));
-    provider = await startProvider(join(home, 'script.json'));
+    provider = await startProvider(join(home, 'script.json'), join(home, 'requests.jsonl'));
     const settings = {
       'security.workspace.trust.enabled': false,
       'workbench.startupEditor': 'none',
@@ -199,6 +209,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
       'remote.autoForwardPorts': false,
       'cody.pythonPath': PYTHON,
       'cody.model': 'scripted-model',
+      'cody.modelImages': true, // the scripted model takes the pasted image
       'cody.baseUrl': provider.baseUrl,
     };
     const env: NodeJS.ProcessEnv = {
@@ -330,7 +341,10 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.ok(!existsSync(join(workspace, 'notes.txt')), 'nothing is written before the answer');
     await card.locator('button', { hasText: folderRule ? 'Always in this folder' : /^Always$/ }).click();
     await runEnded(1);
-    assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), 'first line\n');
+    // A new file goes through the editor (CreateFile + its text in one workspace/applyEdit: Undo covers it):
+    // on disk it is empty until saved.
+    assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), '', 'created in the editor, its text not saved yet');
+    await savedAs(join(workspace, 'notes.txt'), 'first line\n');
     assert.match(await card.locator('.permission-outcome').innerText(), /^Always allowed/);
     const tool = frame.locator('.tool').first();
     await tool.locator('summary').click();
@@ -435,7 +449,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await frame.waitForFunction(() => /Added the second line/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, {
       timeout: 30_000,
     });
-    assert.equal(readFileSync(join(workspace, 'notes.txt'), 'utf8'), 'first line\nsecond line\n');
+    await savedAs(join(workspace, 'notes.txt'), 'first line\nsecond line\n');
     assert.equal(await frame.locator('.permission:not(.settled)').count(), 0, 'no card was shown');
     await screenshot('approval-remembered');
     if (folderRule) {
@@ -501,6 +515,47 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await jump.click();
     await atNewest('after Jump to latest');
     assert.equal(await jump.isVisible(), false);
+  });
+
+  step('attaches a file with @ and a pasted image, and both reach the model', async () => {
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await frame.focus('#prompt');
+    await page.keyboard.type('What is in @app');
+    await frame.locator('.at-menu .slash-name', { hasText: /^app\.py$/ }).waitFor({ timeout: 15_000 });
+    await screenshot('at-completion');
+    await page.keyboard.press('Enter');
+    await frame.locator('.attachments .chip', { hasText: 'app.py' }).waitFor();
+    // A pasted image (the browser's own paste event, with a one-pixel png in its clipboard data).
+    await frame.evaluate((png) => {
+      const win = globalThis as unknown as {
+        document: { getElementById(id: string): { dispatchEvent(e: unknown): boolean } };
+        DataTransfer: new () => { items: { add(f: unknown): void } };
+        File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
+        ClipboardEvent: new (type: string, init: { clipboardData: unknown; bubbles: boolean; cancelable: boolean }) => unknown;
+        atob(s: string): string;
+        Uint8Array: { from(s: string, f: (c: string) => number): unknown };
+      };
+      const data = new win.DataTransfer();
+      data.items.add(new win.File([win.Uint8Array.from(win.atob(png), (c) => c.charCodeAt(0))], 'pixel.png', { type: 'image/png' }));
+      win.document.getElementById('prompt').dispatchEvent(new win.ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    }, PIXEL);
+    await frame.locator('.attachments .chip.image').waitFor({ timeout: 15_000 });
+    await frame.focus('#prompt');
+    await page.keyboard.type('and this picture?');
+    await screenshot('attachments');
+    await page.keyboard.press('Enter');
+    await frame.waitForFunction(() => /one red pixel/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    assert.deepEqual(await frame.locator('.msg.user').last().locator('.attached-chip').allInnerTexts(), ['📎 app.py', '📎 pixel.png (1 KB)']);
+    // What the model was sent: the file's text (the editor's buffer) and the image, with the prompt.
+    const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
+    const content = requests.at(-1)?.messages.filter((m) => m.role === 'user').at(-1)?.content as Array<{ type: string; text?: string; image_url?: { url: string } }>;
+    assert.ok(Array.isArray(content), 'a message with an image is sent in parts');
+    const text = content[0]?.text ?? '';
+    assert.match(text, /^\[Attachments: 2\]\n\n\[Attachment 1: file app\.py\]\n\s*1\tprint\('hello'\)\n/);
+    assert.match(text, /\n\[Attachment 2: image pixel\.png, attached below\]\n\n\[Message\]\nWhat is in +and this picture\?$/);
+    assert.equal(content[1]?.image_url?.url, `data:image/png;base64,${PIXEL}`);
+    await screenshot('attachments-answered');
   });
 
   step('keeps the Output channel readable: no error for a restart, no stray lines', async () => {

@@ -2,14 +2,15 @@
 // (Configure, Set API Key, Set Python Path, Show Output, Restart, Approval rules), links opened
 // through VS Code, the clipboard, inserting a code block at the cursor, and a change's diff.
 import * as vscode from 'vscode';
-import type { ActionCommand, FromWebview } from '../messages';
+import type { ActionCommand, FromWebview, ToWebview } from '../messages';
+import { complete } from './context';
 import type { Session } from '../core/session';
 import type { DiffDocuments } from './diffView';
 
 /** The webview messages that are the editor's (the rest are the session's). */
-export type EditorMessage = Extract<FromWebview, { type: 'action' | 'openLink' | 'copy' | 'insert' | 'showDiff' }>;
+export type EditorMessage = Extract<FromWebview, { type: 'action' | 'openLink' | 'copy' | 'insert' | 'showDiff' | 'complete' }>;
 
-const EDITOR_MESSAGES: Record<EditorMessage['type'], true> = { action: true, openLink: true, copy: true, insert: true, showDiff: true };
+const EDITOR_MESSAGES: Record<EditorMessage['type'], true> = { action: true, openLink: true, copy: true, insert: true, showDiff: true, complete: true };
 
 export function isEditorMessage(message: FromWebview): message is EditorMessage {
   return Object.prototype.hasOwnProperty.call(EDITOR_MESSAGES, message.type);
@@ -22,6 +23,8 @@ export interface EditorActionsOptions {
   restart: () => Promise<void>;
   /** The session shown, if any (whose folder links are relative to, whose changes diffs show). */
   session: () => Session | undefined;
+  /** Sends a message to the webview (what `@` completes to). */
+  post: (message: ToWebview) => void;
 }
 
 export class EditorActions {
@@ -41,6 +44,13 @@ export class EditorActions {
       case 'insert':
         void insertAtCursor(message.text);
         return;
+      case 'complete': {
+        const folder = this.options.session()?.workspaceFolder;
+        if (folder === undefined) return;
+        const query = message.query;
+        void complete(query, folder).then((items) => this.options.post({ type: 'completions', query, items }));
+        return;
+      }
       case 'showDiff': {
         const session = this.options.session();
         if (session) void this.options.diffs.show(session, message.runId, message.toolCallId);

@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { FromWebview } from '../messages';
 import { Chat } from './chat';
 import { DiffDocuments } from './diffView';
+import { selection } from './context';
 import { EditorActions, isEditorMessage } from './editorActions';
 import { ChatPanel } from './panel';
 import { contributedKeys, type CodyServer } from './server';
@@ -33,7 +34,13 @@ export function activate(context: vscode.ExtensionContext): void {
     actions: () => editor,
     settingKeys: contributedKeys(context.extension?.packageJSON),
   });
-  const editor: EditorActions = new EditorActions({ output, diffs, restart: () => chat.connect(), session: () => chat.session });
+  const editor: EditorActions = new EditorActions({
+    output,
+    diffs,
+    restart: () => chat.connect(),
+    session: () => chat.session,
+    post: (message) => panel.post(message),
+  });
   server = chat.server;
   const migrateKey = (): Promise<void> => moveKeyToSecretStorage(keys, log);
 
@@ -47,6 +54,17 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('cody.cancel', () => chat.session?.cancel()),
     vscode.commands.registerCommand('cody.restartServer', () => chat.connect()),
     vscode.commands.registerCommand('cody.showOutput', () => output.show(true)),
+    // "Add Selection to Cody" (editor context menu): the selection becomes an attachment of the next message.
+    vscode.commands.registerCommand('cody.addSelection', async () => {
+      const folder = chat.session?.workspaceFolder;
+      const attachment = folder !== undefined ? selection(folder) : undefined;
+      if (attachment === undefined) {
+        void vscode.window.showInformationMessage('Cody: select some lines of a file in the folder first.');
+        return;
+      }
+      await vscode.commands.executeCommand(`${ChatPanel.viewType}.focus`);
+      panel.post({ type: 'attach', attachment });
+    }),
     // Opens the panel and gives it the keyboard (a waiting approval card takes it: Enter, Escape).
     vscode.commands.registerCommand('cody.focus', () => vscode.commands.executeCommand(`${ChatPanel.viewType}.focus`)),
     vscode.commands.registerCommand('cody.configure', () => editor.run('configure')),

@@ -2,6 +2,7 @@
 // as the run's state and the server's steering allow, and the queued messages as chips.
 import type { QueuedMessage } from '../protocol';
 import { byId, el, vscode } from './dom';
+import { Attachments } from './attach';
 import { SlashMenu, type SlashCommand } from './slash';
 
 export class Composer {
@@ -12,6 +13,8 @@ export class Composer {
   private readonly sendNowButton = byId('send-now', HTMLButtonElement);
   private readonly queue = byId('queue', HTMLElement);
   private readonly slash: SlashMenu;
+  readonly attachments: Attachments;
+  private readonly problemEl = el('div', 'composer-problem');
   private running = false;
   /** The server queues messages sent while a run goes (steering). */
   private steering = false;
@@ -23,13 +26,15 @@ export class Composer {
     commands: SlashCommand[] = [],
   ) {
     this.slash = new SlashMenu(this.prompt, commands);
-    this.prompt.before(this.slash.el);
+    this.attachments = new Attachments(this.prompt, (text) => this.problem(text));
+    this.problemEl.hidden = true;
+    this.prompt.before(this.slash.el, this.attachments.menu, this.attachments.chips, this.problemEl);
     this.form.addEventListener('submit', (event) => {
       event.preventDefault();
       this.send();
     });
     this.prompt.addEventListener('keydown', (event) => {
-      if (event.isComposing || this.slash.key(event)) return;
+      if (event.isComposing || this.slash.key(event) || this.attachments.key(event)) return;
       if (event.key === 'Enter' && !event.shiftKey) {
         event.preventDefault();
         this.send();
@@ -73,6 +78,12 @@ export class Composer {
     );
   }
 
+  /** Something the composer could not do (an image too large…), said under the input until the next send. */
+  problem(text: string): void {
+    this.problemEl.textContent = text;
+    this.problemEl.hidden = false;
+  }
+
   /** Puts a message in the input to change and send again (a user message's Edit). */
   edit(text: string): void {
     this.prompt.value = text;
@@ -89,8 +100,12 @@ export class Composer {
     // "//text" is the message "/text".
     const text = this.prompt.value.startsWith('//') ? this.prompt.value.slice(1) : this.prompt.value;
     if (text.trim() === '' || (this.running && !this.steering)) return;
-    if (this.running) vscode.postMessage({ type: 'send', text, priority: priority ?? 'next' });
-    else vscode.postMessage({ type: 'send', text });
+    const attachments = this.attachments.take();
+    const message: { type: 'send'; text: string; priority?: 'now' | 'next'; attachments?: typeof attachments } = { type: 'send', text };
+    if (this.running) message.priority = priority ?? 'next';
+    if (attachments.length > 0) message.attachments = attachments;
+    vscode.postMessage(message);
+    this.problemEl.hidden = true;
     this.prompt.value = '';
     this.sent();
   }

@@ -77,6 +77,11 @@ const HANDLERS: Handlers = {
   context: (msg) => header.showContext(msg),
   compacted: (msg) => transcript.compacted(msg),
   queue: (msg) => composer.showQueue(msg.queued),
+  completions: (msg) => composer.attachments.completions(msg.query, msg.items),
+  attach: (msg) => {
+    composer.attachments.add(msg.attachment);
+    byId('prompt', HTMLTextAreaElement).focus();
+  },
   features: (msg) => {
     compaction = msg.compaction;
     compactButton.hidden = !msg.compaction;

@@ -92,6 +92,10 @@ export class Transcript {
   user(msg: ToWebviewOf<'user'>): void {
     const user = el('div', 'msg user', msg.text);
     user.appendChild(iconButton('msg-edit', 'Edit and send again (puts the message in the input)'));
+    if (msg.attached !== undefined && msg.attached.length > 0) {
+      const chips = user.appendChild(el('div', 'attached'));
+      for (const label of msg.attached) chips.appendChild(el('span', 'chip attached-chip', `📎 ${label}`));
+    }
     const run = msg.runId !== undefined ? this.runs.get(msg.runId) : undefined;
     if (run !== undefined && run.el.childElementCount === 0 && run.el.parentNode !== null) {
       // The run's own prompt, before it showed anything: above the run.

@@ -259,6 +259,56 @@ describe('Session', () => {
     session.dispose();
   });
 
+  it('sends attachments with the prompt to a server that takes them, and shows their labels', async () => {
+    const connection = new FakeConnection();
+    const posted: ToWebview[] = [];
+    const answers: Array<Deferred<RunResult>> = [];
+    connection.respond('cody/run', () => {
+      const answer = new Deferred<RunResult>();
+      answers.push(answer);
+      return answer.promise;
+    });
+    connection.respond('cody/getSession', () => ({ session: { ...SESSION, messageCount: 2 }, messages: [] }));
+    const features = { steering: true, permissionRules: false, usage: false, compaction: false, configuration: false, activeDocument: false, attachments: true };
+    const ids = ['vsc-1', 'vsc-2'];
+    const session = new Session({ connection, workspaceFolder: '/w', post: (m) => posted.push(m), features, newRunId: () => ids.shift() ?? 'x' });
+    const file = { type: 'file' as const, path: 'app.py', startLine: 3, endLine: 4 };
+    const image = { type: 'image' as const, dataUrl: 'data:image/png;base64,AAAA', name: 'pixel.png', label: 'pixel.png (1 KB)' };
+    const first = session.send('What does it do?', undefined, [file, image]);
+    await flush();
+    // The chip's label stays in the panel: the server gets the wire's fields.
+    assert.deepEqual(connection.sentOf('cody/run')[0]?.attachments, [file, { type: 'image', dataUrl: 'data:image/png;base64,AAAA', name: 'pixel.png' }]);
+    assert.deepEqual(posted.find((m) => m.type === 'user'), { type: 'user', text: 'What does it do?', attached: ['app.py:3-4', 'pixel.png (1 KB)'] });
+    connection.notify('cody/chunk', { runId: 'vsc-1', sessionId: 'ses_1', seq: 0, type: 'session_start', ...START });
+    // While it runs, a message with attachments joins it at its next step, bringing them.
+    const problems = { type: 'diagnostics' as const, files: [{ uri: 'file:///w/app.py', diagnostics: [] }] };
+    const second = session.send('And the tests?', undefined, [problems]);
+    await flush();
+    assert.equal(connection.sentOf('cody/run')[1]?.priority, 'next');
+    assert.deepEqual(connection.sentOf('cody/run')[1]?.attachments, [problems]);
+    answers[1]?.resolve({ ...result('vsc-2', 'done') });
+    connection.notify('cody/chunk', { runId: 'vsc-1', sessionId: 'ses_1', seq: 1, type: 'done', output: '', usage: USAGE });
+    answers[0]?.resolve(result('vsc-1', 'done'));
+    await Promise.all([first, second]);
+    // A server without attachments never gets them.
+    const plain = new FakeConnection();
+    plain.respond('cody/run', () => result('r', 'done'));
+    plain.respond('cody/getSession', () => ({ session: SESSION, messages: [] }));
+    await new Session({ connection: plain, workspaceFolder: '/w', post: () => undefined }).send('x', undefined, [file]);
+    assert.equal(plain.sentOf('cody/run')[0]?.attachments, undefined);
+  });
+
+  it('shows a stored message with attachments as its text and their labels', () => {
+    const attachments = [
+      { type: 'file' as const, path: 'app.py', startLine: 3, endLine: 4 },
+      { type: 'image' as const, name: 'pixel.png', mimeType: 'image/png', size: 70 },
+      { type: 'diagnostics' as const, files: [{ uri: 'file:///w/app.py', diagnostics: [{ range: { start: { line: 0, character: 0 }, end: { line: 0, character: 1 } }, message: 'x' }] }] },
+      { type: 'terminal' as const, text: '$ make', name: 'bash' },
+    ];
+    const shown = historyMessages([{ role: 'user', content: 'What is this?', position: 0, createdAt: '', runId: 'r', kind: 'message', attachments }]);
+    assert.deepEqual(shown, [{ type: 'user', text: 'What is this?', attached: ['app.py:3-4', 'pixel.png', 'problems (1)', 'bash'] }]);
+  });
+
   it('withdraws a permission card when the server cancels the request', async () => {
     const { connection, posted, session, runAnswers } = setup();
     const running = session.send('run tests');

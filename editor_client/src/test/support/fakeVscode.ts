@@ -103,6 +103,9 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     warningAnswers: [] as Array<string | undefined>,
     quickPicks: [] as unknown[][],
     opened: [] as string[],
+    /** The files findFiles finds, and the diagnostics the language servers report. */
+    files: [] as string[],
+    diagnostics: [] as unknown[],
   };
   const secretChanged = new EventEmitter<{ key: string }>();
   const activeEditorChanged = new EventEmitter<unknown>();
@@ -145,6 +148,16 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
       onDidChangeActiveTextEditor: activeEditorChanged.event,
     },
     extensions: { getExtension: () => undefined },
+    RelativePattern: class {
+      constructor(
+        readonly base: string,
+        readonly pattern: string,
+      ) {}
+    },
+    DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
+    languages: {
+      getDiagnostics: () => record.diagnostics as Array<[Uri, unknown[]]>,
+    },
     env: {
       clipboard: {
         writeText: (text: string) => {
@@ -182,6 +195,7 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
         },
       }),
       getWorkspaceFolder: () => undefined,
+      findFiles: () => Promise.resolve(record.files.map((path) => Uri.file(path))),
       registerTextDocumentContentProvider: () => ({ dispose: () => undefined }),
       onDidChangeConfiguration: configChanged.event,
       onDidChangeWorkspaceFolders: new EventEmitter<unknown>().event,

@@ -13,9 +13,13 @@ export interface Provider {
   process: ChildProcess;
 }
 
-/** `python -m cody_lsp.testing.provider --script FILE`; resolves with the base URL it prints first. */
-export function startProvider(scriptFile: string): Promise<Provider> {
-  const child = spawn(PYTHON, ['-m', 'cody_lsp.testing.provider', '--script', scriptFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+/**
+ * `python -m cody_lsp.testing.provider --script FILE`; resolves with the base URL it prints first.
+ * `logFile`: where it appends each request's JSON body (what the model was sent), one a line.
+ */
+export function startProvider(scriptFile: string, logFile?: string): Promise<Provider> {
+  const args = ['-m', 'cody_lsp.testing.provider', '--script', scriptFile, ...(logFile !== undefined ? ['--log', logFile] : [])];
+  const child = spawn(PYTHON, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (data: Buffer) => (stderr += data.toString()));
   return new Promise((resolve, reject) => {

@@ -213,6 +213,30 @@ describe('extension activation', () => {
     assert.equal(fake.record.executed.length, count, 'a malformed message is dropped');
   });
 
+  it('completes @ with the folder\'s files and its problems, and attaches them', async () => {
+    const view = fakeWebviewView();
+    fake.record.viewProviders.get('cody.chat')!.provider.resolveWebviewView(view);
+    view.webview.receive({ type: 'ready' });
+    await flush();
+    fake.record.files.push('/home/ada/shop/src/app.py', '/home/ada/shop/app.py', '/elsewhere/app.py');
+    fake.record.diagnostics.push([fake.vscode.Uri.file('/home/ada/shop/app.py'), [{ severity: 0, message: "undefined name 'x'", source: 'pyright', code: { value: 'reportUndefinedVariable', target: undefined }, range: { start: { line: 11, character: 4 }, end: { line: 11, character: 5 } } }, { severity: 2, message: 'a hint', range: { start: { line: 1, character: 0 }, end: { line: 1, character: 1 } } }]]);
+    view.webview.receive({ type: 'complete', query: 'app' });
+    for (let i = 0; i < 50 && !view.webview.posted.some((m) => (m as ToWebview).type === 'completions'); i++) await flush();
+    const completions = view.webview.posted.find((m) => (m as ToWebview).type === 'completions') as ToWebview;
+    assert.ok(completions.type === 'completions');
+    assert.deepEqual(completions.items.map((i) => i.label), ['app.py', 'src/app.py'], 'files of the folder, shortest first');
+    view.webview.receive({ type: 'complete', query: 'pro' });
+    for (let i = 0; i < 50 && view.webview.posted.filter((m) => (m as ToWebview).type === 'completions').length < 2; i++) await flush();
+    const problems = view.webview.posted.filter((m) => (m as ToWebview).type === 'completions').at(-1) as ToWebview;
+    assert.ok(problems.type === 'completions');
+    const uri = fake.vscode.Uri.file('/home/ada/shop/app.py').toString();
+    const range = { start: { line: 11, character: 4 }, end: { line: 11, character: 5 } };
+    const problem = { range, message: "undefined name 'x'", severity: 1, source: 'pyright', code: 'reportUndefinedVariable' };
+    assert.deepEqual(problems.items[0]?.attachment, { type: 'diagnostics', files: [{ uri, diagnostics: [problem] }], label: 'problems (1)' });
+    fake.record.files.length = 0;
+    fake.record.diagnostics.length = 0;
+  });
+
   it('restarts the server with the new settings when they change', async () => {
     fake.changeSettings({ 'cody.model': 'gpt-other' });
     await started(2);

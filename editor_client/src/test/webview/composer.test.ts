@@ -66,6 +66,54 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
     assert.equal(await view.page.inputValue('#prompt'), 'Explain the plan');
   });
 
+  it('attaches a file with @, an image pasted, a selection added from the editor; sends them', async () => {
+    await view.page.fill('#prompt', '');
+    await view.page.focus('#prompt');
+    await view.page.keyboard.type('Explain @ap');
+    assert.deepEqual(await last(), { type: 'complete', query: 'ap' });
+    await view.post({
+      type: 'completions',
+      query: 'ap',
+      items: [
+        { label: 'app.py', detail: 'file', attachment: { type: 'file', path: 'app.py', label: 'app.py' } },
+        { label: 'src/api.py', detail: 'file', attachment: { type: 'file', path: 'src/api.py', label: 'src/api.py' } },
+      ],
+    });
+    assert.deepEqual(await view.page.locator('.at-menu .slash-name').allInnerTexts(), ['app.py', 'src/api.py']);
+    await view.page.keyboard.press('Enter');
+    assert.equal(await view.page.inputValue('#prompt'), 'Explain ', 'the @query gives way to a chip');
+    assert.deepEqual(await view.page.locator('.attachments .chip-text').allInnerTexts(), ['📎 app.py']);
+    // A pasted image (a one-pixel png) becomes a chip with its data URL.
+    await view.page.evaluate(() => {
+      const win = globalThis as unknown as {
+        document: { getElementById(id: string): { dispatchEvent(e: unknown): boolean } };
+        DataTransfer: new () => { items: { add(f: unknown): void } };
+        File: new (parts: unknown[], name: string, options: { type: string }) => unknown;
+        ClipboardEvent: new (type: string, init: { clipboardData: unknown; bubbles: boolean; cancelable: boolean }) => unknown;
+        atob(s: string): string;
+        Uint8Array: { from(s: string, f: (c: string) => number): unknown };
+      };
+      const png = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+      const data = new win.DataTransfer();
+      data.items.add(new win.File([win.Uint8Array.from(win.atob(png), (c) => c.charCodeAt(0))], 'pixel.png', { type: 'image/png' }));
+      win.document.getElementById('prompt').dispatchEvent(new win.ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+    });
+    await view.page.locator('.attachments .chip.image').waitFor();
+    await view.post({ type: 'attach', attachment: { type: 'selection', path: 'app.py', startLine: 2, endLine: 3, text: 'x = 1\n', label: 'app.py:2-3' } });
+    assert.deepEqual(await view.page.locator('.attachments .chip-text').allInnerTexts(), ['📎 app.py', '🖼 pixel.png (1 KB)', '📎 app.py:2-3']);
+    await view.page.locator('.attachments .chip', { hasText: 'app.py:2-3' }).locator('.chip-cancel').click();
+    await view.page.keyboard.type('this');
+    await view.page.keyboard.press('Enter');
+    const sent = (await last()) as { type: string; text: string; attachments: Array<{ type: string; path?: string; name?: string; dataUrl?: string }> };
+    assert.equal(sent.text, 'Explain this');
+    assert.deepEqual(sent.attachments.map((a) => a.type), ['file', 'image']);
+    assert.equal(sent.attachments[1]?.name, 'pixel.png');
+    assert.match(sent.attachments[1]?.dataUrl ?? '', /^data:image\/png;base64,iVBOR/);
+    assert.equal(await view.page.locator('.attachments').isVisible(), false, 'the chips go with the message');
+    await view.post({ type: 'user', text: 'Explain this', attached: ['app.py', 'pixel.png (1 KB)'] });
+    assert.deepEqual(await view.page.locator('.msg.user').last().locator('.attached-chip').allInnerTexts(), ['📎 app.py', '📎 pixel.png (1 KB)']);
+  });
+
   it('had no script errors or CSP violations', () => {
     assert.deepEqual(view.problems, []);
   });

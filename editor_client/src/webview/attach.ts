@@ -1,0 +1,176 @@
+// What the next message carries besides its text: `@` completes files of the folder, @problems
+// and @selection (the extension answers with `completions`), images pasted or dropped into the
+// composer, and "Add Selection to Cody"; each is a chip above the input, removable with ✕.
+import { MAX_ATTACHMENTS, type Completion, type PanelAttachment } from '../messages';
+import { el, vscode } from './dom';
+
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024; // the server's default (CODY_IMAGE_MAX_BYTES); it checks its own
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
+
+export class Attachments {
+  readonly chips = el('div', 'attachments');
+  readonly menu = el('ul', 'at-menu');
+  private attached: PanelAttachment[] = [];
+  private items: Completion[] = [];
+  private selected = 0;
+  /** The `@query` being completed (its start in the input), if any. */
+  private typing: { start: number; query: string } | undefined;
+
+  constructor(
+    private readonly prompt: HTMLTextAreaElement,
+    private readonly problem: (text: string) => void,
+  ) {
+    this.chips.hidden = true;
+    this.menu.hidden = true;
+    this.menu.setAttribute('role', 'listbox');
+    prompt.addEventListener('input', () => this.typed());
+    prompt.addEventListener('blur', () => setTimeout(() => this.closeMenu(), 150));
+    prompt.addEventListener('paste', (event) => {
+      const files = [...(event.clipboardData?.files ?? [])].filter((f) => f.type.startsWith('image/'));
+      if (files.length === 0) return;
+      event.preventDefault();
+      for (const file of files) void this.addImage(file);
+    });
+    const composer = prompt.closest('form');
+    composer?.addEventListener('dragover', (event) => {
+      if ([...(event.dataTransfer?.items ?? [])].some((i) => i.type.startsWith('image/'))) event.preventDefault();
+    });
+    composer?.addEventListener('drop', (event) => {
+      const files = [...(event.dataTransfer?.files ?? [])].filter((f) => f.type.startsWith('image/'));
+      if (files.length === 0) return;
+      event.preventDefault();
+      for (const file of files) void this.addImage(file);
+    });
+  }
+
+  /** What the next message carries; cleared once it is sent. */
+  take(): PanelAttachment[] {
+    const taken = this.attached;
+    this.attached = [];
+    this.render();
+    return taken;
+  }
+
+  add(attachment: PanelAttachment): void {
+    if (this.attached.length >= MAX_ATTACHMENTS) {
+      this.problem(`A message carries at most ${MAX_ATTACHMENTS} attachments.`);
+      return;
+    }
+    const same = (a: PanelAttachment) => a.type === attachment.type && a.path === attachment.path && a.label === attachment.label && a.dataUrl === attachment.dataUrl;
+    if (!this.attached.some(same)) this.attached.push(attachment);
+    this.render();
+  }
+
+  /** The extension's answer to `complete`: shown if it is for what is typed now. */
+  completions(query: string, items: Completion[]): void {
+    if (this.typing?.query !== query) return;
+    this.items = items;
+    this.selected = 0;
+    if (items.length === 0) this.closeMenu();
+    else this.renderMenu();
+  }
+
+  /** Keys while the menu is open: true if this one was used. */
+  key(event: KeyboardEvent): boolean {
+    if (this.menu.hidden) return false;
+    if (event.key === 'ArrowDown' || event.key === 'ArrowUp') {
+      this.selected = (this.selected + (event.key === 'ArrowDown' ? 1 : this.items.length - 1)) % this.items.length;
+      this.renderMenu();
+    } else if (event.key === 'Tab' || (event.key === 'Enter' && !event.shiftKey)) {
+      const item = this.items[this.selected];
+      if (item !== undefined) this.pick(item);
+    } else if (event.key === 'Escape') {
+      this.closeMenu();
+    } else {
+      return false;
+    }
+    event.preventDefault();
+    return true;
+  }
+
+  private typed(): void {
+    const before = this.prompt.value.slice(0, this.prompt.selectionStart);
+    const match = /(^|\s)@([^\s@]*)$/.exec(before);
+    if (match === null) {
+      this.typing = undefined;
+      this.closeMenu();
+      return;
+    }
+    const query = match[2] ?? '';
+    this.typing = { start: before.length - query.length - 1, query };
+    vscode.postMessage({ type: 'complete', query });
+  }
+
+  private pick(item: Completion): void {
+    if (this.typing !== undefined) {
+      const value = this.prompt.value;
+      const end = this.typing.start + 1 + this.typing.query.length;
+      this.prompt.value = value.slice(0, this.typing.start) + value.slice(end);
+      this.prompt.setSelectionRange(this.typing.start, this.typing.start);
+    }
+    this.typing = undefined;
+    this.closeMenu();
+    this.add(item.attachment);
+  }
+
+  private async addImage(file: File): Promise<void> {
+    if (!IMAGE_TYPES.has(file.type)) {
+      this.problem(`${file.name || 'The image'} is ${file.type}: Cody takes png, jpeg, gif and webp images.`);
+      return;
+    }
+    if (file.size > MAX_IMAGE_BYTES) {
+      this.problem(`${file.name || 'The image'} is too large to attach (at most ${MAX_IMAGE_BYTES / 2 ** 20} MB).`);
+      return;
+    }
+    const dataUrl = await new Promise<string>((resolve, reject) => {
+      const reader = new FileReader();
+      reader.onload = () => resolve(String(reader.result));
+      reader.onerror = () => reject(reader.error);
+      reader.readAsDataURL(file);
+    });
+    this.add({ type: 'image', dataUrl, ...(file.name ? { name: file.name } : {}), label: `${file.name || 'pasted image'} (${Math.ceil(file.size / 1024)} KB)` });
+  }
+
+  private closeMenu(): void {
+    this.menu.hidden = true;
+  }
+
+  private renderMenu(): void {
+    this.menu.hidden = false;
+    this.menu.replaceChildren(
+      ...this.items.map((item, i) => {
+        const row = el('li', i === this.selected ? 'slash-item selected' : 'slash-item');
+        row.setAttribute('role', 'option');
+        row.appendChild(el('span', 'slash-name', item.label));
+        row.appendChild(el('span', 'slash-description', item.detail));
+        row.addEventListener('mousedown', (event) => {
+          event.preventDefault();
+          this.pick(item);
+        });
+        return row;
+      }),
+    );
+  }
+
+  private render(): void {
+    this.chips.hidden = this.attached.length === 0;
+    this.chips.replaceChildren(
+      ...this.attached.map((attachment, i) => {
+        const chip = el('span', `chip attachment ${attachment.type}`);
+        const label = attachment.label ?? attachment.path ?? attachment.type;
+        chip.title = label;
+        chip.appendChild(el('span', 'chip-text', `${attachment.type === 'image' ? '🖼' : '📎'} ${label}`));
+        const remove = chip.appendChild(el('button', 'icon chip-cancel', '✕'));
+        remove.type = 'button';
+        remove.title = 'Do not attach';
+        remove.setAttribute('aria-label', `Do not attach ${label}`);
+        remove.addEventListener('click', () => {
+          this.attached.splice(i, 1);
+          this.render();
+          this.prompt.focus();
+        });
+        return chip;
+      }),
+    );
+  }
+}

@@ -1,14 +1,15 @@
 // What this client takes part in, told to the server in the initialize params
 // (`capabilities.experimental.cody`): it answers `cody/requestPermission` (permissions), shows
 // messages queued while a run goes (steering: `user_message` chunks, `cody/queueChanged`),
-// and shows the context meter and compactions (usage, compaction chunks).
+// shows the context meter and compactions (usage, compaction chunks), and answers
+// `cody/diagnostics` with an edited file's problems (diagnostics; src/vscode/diagnostics.ts).
 // vscode-languageclient lets a StaticFeature add to the client capabilities it sends
 // (`fillClientCapabilities`), which is what CodyCapabilitiesFeature is registered for.
 // Only types are imported from vscode-languageclient, so the integration test can
 // use this module without a `vscode` module.
 import type { ClientCapabilities, FeatureState, StaticFeature } from 'vscode-languageclient';
 
-export const CLIENT_FEATURES = { permissions: true, steering: true, usage: true, compaction: true } as const;
+export const CLIENT_FEATURES = { permissions: true, steering: true, usage: true, compaction: true, diagnostics: true } as const;
 
 /** Adds this client's cody features to `capabilities.experimental.cody`, keeping whatever else is there. */
 export function addCodyCapabilities(capabilities: ClientCapabilities): void {

@@ -14,6 +14,8 @@ import {
 } from 'vscode-languageclient/node';
 import { CodyCapabilitiesFeature } from '../core/capabilities';
 import { checkProtocolVersion } from '../core/protocolVersion';
+import { Methods, type DiagnosticsParams } from '../protocol';
+import { fileProblems } from './diagnostics';
 import type { Interpreter } from './setup';
 
 export interface ServerSettings {
@@ -245,6 +247,8 @@ export function createLanguageClient(
   const client = new LanguageClient('cody', 'Cody', serverExecutable(settings), clientOptions);
   // Adds capabilities.experimental.cody.permissions = true to the initialize params.
   client.registerFeature(new CodyCapabilitiesFeature());
+  // The problems of a file the agent changed (capabilities' `diagnostics`), for the model.
+  client.onRequest(Methods.diagnostics, (params: DiagnosticsParams, token) => fileProblems(params, token));
   return client;
 }
 

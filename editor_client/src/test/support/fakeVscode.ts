@@ -108,6 +108,7 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     diagnostics: [] as unknown[],
   };
   const secretChanged = new EventEmitter<{ key: string }>();
+  const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
   const activeEditorChanged = new EventEmitter<unknown>();
   const vscode = {
     Uri,
@@ -156,7 +157,11 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     },
     DiagnosticSeverity: { Error: 0, Warning: 1, Information: 2, Hint: 3 },
     languages: {
-      getDiagnostics: () => record.diagnostics as Array<[Uri, unknown[]]>,
+      getDiagnostics: (uri?: Uri) =>
+        uri === undefined
+          ? (record.diagnostics as Array<[Uri, unknown[]]>)
+          : ((record.diagnostics as Array<[Uri, unknown[]]>).find(([u]) => u.toString() === uri.toString())?.[1] ?? []),
+      onDidChangeDiagnostics: diagnosticsChanged.event,
     },
     env: {
       clipboard: {
@@ -220,7 +225,9 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     },
     onDidChange: secretChanged.event,
   };
-  return { vscode, record, changeSettings, secrets };
+  /** The language servers reported new diagnostics for `uris` (after setting record.diagnostics). */
+  const diagnosticsChange = (uris: Uri[]) => diagnosticsChanged.fire({ uris });
+  return { vscode, record, changeSettings, secrets, diagnosticsChange };
 }
 
 /** What the extension registers as the chat view (a ChatPanel), as the fake view calls it. */
@@ -319,9 +326,24 @@ export class FakeLanguageClient {
     return { dispose: () => this.notificationHandlers.delete(method) };
   }
 
-  onRequest(method: string, _handler: (params: unknown, token: unknown) => unknown) {
+  private readonly requestHandlers = new Map<string, (params: unknown, token: unknown) => unknown>();
+
+  onRequest(method: string, handler: (params: unknown, token: unknown) => unknown) {
     this.requestMethods.push(method);
-    return { dispose: () => this.requestMethods.splice(this.requestMethods.indexOf(method), 1) };
+    this.requestHandlers.set(method, handler);
+    return {
+      dispose: () => {
+        this.requestMethods.splice(this.requestMethods.indexOf(method), 1);
+        this.requestHandlers.delete(method);
+      },
+    };
+  }
+
+  /** The server sends a request to this client: what its handler answers. */
+  async request(method: string, params: unknown): Promise<unknown> {
+    const handler = this.requestHandlers.get(method);
+    if (handler === undefined) throw new Error(`no handler for ${method}`);
+    return handler(params, { isCancellationRequested: false, onCancellationRequested: () => ({ dispose: () => undefined }) });
   }
 }
 

@@ -30,6 +30,7 @@ const fake = installFakeVscode(settings, ['/home/ada/shop']);
 
 // Loaded after the mocks are in place.
 const extension = require('../../vscode/extension') as typeof import('../../vscode/extension');
+const { SETTLE_MS } = require('../../vscode/diagnostics') as typeof import('../../vscode/diagnostics');
 
 /** Waits until `count` LanguageClients have been built and the last one started. */
 async function started(count: number): Promise<void> {
@@ -102,11 +103,11 @@ describe('extension activation', () => {
     assert.deepEqual(client.clientOptions.documentSelector, [{ scheme: 'file' }], 'open files are synchronized');
     assert.deepEqual(client.clientCapabilities().experimental, {
       other: 1,
-      cody: { permissions: true, steering: true, usage: true, compaction: true },
+      cody: { permissions: true, steering: true, usage: true, compaction: true, diagnostics: true },
     });
     assert.ok(client.started);
     assert.deepEqual(client.requests, [], 'the session is shown when the view asks for it');
-    assert.deepEqual(client.requestMethods, ['cody/requestPermission']);
+    assert.deepEqual(client.requestMethods, ['cody/diagnostics', 'cody/requestPermission']);
   });
 
   it('serves the webview with a strict CSP and routes its messages to the session', async () => {
@@ -234,6 +235,33 @@ describe('extension activation', () => {
     const problem = { range, message: "undefined name 'x'", severity: 1, source: 'pyright', code: 'reportUndefinedVariable' };
     assert.deepEqual(problems.items[0]?.attachment, { type: 'diagnostics', files: [{ uri, diagnostics: [problem] }], label: 'problems (1)' });
     fake.record.files.length = 0;
+    fake.record.diagnostics.length = 0;
+  });
+
+  it("answers cody/diagnostics with the file's problems: at once, or once they settle after a change", async () => {
+    const client = FakeLanguageClient.latest();
+    const file = fake.vscode.Uri.file('/home/ada/shop/app.py');
+    const range = (line: number) => ({ start: { line, character: 4 }, end: { line, character: 7 } });
+    fake.record.diagnostics.push([file, [{ severity: 1, message: 'old warning', range: range(0) }]]);
+    const before = await client.request('cody/diagnostics', { uri: file.toString(), waitMs: 0 });
+    assert.deepEqual(before, { diagnostics: [{ range: range(0), message: 'old warning', severity: 2 }] });
+    // After the edit: the language server reports twice; the answer is its last report, once quiet.
+    const started = Date.now();
+    const after = client.request('cody/diagnostics', { uri: file.toString(), waitMs: 5000 });
+    await new Promise((r) => setTimeout(r, 50));
+    fake.record.diagnostics[0] = [file, [{ severity: 0, message: 'first report', range: range(1) }]];
+    fake.diagnosticsChange([file]);
+    await new Promise((r) => setTimeout(r, 100));
+    fake.record.diagnostics[0] = [file, [{ severity: 0, message: '"nme" is not defined', source: 'Pylance', code: 'reportUndefinedVariable', range: range(1) }]];
+    fake.diagnosticsChange([fake.vscode.Uri.file('/home/ada/shop/other.py'), file]);
+    const problem = { range: range(1), message: '"nme" is not defined', severity: 1, source: 'Pylance', code: 'reportUndefinedVariable' };
+    assert.deepEqual(await after, { diagnostics: [problem] });
+    const took = Date.now() - started;
+    assert.ok(took >= 150 + SETTLE_MS - 20 && took < 2000, `settled after the last change, not at the deadline (${took} ms)`);
+    // No report at all: the answer comes at the deadline, with what VS Code has.
+    const quiet = Date.now();
+    assert.deepEqual(await client.request('cody/diagnostics', { uri: file.toString(), waitMs: 200 }), { diagnostics: [problem] });
+    assert.ok(Date.now() - quiet >= 190);
     fake.record.diagnostics.length = 0;
   });
 

@@ -89,6 +89,9 @@ const SCRIPT = [
   { text: 'Added the second line.' },
   // Attachments: @app.py and a pasted image.
   { text: 'It prints hello; the picture is one red pixel.' },
+  // Problems fed back: an edit that breaks the open config.json (VS Code's own JSON language server reports it).
+  { tool_calls: [{ name: 'edit_file', arguments: { path: 'config.json', old_string: '"port": 8080', new_string: '"port": ' } }] },
+  { text: 'config.json has a problem now.' },
 ];
 
 describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, () => {
@@ -195,6 +198,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     mkdirSync(workspace);
     writeFileSync(join(workspace, 'app.py'), "print('hello')\n");
     writeFileSync(join(workspace, 'greet.py'), GREET);
+    writeFileSync(join(workspace, 'config.json'), '{"name": "shop", "port": 8080}\n');
     writeFileSync(join(home, 'script.json'), JSON.stringify(SCRIPT));
     provider = await startProvider(join(home, 'script.json'), join(home, 'requests.jsonl'));
     const settings = {
@@ -210,6 +214,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
       'cody.pythonPath': PYTHON,
       'cody.model': 'scripted-model',
       'cody.modelImages': true, // the scripted model takes the pasted image
+      'cody.diagnosticsWait': 10, // a bound: the answer comes once the JSON language server's report settled
       'cody.baseUrl': provider.baseUrl,
     };
     const env: NodeJS.ProcessEnv = {
@@ -556,6 +561,27 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.match(text, /\n\[Attachment 2: image pixel\.png, attached below\]\n\n\[Message\]\nWhat is in +and this picture\?$/);
     assert.equal(content[1]?.image_url?.url, `data:image/png;base64,${PIXEL}`);
     await screenshot('attachments-answered');
+  });
+
+  step("feeds an edited file's new problems back to the model (cody/diagnostics)", async () => {
+    await page.keyboard.press('Control+P');
+    await page.locator('.quick-input-widget input').fill('config.json');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'config.json' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab.active', { hasText: 'config.json' }).waitFor({ timeout: 15_000 });
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await send('Break config.json');
+    const card = frame.locator('.permission:not(.settled)');
+    await card.waitFor({ timeout: 30_000 });
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    await frame.waitForFunction(() => /config\.json has a problem now/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await screenshot('problems-fed-back');
+    // The edit went to the editor's buffer; its JSON language server's error reached the model in the tool result.
+    const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
+    const result = String(requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '');
+    assert.match(result, /^edited config\.json/);
+    assert.match(result, /\n\nNew problems in config\.json \(reported by the editor\):\n- line 1:\d+: error: /);
   });
 
   step('keeps the Output channel readable: no error for a restart, no stray lines', async () => {

@@ -558,7 +558,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.ok(Array.isArray(content), 'a message with an image is sent in parts');
     const text = content[0]?.text ?? '';
     assert.match(text, /^\[Attachments: 2\]\n\n\[Attachment 1: file app\.py\]\n\s*1\tprint\('hello'\)\n/);
-    assert.match(text, /\n\[Attachment 2: image pixel\.png, attached below\]\n\n\[Message\]\nWhat is in +and this picture\?$/);
+    assert.match(text, /\n\[Attachment 2: image pixel\.png, attached below\]\n\n\[Message\]\nWhat is in @app\.py and this picture\?$/);
     assert.equal(content[1]?.image_url?.url, `data:image/png;base64,${PIXEL}`);
     await screenshot('attachments-answered');
   });

@@ -24,7 +24,11 @@ export class Attachments {
     this.menu.hidden = true;
     this.menu.setAttribute('role', 'listbox');
     prompt.addEventListener('input', () => this.typed());
-    prompt.addEventListener('blur', () => setTimeout(() => this.closeMenu(), 150));
+    // Closed on leaving the input (after a click on an item had its mousedown), unless the focus
+    // is back by then: a blur just before typing `@` must not close the menu that opens meanwhile.
+    prompt.addEventListener('blur', () => setTimeout(() => {
+      if (prompt.ownerDocument.activeElement !== prompt) this.closeMenu();
+    }, 150));
     prompt.addEventListener('paste', (event) => {
       const files = [...(event.clipboardData?.files ?? [])].filter((f) => f.type.startsWith('image/'));
       if (files.length === 0) return;
@@ -103,10 +107,14 @@ export class Attachments {
 
   private pick(item: Completion): void {
     if (this.typing !== undefined) {
+      // The mention stays in the text, completed (the sentence still reads "What is in @app.py
+      // and…"), and the chip carries the content.
       const value = this.prompt.value;
       const end = this.typing.start + 1 + this.typing.query.length;
-      this.prompt.value = value.slice(0, this.typing.start) + value.slice(end);
-      this.prompt.setSelectionRange(this.typing.start, this.typing.start);
+      const mention = `@${item.attachment.label ?? item.label} `;
+      this.prompt.value = value.slice(0, this.typing.start) + mention + value.slice(end).replace(/^ /, '');
+      const caret = this.typing.start + mention.length;
+      this.prompt.setSelectionRange(caret, caret);
     }
     this.typing = undefined;
     this.closeMenu();

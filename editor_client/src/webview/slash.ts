@@ -24,7 +24,11 @@ export class SlashMenu {
     this.el.setAttribute('role', 'listbox');
     this.el.setAttribute('aria-label', 'Commands');
     prompt.addEventListener('input', () => this.update());
-    prompt.addEventListener('blur', () => setTimeout(() => this.close(), 150));
+    prompt.addEventListener('blur', () =>
+      setTimeout(() => {
+        if (prompt.ownerDocument.activeElement !== prompt) this.close(); // not if the focus came back meanwhile
+      }, 150),
+    );
   }
 
   get isOpen(): boolean {

@@ -68,6 +68,9 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
 
   it('attaches a file with @, an image pasted, a selection added from the editor; sends them', async () => {
     await view.page.fill('#prompt', '');
+    // The focus leaves the input and comes back just before `@` is typed (as a click elsewhere and
+    // back does): the menu that opens must not be closed by the late blur.
+    await view.page.locator('.msg.user').last().click();
     await view.page.focus('#prompt');
     await view.page.keyboard.type('Explain @ap');
     assert.deepEqual(await last(), { type: 'complete', query: 'ap' });
@@ -80,8 +83,10 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
       ],
     });
     assert.deepEqual(await view.page.locator('.at-menu .slash-name').allInnerTexts(), ['app.py', 'src/api.py']);
+    await new Promise((resolve) => setTimeout(resolve, 250)); // past the blur's 150 ms
+    assert.equal(await view.page.locator('.at-menu').isVisible(), true, 'the menu stays open');
     await view.page.keyboard.press('Enter');
-    assert.equal(await view.page.inputValue('#prompt'), 'Explain ', 'the @query gives way to a chip');
+    assert.equal(await view.page.inputValue('#prompt'), 'Explain @app.py ', 'the @query is completed in the text, and a chip carries the file');
     assert.deepEqual(await view.page.locator('.attachments .chip-text').allInnerTexts(), ['📎 app.py']);
     // A pasted image (a one-pixel png) becomes a chip with its data URL.
     await view.page.evaluate(() => {
@@ -105,7 +110,7 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
     await view.page.keyboard.type('this');
     await view.page.keyboard.press('Enter');
     const sent = (await last()) as { type: string; text: string; attachments: Array<{ type: string; path?: string; name?: string; dataUrl?: string }> };
-    assert.equal(sent.text, 'Explain this');
+    assert.equal(sent.text, 'Explain @app.py this');
     assert.deepEqual(sent.attachments.map((a) => a.type), ['file', 'image']);
     assert.equal(sent.attachments[1]?.name, 'pixel.png');
     assert.match(sent.attachments[1]?.dataUrl ?? '', /^data:image\/png;base64,iVBOR/);

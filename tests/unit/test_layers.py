@@ -22,6 +22,7 @@ LAYERS: dict[str, tuple[float, str]] = {
     "cody_lsp.protocol": (0, "protocol: the wire types"),
     "cody_lsp.config": (0, "configuration"),
     "cody_lsp.secrets": (0, "secrets"),
+    "cody_lsp.landlock": (0, "the kernel's sandboxing system calls"),
     "cody_lsp.private_api": (0, "private APIs"),
     "cody_lsp.testing": (0, "test tooling"),
     "cody_lsp.server": (0, "the server package"),

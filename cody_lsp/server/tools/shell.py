@@ -23,6 +23,10 @@ The server calls :func:`enable_subreaper` at start: it becomes a child subreaper
 orphans are re-parented to it, not to init; those that carry no live command's marker
 (a command that removed it from its environment) are killed with their descendants at
 the end of each command, and zombies are reaped.
+
+Sandboxed (``config.sandboxed``: the policy ``sandboxed``, :mod:`.sandbox`): the shell is
+started by a thread that first confined itself — the same marker, session, parent-death
+signal and guard, with the sandbox inherited by every descendant.
 """
 
 from __future__ import annotations
@@ -44,8 +48,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from ...landlock import SandboxError
 from ...secrets import protect_process, scrub_env
-from . import procs
+from . import procs, sandbox
 from .schema import describe
 from .workspace import ToolConfig, ToolError, ToolResult, limit_source
 
@@ -56,6 +61,13 @@ KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL on timeout
 EOF_GRACE = 1.0  # after the shell exits, how long to wait for its pipe to close
 HOLD_MAX = 5.0  # seconds a `hold_sweeps` may hold back the sweep of a cancelled command
 READ_CHUNK = 65536
+SANDBOX_HINT = (
+    "the command ran in the sandbox (writes only in the workspace and the temp directories, "
+    "no network, secrets unreadable); if it failed because the sandbox refused something it needs, "
+    'call run_command again with "sandbox": false and a "reason" saying why: the user is asked'
+)
+
+Process = asyncio.subprocess.Process | sandbox.SandboxedProcess
 
 
 class _Output:
@@ -86,7 +98,7 @@ class _Output:
         return head + tail
 
 
-async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float | None = None) -> bool:
+async def _wait_exit(proc: Process, timeout: float | None = None) -> bool:
     """Wait until the shell itself has exited; False if ``timeout`` passed first.
 
     ``proc.wait()`` also waits for the output pipe to close, which background
@@ -106,7 +118,7 @@ async def _wait_exit(proc: asyncio.subprocess.Process, timeout: float | None = N
         waiter.cancel()
 
 
-async def _terminate_group(proc: asyncio.subprocess.Process) -> None:
+async def _terminate_group(proc: Process) -> None:
     """SIGTERM the group, wait up to KILL_GRACE for the shell, then SIGKILL the group."""
     procs.killpg(proc.pid, signal.SIGTERM)
     await _wait_exit(proc, KILL_GRACE)
@@ -257,10 +269,18 @@ class _Commands:
         return guard
 
     async def spawn(
-        self, argv: list[str], cwd: Path | str | None, env: dict[str, str] | None = None, **pipes: Any
-    ) -> tuple[asyncio.subprocess.Process, bytes]:
+        self,
+        argv: list[str],
+        cwd: Path | str | None,
+        env: dict[str, str] | None = None,
+        sandboxed: sandbox.SandboxSettings | None = None,
+        **pipes: Any,
+    ) -> tuple[Process, bytes]:
         """Start ``argv`` in its own session with the scrubbed environment (``env`` over it) and a
-        fresh marker; ``pipes``: stdin/stdout/stderr/limit (default: no stdin, output merged)."""
+        fresh marker; ``pipes``: stdin/stdout/stderr/limit (default: no stdin, output merged).
+        In the sandbox when ``sandboxed`` says how (then ``cwd`` is the folder it may write and
+        ``pipes`` must be empty); raises SandboxError when the sandbox cannot be made (then
+        nothing ran)."""
         self.prepare()
         value = f"{self.token}-{next(self.numbers)}"
         marker = f"{CMD_VAR}={value}".encode()
@@ -279,7 +299,15 @@ class _Commands:
                 **pipes,
             }
             setpriv = _setpriv()
-            if setpriv is not None:
+            proc: Process
+            if sandboxed is not None:
+                assert cwd is not None and not pipes, "a sandboxed command has a folder and the default pipes"
+                die_with = None if setpriv else functools.partial(_die_with, os.getpid(), _prctl())
+                prefix = [setpriv, "--pdeathsig", "KILL", "--"] if setpriv else []
+                proc = await sandbox.spawn(
+                    [*prefix, *argv], cwd=Path(cwd), env=environment, settings=sandboxed, preexec=die_with
+                )
+            elif setpriv is not None:
                 proc = await asyncio.create_subprocess_exec(setpriv, "--pdeathsig", "KILL", "--", *argv, **options)
             else:
                 proc = await asyncio.create_subprocess_exec(
@@ -291,7 +319,7 @@ class _Commands:
         self._tell_guard(f"+{proc.pid}")
         return proc, marker
 
-    async def end(self, proc: asyncio.subprocess.Process, marker: bytes) -> int:
+    async def end(self, proc: Process, marker: bytes) -> int:
         """Kill the command's group and every process with its marker; how many were found.
 
         Runs to completion even if the caller is cancelled meanwhile."""
@@ -305,7 +333,7 @@ class _Commands:
         self._tell_guard(f"-{proc.pid}")
         return sweep.result()
 
-    def abandon(self, proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task[None] | None) -> None:
+    def abandon(self, proc: Process, marker: bytes, reader: asyncio.Task[None] | None) -> None:
         """A command given up on (its call cancelled, or failed): its process group is killed
         now, without a grace, so the caller goes on at once (a cancelled turn ends without
         waiting); the sweep of what left the group, the reaping and the guard's bookkeeping go on
@@ -443,7 +471,9 @@ async def spawn_process(
     session and process group, SIGKILL when the server dies (and the guard process behind that),
     the scrubbed environment with ``env`` over it. Until :func:`end_process`, its marker is a live
     command's, so the end of a command never takes it for an orphan."""
-    return await _commands.spawn(argv, cwd, env, **pipes)
+    proc, marker = await _commands.spawn(argv, cwd, env, **pipes)
+    assert isinstance(proc, asyncio.subprocess.Process)
+    return proc, marker
 
 
 async def end_process(proc: asyncio.subprocess.Process, marker: bytes) -> int:
@@ -474,16 +504,19 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
     timeout = _timeout(args.get("timeout"), config.command_timeout)
     # Started even if the call is cancelled while the process is being set up (the shell
     # may already run): then it is ended like any cancelled command.
-    spawning = asyncio.ensure_future(_commands.spawn(["/bin/sh", "-c", command], root))
+    sandboxed = config.sandbox if config.sandboxed else None
+    spawning = asyncio.ensure_future(_commands.spawn(["/bin/sh", "-c", command], root, sandboxed=sandboxed))
     try:
         proc, marker = await asyncio.shield(spawning)
     except asyncio.CancelledError:
         _commands.later(_abandon_spawn(spawning))
         raise
+    except SandboxError as exc:
+        raise ToolError(f"the sandbox could not be made ({exc.strerror or exc}); the command did not run") from None
     assert proc.stdout is not None
     out = _Output(config.max_output_bytes)
     reader = asyncio.create_task(out.drain(proc.stdout))
-    notes = []
+    notes = [f"sandbox: {note}" for note in proc.notes] if isinstance(proc, sandbox.SandboxedProcess) else []
     try:
         if not await _wait_exit(proc, timeout):
             await _terminate_group(proc)
@@ -501,26 +534,36 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
             )
         await asyncio.wait({reader}, timeout=EOF_GRACE)
         await _stop(reader)
+        await _release(proc)
     except BaseException:  # CancelledError included: leave nothing behind
         _commands.abandon(proc, marker, reader)
         raise
 
+    if sandboxed is not None and proc.returncode != 0:
+        notes.append(SANDBOX_HINT)
     header = "\n".join(notes + [_describe_exit(proc.returncode)])
     body = out.text() if out.total else "(no output)"
     content = _cap_middle(f"{header}\n{body}", config.max_result_chars)
     return ToolResult(proc.returncode == 0, content)
 
 
-async def _abandon(proc: asyncio.subprocess.Process, marker: bytes, reader: asyncio.Task[None] | None) -> None:
+async def _abandon(proc: Process, marker: bytes, reader: asyncio.Task[None] | None) -> None:
     """The rest of ending a command given up on, its group already killed (`_Commands.abandon`)."""
     await _wait_exit(proc)
     await _commands.held()
     await _commands.end(proc, marker)
     if reader is not None:
         await _stop(reader)
+    await _release(proc)
 
 
-async def _abandon_spawn(spawning: asyncio.Future[tuple[asyncio.subprocess.Process, bytes]]) -> None:
+async def _release(proc: Process) -> None:
+    """A sandboxed command's pipe and temp directory, once it and its processes ended."""
+    if isinstance(proc, sandbox.SandboxedProcess):
+        await proc.release()
+
+
+async def _abandon_spawn(spawning: asyncio.Future[tuple[Process, bytes]]) -> None:
     try:
         proc, marker = await spawning
     except Exception:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ...config import TOOL_LIMIT_SOURCES, ToolLimits
+from .sandbox import SandboxSettings
 
 if TYPE_CHECKING:
     from .editor_view import EditorSession, ReadLog
@@ -77,10 +78,18 @@ class ToolConfig:
     reads: ReadLog | None = None
     # write_file/edit_file report what they changed (`ToolResult.diff`): the ACP face shows it.
     diffs: bool = False
+    # run_command: the run's sandbox (sandbox.py), and whether this call runs in it (what the
+    # permission check answered for the policy `sandboxed`).
+    sandbox: SandboxSettings = SandboxSettings()
+    sandboxed: bool = False
 
-    def with_limits(self, limits: ToolLimits, *, allow_vcs_writes: bool) -> ToolConfig:
+    def with_limits(
+        self, limits: ToolLimits, *, allow_vcs_writes: bool, sandbox: SandboxSettings | None = None
+    ) -> ToolConfig:
         """This config with a run's settings."""
-        return dataclasses.replace(self, **dataclasses.asdict(limits), allow_vcs_writes=allow_vcs_writes)
+        return dataclasses.replace(
+            self, **dataclasses.asdict(limits), allow_vcs_writes=allow_vcs_writes, sandbox=sandbox or self.sandbox
+        )
 
 
 def limit_source(variable: str) -> str:

@@ -267,15 +267,28 @@ def _approvals_mode() -> str:
     return raw
 
 
-TOOL_POLICY_VALUES = ("allow", "ask", "deny")
-# From the loosest to the strictest: where two sources set a tool's policy, the stricter applies
-# (a less trusted source never loosens a more trusted one's; configuration.resolve).
-POLICY_STRICTNESS = {"allow": 0, "sandboxed": 1, "ask": 2, "deny": 3}
+# A tool's policy, from the loosest to the strictest: `allow` runs it without asking,
+# `sandboxed` (run_command only) runs it without asking in the sandbox (server/tools/sandbox.py),
+# `ask` asks the client first, `deny` never runs it.
+TOOL_POLICY_VALUES = ("allow", "sandboxed", "ask", "deny")
+SANDBOXED_TOOLS = ("run_command",)  # the tools the policy `sandboxed` applies to
+# Where two sources set a tool's policy, the stricter applies (a less trusted source never
+# loosens a more trusted one's; configuration.resolve).
+POLICY_STRICTNESS = {value: rank for rank, value in enumerate(TOOL_POLICY_VALUES)}
 
 
 def stricter(a: str, b: str) -> str:
-    """The stricter of two tool policy values."""
+    """The stricter of two tool policy values (deny > ask > sandboxed > allow; an unknown one counts as ask)."""
     return a if POLICY_STRICTNESS.get(a, 2) >= POLICY_STRICTNESS.get(b, 2) else b
+
+
+def policy_problem(tool: str, value: str) -> str | None:
+    """Why `value` cannot be `tool`'s policy (None: it can)."""
+    if value not in TOOL_POLICY_VALUES:
+        return f"is not {', '.join(TOOL_POLICY_VALUES[:-1])} or {TOOL_POLICY_VALUES[-1]}"
+    if value == "sandboxed" and tool not in SANDBOXED_TOOLS:
+        return f"is 'sandboxed', which only {', '.join(SANDBOXED_TOOLS)} can be"
+    return None
 
 
 def some_of(items: list[str], shown: int = 5) -> str:
@@ -285,7 +298,7 @@ def some_of(items: list[str], shown: int = 5) -> str:
 
 
 def parse_tool_policy(raw: str) -> dict[str, str]:
-    """`CODY_TOOL_POLICY`, e.g. `run_command=ask,write_file=allow`, as {tool: allow|ask|deny}.
+    """`CODY_TOOL_POLICY`, e.g. `run_command=sandboxed,write_file=allow`, as {tool: value}.
 
     Raises SettingError naming the variable when an item does not parse (the tool names are
     checked by the server, which knows its tools)."""
@@ -296,11 +309,38 @@ def parse_tool_policy(raw: str) -> dict[str, str]:
         name, sep, value = (part.strip() for part in item.partition("="))
         if not sep or not name or value.lower() not in TOOL_POLICY_VALUES:
             raise SettingError(
-                f"CODY_TOOL_POLICY item {item.strip()!r} is not TOOL=allow, TOOL=ask or TOOL=deny "
-                "(e.g. CODY_TOOL_POLICY=run_command=ask,write_file=allow); fix it or unset it"
+                f"CODY_TOOL_POLICY item {item.strip()!r} is not TOOL=allow, TOOL=sandboxed, TOOL=ask or TOOL=deny "
+                "(e.g. CODY_TOOL_POLICY=run_command=sandboxed,write_file=allow); fix it or unset it"
             )
+        problem = policy_problem(name, value.lower())
+        if problem is not None:
+            raise SettingError(f"CODY_TOOL_POLICY item {item.strip()!r} {problem}; fix it or unset it")
         policy[name] = value.lower()
     return policy
+
+
+SANDBOX_NETWORK_VALUES = ("block", "allow")
+
+
+def sandbox_network_setting() -> str | None:
+    """`CODY_SANDBOX_NETWORK`: "allow" lets sandboxed commands use the network, "block" (the
+    default) keeps it off and cannot be loosened by a client's setting; None when unset."""
+    raw = (os.environ.get("CODY_SANDBOX_NETWORK") or "").strip().lower()
+    if not raw:
+        return None
+    if raw not in SANDBOX_NETWORK_VALUES:
+        raise SettingError(
+            f"CODY_SANDBOX_NETWORK={raw!r} is not allow or block (the network of sandboxed commands); "
+            "fix it or unset it"
+        )
+    return raw
+
+
+def _sandbox_network() -> str | None:
+    try:
+        return sandbox_network_setting()
+    except SettingError:
+        return "block"  # the problem is reported by ServerConfig.problem() on every run
 
 
 def _tool_policy() -> dict[str, str]:
@@ -434,6 +474,7 @@ def _settings_problem() -> str | None:
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
         _env_number("CODY_MAX_QUEUED", 100)
         parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
+        sandbox_network_setting()
     except SettingError as exc:
         return str(exc)
     return None
@@ -472,11 +513,15 @@ class ServerConfig:
     # "auto": ask the client before mutating tools when it says it can answer
     # (initialize capabilities.experimental.cody.permissions); "ask": always; "never": never.
     approvals: str = field(default_factory=_approvals_mode)
-    # Per tool: "allow" (never ask), "ask" (ask when approvals are on) or "deny" (never run);
+    # Per tool: "allow" (never ask), "sandboxed" (run_command: never ask, run in the sandbox), "ask"
+    # (ask when approvals are on) or "deny" (never run);
     # tools not named keep their default (permissions.py).
     tool_policy: dict[str, str] = field(default_factory=_tool_policy)
     # Messages that may wait for a busy session (CODY_MAX_QUEUED; the environment only).
     max_queued: int = field(default_factory=_max_queued)
+    # The network of sandboxed commands: "allow", "block", or None (unset: blocked, unless a
+    # user-level setting of the client allows it; never a workspace's).
+    sandbox_network: str | None = field(default_factory=_sandbox_network)
     # A setting of the environment that does not parse: every run fails saying so.
     settings_problem: str | None = field(default_factory=_settings_problem)
     # The editor's `cody.mcpServers` (server/mcp/definitions.py reads it); the environment's

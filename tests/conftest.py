@@ -46,6 +46,7 @@ class CodyWire:
         self.permission_requests: list[dict[str, Any]] = []
         self.queue_changes: list[dict[str, Any]] = []  # cody/queueChanged params, in order
         self.permission_answer: Callable[[dict], Any] = lambda params: {"outcome": "allow"}
+        self.capabilities: dict[str, Any] = {}  # initialize's capabilities.experimental.cody
         self._chunk_waiters: list[tuple[Callable[[dict], bool], asyncio.Future]] = []
 
         @client.feature("cody/chunk")
@@ -122,9 +123,11 @@ async def start_wire(
     folders: list[Path] | None = None,
     capabilities: dict[str, Any] | None = None,
     initialization_options: dict[str, Any] | None = None,
+    command: list[str] | None = None,
 ) -> CodyWire:
+    """`command`: how to start the server (default `python -m cody_lsp`)."""
     config = ClientServerConfig(
-        server_command=[sys.executable, "-m", "cody_lsp"], server_env=env, client_factory=make_client
+        server_command=command or [sys.executable, "-m", "cody_lsp"], server_env=env, client_factory=make_client
     )
     client = await config.start()
     wire = CodyWire(client, env)
@@ -140,7 +143,10 @@ async def start_wire(
             initialization_options=initialization_options,
         )
     )
-    assert result.capabilities.experimental == {"cody": SERVER_CAPABILITIES}
+    cody = dict(result.capabilities.experimental["cody"])
+    assert isinstance(cody.pop("sandbox")["available"], bool)  # the machine's (tests/unit/test_sandbox.py)
+    assert cody == SERVER_CAPABILITIES
+    wire.capabilities = result.capabilities.experimental["cody"]
     return wire
 
 

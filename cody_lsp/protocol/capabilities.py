@@ -2,7 +2,8 @@
 
 `SERVER_CAPABILITIES` is the answer's `capabilities.experimental.cody`: the cody protocol's
 version and the optional features this server serves (protocol.md, "Capabilities"); a client
-uses only what is listed there. `initialize_result` is the whole answer: the LSP capabilities
+uses only what is listed there. `cody_capabilities()` adds what depends on the machine (the
+command sandbox). `initialize_result` is the whole answer: the LSP capabilities
 that pygls derives from the features the server registers (server/lsp/server.py), which depend on the
 client only through the position encodings it offers and the `willSave` notifications it
 declares, plus cody's. The server answers
@@ -12,6 +13,8 @@ tests/unit/lsp/test_early_initialize.py checks it against pygls' own answer.
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping
 from typing import Any
 
 from .. import __version__
@@ -66,6 +69,25 @@ def _checkpoints() -> dict[str, Any]:
 # forkSession and the `checkpoint` chunk; false, with `checkpointsUnavailable` saying why, without git.
 SERVER_CAPABILITIES.update(_checkpoints())
 
+def sandbox_capability(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
+    """`sandbox`: whether run_command's policy `sandboxed` runs commands in a sandbox here
+    (`available`; else `reason`, and that policy asks instead), Landlock's `abi`, and what the
+    `network` of a sandboxed command is by default ("blocked", "tcp-blocked", "open" where
+    nothing here can block it, "allowed" by `CODY_SANDBOX_NETWORK=allow`)."""
+    from ..landlock import support  # the kernel's, probed once (a few system calls)
+
+    found = support()
+    if not found.available:
+        return {"available": False, "reason": found.reason}
+    allowed = environ.get("CODY_SANDBOX_NETWORK", "").strip().lower() == "allow"
+    return {"available": True, "abi": found.abi, "network": found.network(allowed)}
+
+
+def cody_capabilities() -> dict[str, Any]:
+    """initialize's `capabilities.experimental.cody`: the features, and what this machine offers."""
+    return {**SERVER_CAPABILITIES, "sandbox": sandbox_capability()}
+
+
 POSITION_ENCODINGS = ("utf-8", "utf-16", "utf-32")  # the ones pygls can count in
 DEFAULT_POSITION_ENCODING = "utf-16"  # LSP's default, when the client offers none of them
 INCREMENTAL_SYNC = 2  # TextDocumentSyncKind.Incremental
@@ -90,7 +112,7 @@ def initialize_result(client: dict[str, Any]) -> dict[str, Any]:
             "textDocumentSync": sync,
             "executeCommandProvider": {"commands": []},
             "workspace": {"workspaceFolders": {"supported": True, "changeNotifications": True}, "fileOperations": {}},
-            "experimental": {"cody": dict(SERVER_CAPABILITIES)},
+            "experimental": {"cody": cody_capabilities()},
         },
         "serverInfo": {"name": SERVER_NAME, "version": __version__},
     }

@@ -588,6 +588,31 @@ class CompactResult:
     error: ErrorInfo | None = None
 
 
+SandboxNetwork = Literal["blocked", "tcp-blocked", "open", "allowed"]
+
+
+@attrs.frozen
+class SandboxCapability:
+    """initialize's `capabilities.experimental.cody.sandbox` (capabilities.sandbox_capability)."""
+
+    available: bool
+    abi: int | None = None
+    network: SandboxNetwork | None = None
+    # When not available: why.
+    reason: str | None = None
+
+
+@attrs.frozen
+class PermissionChoice:
+    """A ready-made answer, to offer as one choice: its `label`, and the result to send (its
+    outcome, scope and sandboxed)."""
+
+    label: str
+    outcome: PermissionOutcome
+    scope: RuleScope | None = None
+    sandboxed: bool | None = None
+
+
 @attrs.frozen
 class PermissionOptions:
     """What a client may answer to one permission request."""
@@ -599,6 +624,17 @@ class PermissionOptions:
     # An MCP tool only: `mcp__<server>__*`, the `toolPattern` an allow_always may give to cover
     # every tool of its server.
     tool_pattern: str | None = None
+    # run_command, where the server has a sandbox (initialize: `sandbox.available`): "in this
+    # folder without asking, sandboxed" (allow_always, scope folder, sandboxed true).
+    sandboxed_rule: PermissionChoice | None = None
+
+
+@attrs.frozen
+class UnsandboxedRequest:
+    """run_command asked to run outside the sandbox (`sandbox: false`): always asked."""
+
+    # The model's reason, as it gave it (untrusted text: show it as text).
+    reason: str
 
 
 # Server → client request, sent before a tool whose policy is "ask" runs, when approvals are on.
@@ -612,6 +648,8 @@ class PermissionParams:
     workspace_folder: str
     # What the client may answer; always sent by servers that advertise `permissionRules`.
     options: PermissionOptions | None = None
+    # Set when the call asks to run outside the sandbox: show the reason with the question.
+    unsandboxed: UnsandboxedRequest | None = None
 
 
 @attrs.frozen
@@ -626,6 +664,9 @@ class PermissionResult:
     tool_pattern: str | None = None
     # deny: what the user wants done instead, given to the model with the refusal.
     feedback: str | None = None
+    # allow_always of run_command: the rule runs the commands it covers in the sandbox, without
+    # asking (only where the request offered `options.sandboxedRule`).
+    sandboxed: bool | None = None
 
 
 # Server → client request, after a tool changed a file, to a client that declared `diagnostics`.
@@ -655,6 +696,8 @@ class PermissionRule:
     command_prefix: str | None = None
     # "deny": the calls it covers are refused without asking (absent: they run without asking).
     decision: RuleDecision | None = None
+    # True: the commands it covers run in the sandbox without asking (absent: as they are).
+    sandboxed: bool | None = None
 
 
 @attrs.frozen

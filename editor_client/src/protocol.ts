@@ -27,6 +27,8 @@ export type RuleScope = "session" | "folder";
 
 export type RunStatus = "done" | "cancelled" | "circuit_breaker" | "error";
 
+export type SandboxNetwork = "blocked" | "tcp-blocked" | "open" | "allowed";
+
 export type SessionMode = "code" | "ask" | "plan";
 
 /** Context sent with a `cody/run` message (protocol.md, "Attachments"); the same shape in the history (`Message.attachments`), where an image has no `dataUrl`. */
@@ -274,6 +276,14 @@ export interface NotRestored {
   reason: string;
 }
 
+/** A ready-made answer, to offer as one choice: its `label`, and the result to send (its outcome, scope and sandboxed). */
+export interface PermissionChoice {
+  label: string;
+  outcome: PermissionOutcome;
+  scope?: RuleScope;
+  sandboxed?: boolean;
+}
+
 /** What a client may answer to one permission request. */
 export interface PermissionOptions {
   outcomes: PermissionOutcome[];
@@ -282,6 +292,8 @@ export interface PermissionOptions {
   commandPrefix?: string;
   /** An MCP tool only: `mcp__<server>__*`, the `toolPattern` an allow_always may give to cover every tool of its server. */
   toolPattern?: string;
+  /** run_command, where the server has a sandbox (initialize: `sandbox.available`): "in this folder without asking, sandboxed" (allow_always, scope folder, sandboxed true). */
+  sandboxedRule?: PermissionChoice;
 }
 
 export interface PermissionParams {
@@ -293,6 +305,8 @@ export interface PermissionParams {
   workspaceFolder: string;
   /** What the client may answer; always sent by servers that advertise `permissionRules`. */
   options?: PermissionOptions;
+  /** Set when the call asks to run outside the sandbox: show the reason with the question. */
+  unsandboxed?: UnsandboxedRequest;
 }
 
 export interface PermissionResult {
@@ -305,6 +319,8 @@ export interface PermissionResult {
   toolPattern?: string;
   /** deny: what the user wants done instead, given to the model with the refusal. */
   feedback?: string;
+  /** allow_always of run_command: the rule runs the commands it covers in the sandbox, without asking (only where the request offered `options.sandboxedRule`). */
+  sandboxed?: boolean;
 }
 
 /** An "allow always" answer, kept in the database (or an ACP client's "reject always": `decision`). */
@@ -318,6 +334,8 @@ export interface PermissionRule {
   commandPrefix?: string;
   /** "deny": the calls it covers are refused without asking (absent: they run without asking). */
   decision?: RuleDecision;
+  /** True: the commands it covers run in the sandbox without asking (absent: as they are). */
+  sandboxed?: boolean;
 }
 
 export interface PermissionRuleList {
@@ -458,6 +476,12 @@ export interface ToolCallInfo {
   id: string;
   name: string;
   arguments: string;
+}
+
+/** run_command asked to run outside the sandbox (`sandbox: false`): always asked. */
+export interface UnsandboxedRequest {
+  /** The model's reason, as it gave it (untrusted text: show it as text). */
+  reason: string;
 }
 
 export interface UpdateSessionParams {

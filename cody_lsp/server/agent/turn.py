@@ -40,6 +40,7 @@ from ...protocol.wire import (
 )
 from ...secrets import redact
 from ..tools import TOOLS, ToolConfig, ToolResult, ToolSet, builtin_tools, run_tool
+from ..tools.sandbox import SANDBOXED, Sandboxed
 from .assembly import StepResult
 from .budget import is_context_overflow
 from .history import (
@@ -64,7 +65,8 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 # (tool call id, tool name, args) → None if the call may run, else why not (told to the model).
-AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str | None]]
+# (call id, tool, args) → None: run it; SANDBOXED: run it in the sandbox; a text: refused, saying why.
+AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str | Sandboxed | None]]
 # The messages sent to the run while it works (priority `next`), taken at a safe boundary.
 Inbox = Callable[[], list[Prompt]]
 # (tool name, args, workspace folder, the run's tool settings: its editor and read log) → result.
@@ -433,17 +435,20 @@ class Turn:
         missing = available.why_missing(name) if tool is None else None
         if missing is not None:  # an MCP tool its server does not offer now
             return ToolResult(False, missing)
+        tools = self.tools
         if (name in TOOLS or tool is not None) and self.ask_permission is not None:
-            denied = await self.ask_permission(call_id, name, args)
-            if denied is not None:
-                return ToolResult(False, denied)
+            verdict = await self.ask_permission(call_id, name, args)
+            if isinstance(verdict, str):
+                return ToolResult(False, verdict)
+            if verdict is SANDBOXED:
+                tools = dataclasses.replace(tools, sandboxed=True)
         if tool is not None and tool.run is not None:  # a tool that is not built in runs itself
             return await tool.run(args, self.folder, self.tools)
         problems, path = self.problems, args.get("path")
         if problems is None or name not in EDIT_TOOLS or not isinstance(path, str):
-            return await self.run_tool(name, args, self.folder, self.tools)
+            return await self.run_tool(name, args, self.folder, tools)
         target, before = await problems.before(str(self.folder), path)
-        result = await self.run_tool(name, args, self.folder, self.tools)
+        result = await self.run_tool(name, args, self.folder, tools)
         if not result.ok or result.changed is None:
             return result
         note = await problems.after(result.changed, before if result.changed == target else None, path)

@@ -4,21 +4,29 @@ In that order, for every call of a known tool (`Permissions.check`):
 
 1. The policy (`CODY_TOOL_POLICY`; by default the tools that change nothing are `allow` and
    `write_file`, `edit_file`, `run_command` are `ask`): `deny` refuses without asking anyone,
-   `allow` runs without asking.
+   `allow` runs without asking, `sandboxed` (run_command) runs it without asking in the
+   sandbox (tools/sandbox.py) — or, where there is none, asks as `ask` does (and refuses when
+   nobody can be asked): nothing it covers runs unsandboxed unasked.
 2. `ask`: a stored rule that covers the call refuses it without asking when it is a refusal (an
    ACP client's "reject always", `refuse`; it holds even when nobody can be asked), else allows it
-   without asking (an earlier "allow always" of this session, or of any session of its folder).
+   without asking (an earlier "allow always" of this session, or of any session of its folder) —
+   in the sandbox when the rule says `sandboxed` (a rule that does not wins over one that does).
 3. Otherwise the client is asked (`cody/requestPermission`). A client that cannot answer
    (it did not declare `permissions`) is not asked: its asker raises `NoApprover` at once and
    the call is refused, naming the settings that allow it (`NO_APPROVER`) — what `cody-lsp run`
    without `--yes` gets; only `CODY_APPROVALS=never` (the environment's "never ask") makes the
-   asker answer `allow`. An `allow_always` answer stores a rule; pending requests the new rule covers are answered by
+   asker answer `allow` (never for what `sandboxed` would otherwise run unsandboxed: that is
+   refused, `NOBODY_TO_ASK`). An `allow_always` answer stores a rule; pending requests the new rule covers are answered by
    it, and their prompts withdrawn (the asker's task is cancelled, which sends
    `$/cancelRequest`).
 
 MCP tools (`mcp__<server>__<tool>`, server/mcp/) are `ask` by default, read-only or not; the policy
 and the rules also take `mcp__<server>__*`, every tool of a server (a tool's own policy entry wins),
 which the request's `options.toolPattern` offers.
+
+A run_command that asks to run outside the sandbox (`"sandbox": false`, with a `reason`) is
+always asked about, whatever the policy and the rules (unless the policy is `deny`, or nobody
+can be asked and the policy would run it unasked anyway); its answer is for that call only.
 
 A rule's `commandPrefix` covers a `run_command` whose words start with the prefix's words;
 a compound command (anything with `;`, `&`, `|`, a backtick, `$(`, `<`, `>` or a line break,
@@ -36,8 +44,9 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...config import some_of
+from ...config import SANDBOXED_TOOLS, some_of
 from ...protocol.wire import (
+    PermissionChoice,
     PermissionOptions,
     PermissionOutcome,
     PermissionParams,
@@ -45,10 +54,12 @@ from ...protocol.wire import (
     PermissionRule,
     RuleDecision,
     RuleScope,
+    UnsandboxedRequest,
 )
 from ..mcp.definitions import covers, is_mcp_name, server_of, server_pattern
 from ..store.database import Store, now
-from ..tools import TOOLS
+from ..tools import TOOLS, sandbox
+from ..tools.sandbox import SANDBOXED, Sandboxed
 
 log = logging.getLogger(__name__)
 
@@ -84,8 +95,22 @@ NO_APPROVER = (
     "The user can allow it without asking: CODY_TOOL_POLICY={name}=allow in the server's environment "
     "(or cody.toolPolicy in the editor's settings), or CODY_APPROVALS=never for every tool."
 )
+NOBODY_TO_ASK = (
+    "run_command did not run: {why}, and nobody can be asked here. Run it sandboxed (without "
+    '"sandbox": false), or tell the user what you would need.'
+)
+NO_SANDBOX_HERE = (
+    "run_command did not run: the client chose to run it sandboxed, but there is no sandbox here ({reason})."
+)
 OPTIONS_OUTCOMES: list[PermissionOutcome] = ["allow", "allow_always", "deny"]
 OPTIONS_SCOPES: list[RuleScope] = ["session", "folder"]
+SANDBOXED_LABEL = "Run commands in this folder without asking (sandboxed)"
+SANDBOXED_RULE = PermissionChoice(SANDBOXED_LABEL, "allow_always", "folder", True)
+MAX_REASON_CHARS = 1000
+
+# The permission check's answer: None (run it as it is), SANDBOXED (run it in the sandbox), or
+# the refusal the model is told.
+Verdict = str | Sandboxed | None
 
 _COMPOUND = re.compile(r"[;&|`<>\n\r]|\$\(")
 _SUBCOMMAND = re.compile(r"[A-Za-z][A-Za-z0-9._:-]*")
@@ -186,21 +211,39 @@ def rule_applies(rule: PermissionRule, session_id: str, folder: str) -> bool:
     return rule.session_id == session_id
 
 
-def options_for(tool_name: str, args: dict[str, Any]) -> PermissionOptions:
+def asks_unsandboxed(tool_name: str, args: dict[str, Any]) -> bool:
+    """A run_command that asks to run outside the sandbox (`"sandbox": false`)."""
+    return tool_name == "run_command" and args.get("sandbox") is False
+
+
+def unsandboxed_request(args: dict[str, Any]) -> UnsandboxedRequest:
+    reason = args.get("reason")
+    if not isinstance(reason, str) or not reason.strip():
+        return UnsandboxedRequest("(no reason given)")
+    return UnsandboxedRequest(reason.strip()[:MAX_REASON_CHARS])
+
+
+def options_for(tool_name: str, args: dict[str, Any], *, sandboxed: bool = False) -> PermissionOptions:
+    """What the client may answer; `sandboxed`: the sandbox is there to offer."""
+    if asks_unsandboxed(tool_name, args):  # this call only: no rule comes of the answer
+        return PermissionOptions(["allow", "deny"], [])
     prefix = None
     if tool_name == "run_command" and isinstance(args.get("command"), str):
         prefix = suggest_prefix(args["command"])
     server = server_of(tool_name)
     pattern = server_pattern(server) if server is not None else None
-    return PermissionOptions(list(OPTIONS_OUTCOMES), list(OPTIONS_SCOPES), prefix, pattern)
+    rule = SANDBOXED_RULE if sandboxed and tool_name in SANDBOXED_TOOLS else None
+    return PermissionOptions(
+        list(OPTIONS_OUTCOMES), list(OPTIONS_SCOPES), prefix, tool_pattern=pattern, sandboxed_rule=rule
+    )
 
 
 # ------------------------------------------------------------------------------ policy
 
 
 class ToolPolicy:
-    """allow | ask | deny per tool: the defaults (ask before a tool that changes things), then
-    `CODY_TOOL_POLICY`. A name that is not a tool makes `problem` say so (every run reports it)."""
+    """allow | sandboxed | ask | deny per tool (sandboxed: run_command only): the defaults (ask
+    before a tool that changes things), then `CODY_TOOL_POLICY`. A name that is not a tool makes `problem` say so (every run reports it)."""
 
     def __init__(self, overrides: dict[str, str] | None = None):
         self.decisions = {name: "ask" if spec.mutating else "allow" for name, spec in TOOLS.items()}
@@ -214,6 +257,9 @@ class ToolPolicy:
                 f"; the tools are {', '.join(sorted(TOOLS))}"
             )
         self.decisions.update({k: v for k, v in overrides.items() if k in TOOLS or is_mcp_name(k)})
+        for name in set(self.decisions) - set(SANDBOXED_TOOLS):
+            if self.decisions[name] == "sandboxed":  # only run_command has a sandbox: ask
+                self.decisions[name] = "ask"
 
     def decision(self, tool_name: str) -> str:
         """The tool's own entry, else its MCP server's (`mcp__<server>__*`), else "ask"."""
@@ -236,7 +282,8 @@ class _Pending:
     folder: str
     tool_name: str
     args: dict[str, Any]
-    settled: asyncio.Future[RuleDecision] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    by_rules: bool = True  # False: a call outside the sandbox, which only a refusal rule answers
+    settled: asyncio.Future[PermissionRule] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
 class NoApprover(Exception):
@@ -255,63 +302,107 @@ def as_result(answer: PermissionResult | str) -> PermissionResult:
 
 
 class Permissions:
-    def __init__(self, store: Store, policy: ToolPolicy, asker: Asker | None):
+    def __init__(
+        self, store: Store, policy: ToolPolicy, asker: Asker | None, can_ask: Callable[[], bool] | None = None
+    ):
         self.store = store
         self.policy = policy
         self._asker = asker
+        # Whether a person answers (approvals on): when not, the asker refuses (NoApprover) or,
+        # under CODY_APPROVALS=never, answers "allow" at once.
+        self._can_ask = can_ask or (lambda: asker is not None)
         self._pending: list[_Pending] = []
+        self._said_no_sandbox = False
 
     async def check(
         self, run: Any, call_id: str, tool_name: str, args: dict[str, Any], policy: ToolPolicy | None = None
-    ) -> str | None:
-        """None if the call may run; else why not, as the model is told (`policy`: the run's, when
-        its settings are not the server's)."""
+    ) -> Verdict:
+        """None if the call may run as it is, SANDBOXED if in the sandbox; else why not, as the
+        model is told (`policy`: the run's, when its settings are not the server's)."""
         decision = (policy or self.policy).decision(tool_name)
         if decision == "deny":
             return POLICY_DENIED.format(name=tool_name)
-        if decision == "allow":
-            return None
+        support = sandbox.available()
+        unsandboxed = asks_unsandboxed(tool_name, args)
+        if decision == "sandboxed":
+            if support.available and not unsandboxed:
+                return SANDBOXED
+            if not support.available:
+                self._no_sandbox(support.reason)
+            if self._asker is None or not self._can_ask():
+                why = "it asked to run outside the sandbox" if support.available else "there is no sandbox here"
+                return NOBODY_TO_ASK.format(why=why)
+        elif decision == "allow" and (not unsandboxed or not self._can_ask()):
+            return None  # nobody to ask about leaving the sandbox: the policy runs commands unasked anyway
         session_id, folder = run.session_id or "", run.folder
-        covered = await self._covered(session_id, folder, tool_name, args)
-        if covered == "deny":
+        covering = await self._covering(session_id, folder, tool_name, args)
+        if any(rule.decision == "deny" for rule in covering):
             return RULE_DENIED.format(name=tool_name)
-        if covered == "allow" or self._asker is None:
+        if self._asker is None:
             return None
+        if not unsandboxed:
+            if any(not rule.sandboxed for rule in covering):
+                return None
+            if support.available and covering:
+                return SANDBOXED
         try:
-            answer = await self._ask(run, call_id, tool_name, args)
+            answer = await self._ask(run, call_id, tool_name, args, unsandboxed, support.available)
         except NoApprover:
             return NO_APPROVER.format(name=tool_name)
-        if answer is None:  # a rule given meanwhile allows it
-            return None
+        if isinstance(answer, PermissionRule):  # a rule given meanwhile answers it
+            if answer.decision != "deny":
+                return SANDBOXED if answer.sandboxed else None
+            answer = PermissionResult("deny")
         if answer.outcome == "deny":
             feedback = (answer.feedback or "").strip()
             if feedback:
                 return USER_DENIED_WITH_FEEDBACK.format(name=tool_name, feedback=feedback[:MAX_FEEDBACK])
             return USER_DENIED.format(name=tool_name)
-        if answer.outcome == "allow_always":
+        if answer.outcome == "allow_always" and not unsandboxed:
+            if answer.sandboxed and not support.available:
+                return NO_SANDBOX_HERE.format(reason=support.reason)
             await self._remember(session_id, folder, tool_name, answer)
+            return SANDBOXED if answer.sandboxed else None
         return None
 
-    async def _covered(self, session_id: str, folder: str, tool_name: str, args: dict[str, Any]) -> RuleDecision | None:
-        """What the stored rules that cover the call decide (a refusal wins), or None."""
+    def _no_sandbox(self, reason: str | None) -> None:
+        if not self._said_no_sandbox:
+            self._said_no_sandbox = True
+            log.warning(
+                "the tool policy says run_command=sandboxed, but there is no sandbox here (%s): "
+                "such commands are asked about instead",
+                reason,
+            )
+
+    async def _covering(
+        self, session_id: str, folder: str, tool_name: str, args: dict[str, Any]
+    ) -> list[PermissionRule]:
+        """The stored rules that cover this call, its own and its MCP server's: refusals, and the
+        rules that allow (sandboxed ones only where there is a sandbox)."""
         server = server_of(tool_name)
-        found: RuleDecision | None = None
+        covering: list[PermissionRule] = []
         for name in [tool_name] + ([server_pattern(server)] if server is not None else []):
             rules = await self.store.permission_rules(folder=folder, session_id=session_id, tool_name=name)
-            for rule in rules:
-                if rule_covers(rule, tool_name, args):
-                    if rule.decision == "deny":
-                        return "deny"
-                    found = "allow"
-        return found
+            usable = [rule for rule in rules if not rule.sandboxed or sandbox.available().available]
+            covering += [rule for rule in usable if rule_covers(rule, tool_name, args)]
+        return covering
 
-    async def _ask(self, run: Any, call_id: str, tool_name: str, args: dict[str, Any]) -> PermissionResult | None:
-        """The client's answer; None when a rule given meanwhile allows the call, deny when one refuses it."""
+    async def _ask(
+        self, run: Any, call_id: str, tool_name: str, args: dict[str, Any], unsandboxed: bool, sandboxed: bool
+    ) -> PermissionResult | PermissionRule:
+        """The client's answer, or the rule given meanwhile that answered instead."""
         assert self._asker is not None
         params = PermissionParams(
-            run.run_id, run.session_id or "", call_id, tool_name, args, run.folder, options_for(tool_name, args)
+            run.run_id,
+            run.session_id or "",
+            call_id,
+            tool_name,
+            args,
+            run.folder,
+            options_for(tool_name, args, sandboxed=sandboxed),
+            unsandboxed_request(args) if unsandboxed else None,
         )
-        pending = _Pending(params.session_id, params.workspace_folder, tool_name, args)
+        pending = _Pending(params.session_id, params.workspace_folder, tool_name, args, not unsandboxed)
         self._pending.append(pending)
         asking = asyncio.ensure_future(self._asker(run, params))
         either: list[asyncio.Future[Any]] = [asking, pending.settled]
@@ -323,7 +414,7 @@ class Permissions:
                 asking.cancel()  # the client's prompt is withdrawn ($/cancelRequest) before the run goes on
                 await asyncio.wait([asking])
         if pending.settled.done():
-            return PermissionResult("deny") if pending.settled.result() == "deny" else None
+            return pending.settled.result()
         try:
             return as_result(asking.result())
         except NoApprover:
@@ -359,6 +450,7 @@ class Permissions:
             now(),
             session_id if scope == "session" else None,
             prefix,
+            sandboxed=True if answer.sandboxed and tool_name in SANDBOXED_TOOLS else None,
         )
         try:
             await self.store.add_permission_rule(rule)
@@ -391,10 +483,11 @@ class Permissions:
         for pending in self._pending:
             if (
                 not pending.settled.done()
+                and (pending.by_rules or decision == "deny")
                 and rule_applies(rule, pending.session_id, pending.folder)
                 and rule_covers(rule, pending.tool_name, pending.args)
             ):
-                pending.settled.set_result(decision)
+                pending.settled.set_result(rule)
 
     async def list_rules(self, *, folder: str | None, session_id: str | None) -> list[PermissionRule]:
         return await self.store.permission_rules(folder=folder, session_id=session_id)

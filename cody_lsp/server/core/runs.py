@@ -89,7 +89,7 @@ from ..checkpoints.service import Checkpoints
 from ..mcp.hub import McpHub
 from ..store.database import Store, describe_holder
 from ..store.errors import SESSION_GONE, SessionGone, StoreError
-from ..tools import ToolSet, builtin_tools, run_tool, tool_schemas
+from ..tools import ToolSet, builtin_tools, run_tool, sandbox, tool_schemas
 from ..tools.shell import hold_sweeps
 from .checkpointing import Recording, RunCheckpoints
 from .errors import SessionBusy, UnknownSession
@@ -97,7 +97,7 @@ from .events import RunEventStream
 from .folders import normalize_folder
 from .mcp_approvals import McpApprovals
 from .order import uncancel
-from .permissions import NoApprover, Permissions, ToolPolicy
+from .permissions import NoApprover, Permissions, ToolPolicy, Verdict
 from .port import ClientPort
 from .queue import JOINED, SessionQueue, Waiting
 from .replay import replay
@@ -169,7 +169,8 @@ class RunManager:
         self.client = client
         self._step = step
         self._tool_runner = tool_runner
-        self.permissions = Permissions(store, ToolPolicy(config.tool_policy), self._ask)
+        # Whether a person answers permission requests: approvals on (else "allow" at once).
+        self.permissions = Permissions(store, ToolPolicy(config.tool_policy), self._ask, self.approvals_enabled)
         # MCP servers: the process's (the Application's, which stops them), shared by every
         # session; a workspace's only once approved, and never when the client cannot answer.
         self.mcp = mcp if mcp is not None else McpHub()
@@ -658,7 +659,7 @@ class RunManager:
             inbox=lambda: self._take_inbox(run),
             before_tools=run.checkpoint.ready if run.checkpoint is not None else None,
             tools=self.client.tools(session.id).with_limits(
-                config.tool_limits, allow_vcs_writes=config.allow_vcs_writes
+                config.tool_limits, allow_vcs_writes=config.allow_vcs_writes, sandbox=sandbox.settings_for(config)
             ),
             problems=self._problems(config),
         )
@@ -913,7 +914,7 @@ class RunManager:
         return await self.client.ask_permission(request)
 
     def _permission_for(self, run: LiveRun) -> AskPermission:
-        async def check(call_id: str, tool_name: str, args: dict[str, Any]) -> str | None:
+        async def check(call_id: str, tool_name: str, args: dict[str, Any]) -> Verdict:
             return await self.permissions.check(run, call_id, tool_name, args, run.policy)
 
         return check

@@ -1,7 +1,9 @@
 """The settings of a run: the editor's configuration over the environment's.
 
 Keys (protocol.md, "Configuration from the editor"): `model`, `baseUrl`, `toolPolicy`
-(`{tool: "allow" | "ask" | "deny"}`), `contextWindow`, `outputReserve`, and each run and tool
+(`{tool: "allow" | "sandboxed" | "ask" | "deny"}`, `sandboxed` for run_command only),
+`sandboxNetwork` (`"allow"` | `"block"`: the network of sandboxed commands; an explicit
+`CODY_SANDBOX_NETWORK` wins), `contextWindow`, `outputReserve`, and each run and tool
 limit of the environment in camelCase (`maxSteps` for `CODY_MAX_STEPS`, `retryAttempts`,
 `stallTimeout`, `commandTimeout`, `maxWriteBytes`, `toolDeadline`, …), the checkpoints'
 `checkpointMaxFileBytes` and `checkpointStoreMaxBytes`, the attachments' bounds, `modelImages` and
@@ -36,6 +38,8 @@ from ...config import (
     CHECKPOINT_VARIABLES,
     EDITOR_CONTEXT_VARIABLES,
     LIMIT_VARIABLES,
+    SANDBOX_NETWORK_VALUES,
+    SANDBOXED_TOOLS,
     TOOL_LIMIT_VARIABLES,
     TOOL_POLICY_VALUES,
     CheckpointSettings,
@@ -45,6 +49,7 @@ from ...config import (
     ModelConfig,
     ServerConfig,
     ToolLimits,
+    policy_problem,
     setting_key,
     some_of,
     stricter,
@@ -61,7 +66,7 @@ CONTEXT_KEYS = {"contextWindow": "window", "outputReserve": "output_reserve"}
 # attachmentMaxChars → attachment_max_chars, …, modelImages, diagnosticsWait
 EDITOR_CONTEXT_KEYS = {setting_key(var): field for var, field in EDITOR_CONTEXT_VARIABLES}
 KEYS = (
-    *("model", "baseUrl", "toolPolicy"),
+    *("model", "baseUrl", "toolPolicy", "sandboxNetwork"),
     *CONTEXT_KEYS,
     *LIMIT_KEYS,
     *TOOL_LIMIT_KEYS,
@@ -94,6 +99,12 @@ def _text(value: Any) -> str:
     if not isinstance(value, str) or not value.strip():
         raise _Invalid("must be a non-empty string")
     return value.strip()
+
+
+def _choice(value: Any, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value.strip().lower() not in choices:
+        raise _Invalid(f"must be {' or '.join(repr(c) for c in choices)}")
+    return value.strip().lower()
 
 
 def _base_url(value: Any) -> str:
@@ -153,6 +164,8 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
                     if not isinstance(value, dict):
                         raise _Invalid('must be an object such as {"name": {"command": "…", "args": […]}}')
                     found[key] = value
+                elif key == "sandboxNetwork":
+                    found[key] = _choice(value, SANDBOX_NETWORK_VALUES)
                 elif key in CONTEXT_KEYS:
                     found[key] = _number(key, value, 0)
                 elif key == "modelImages":
@@ -194,6 +207,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
     editor_context = dataclasses.replace(
         base.editor_context, **{EDITOR_CONTEXT_KEYS[k]: v for k, v in found.items() if k in EDITOR_CONTEXT_KEYS}
     )
+    network = base.sandbox_network or found.get("sandboxNetwork")  # the environment's, when it says
     config = dataclasses.replace(
         base,
         model=model,
@@ -204,6 +218,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         mcp_servers=found.get("mcpServers", base.mcp_servers),
         checkpoints=checkpoints,
         editor_context=editor_context,
+        sandbox_network=network,
     )
     return config, warnings
 
@@ -258,11 +273,14 @@ def _tool_policy(value: Any, where: str, warnings: list[str]) -> dict[str, str]:
     policy = {}
     unknown: list[str] = []
     bad: list[str] = []
+    misplaced: list[str] = []
     for tool, decision in value.items():
         if tool not in TOOLS and not is_mcp_name(str(tool)):
             unknown.append(_show(tool))
         elif not isinstance(decision, str) or decision.lower() not in TOOL_POLICY_VALUES:
             bad.append(f"{SECTION}.toolPolicy.{tool} = {_show(decision)}")
+        elif policy_problem(str(tool), decision.lower()) is not None:  # sandboxed: run_command only
+            misplaced.append(f"{SECTION}.toolPolicy.{tool} = {_show(decision)}")
         else:
             policy[tool] = decision.lower()
     if unknown:  # one warning, however many names (a setting may name thousands)
@@ -276,6 +294,11 @@ def _tool_policy(value: Any, where: str, warnings: list[str]) -> dict[str, str]:
         warnings.append(
             f"Cody: the setting {some_of(bad)} ({where}) {'is' if len(bad) == 1 else 'are'} not "
             f"{', '.join(TOOL_POLICY_VALUES)}; ignored."
+        )
+    if misplaced:
+        warnings.append(
+            f"Cody: the setting {some_of(misplaced)} ({where}) {'is' if len(misplaced) == 1 else 'are'} "
+            f"'sandboxed', which only {', '.join(SANDBOXED_TOOLS)} can be; ignored."
         )
     return policy
 

@@ -29,12 +29,11 @@ from pygls.protocol import lsp_method
 
 from ... import __version__
 from ...config import ServerConfig
-from ...protocol.capabilities import SERVER_NAME
+from ...protocol.capabilities import SERVER_NAME, cody_capabilities
 from ...protocol.wire import (
     INTERNAL_ERROR,
     METHOD_NOT_FOUND,
     METHODS,
-    SERVER_CAPABILITIES,
     SESSION_BUSY,
     UNKNOWN_SESSION,
     CancelParams,
@@ -84,7 +83,7 @@ class CodyProtocol(HardenedProtocol):
     @lsp_method(types.INITIALIZE)
     def lsp_initialize(self, params: types.InitializeParams):
         result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"cody": dict(SERVER_CAPABILITIES)}
+        result.capabilities.experimental = {"cody": cody_capabilities()}
         if self.server is not None:
             encoding = result.capabilities.position_encoding
             self.server.position_encoding = str(getattr(encoding, "value", encoding) or "utf-16")

@@ -215,10 +215,14 @@ MIGRATIONS: list[str] = [
     ALTER TABLE checkpoint_messages ADD COLUMN model_content TEXT;
     ALTER TABLE checkpoint_messages ADD COLUMN attachments TEXT;
     """,
+    # 11 → 12: a rule that runs the commands it covers in the sandbox (1) rather than as they are.
+    """
+    ALTER TABLE permission_rules ADD COLUMN sandboxed INTEGER NOT NULL DEFAULT 0;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
-RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix, decision"
+RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix, decision, sandboxed"
 MESSAGE_COLUMNS = (
     "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error, "
     "model_content, attachments"
@@ -913,7 +917,7 @@ class Store:
         await self._transaction(
             [
                 (
-                    f"INSERT INTO permission_rules ({RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO permission_rules ({RULE_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
                     (
                         rule.id,
                         rule.tool_name,
@@ -923,6 +927,7 @@ class Store:
                         rule.session_id,
                         rule.command_prefix,
                         rule.decision or "allow",
+                        1 if rule.sandboxed else 0,
                     ),
                 )
             ]
@@ -950,10 +955,18 @@ class Store:
         rows = await (await self._conn.execute(sql + " ORDER BY created_at, id", args)).fetchall()
         return [
             PermissionRule(
-                rule_id, tool, scope, folder, created, session, prefix, "deny" if decision == "deny" else None
+                rule_id,
+                tool,
+                scope,
+                folder,
+                created,
+                session,
+                prefix,
+                "deny" if decision == "deny" else None,
+                True if sandboxed else None,
             )
-            for rule_id, tool, scope, folder, created, session, prefix, decision in rows
-        ]  # decision absent: allow
+            for rule_id, tool, scope, folder, created, session, prefix, decision, sandboxed in rows
+        ]  # decision absent: allow; sandboxed absent: as the command is
 
     async def delete_permission_rule(self, rule_id: str) -> bool:
         cur = await self._conn.execute("SELECT 1 FROM permission_rules WHERE id = ?", (rule_id,))

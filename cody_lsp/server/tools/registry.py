@@ -137,6 +137,14 @@ _SPECS = [
                 "maximum": MAX_TIMEOUT,
                 "description": "Timeout in seconds (lowered to the configured maximum, 120 s by default).",
             },
+            sandbox={
+                "type": "boolean",
+                "description": "false: ask the user to run it outside the sandbox (only after the sandbox "
+                "refused something the command needs; give the reason).",
+            },
+            reason=_string(
+                "With sandbox false: why the command must run outside the sandbox (shown to the user).", 1000
+            ),
         ),
         True,
         shell.run_command,

@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import landlock
+from ...config import ServerConfig, state_dir
 from ...landlock import READ, READ_DIR, SandboxError
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,25 @@ class SandboxSettings:
 
     network: bool = False
     hidden: tuple[str, ...] = ()
+
+
+class Sandboxed:
+    """The permission check's answer "run it, in the sandbox" (its other answers: None, run it
+    as it is; a text, the refusal the model is told)."""
+
+    def __repr__(self) -> str:
+        return "SANDBOXED"
+
+
+SANDBOXED = Sandboxed()
+
+
+def settings_for(config: ServerConfig) -> SandboxSettings:
+    """A run's sandbox from its settings: the network as they say, the database and the state
+    directory hidden."""
+    db = str(config.db)
+    hidden = (db, f"{db}-wal", f"{db}-shm", f"{db}-journal", str(state_dir()))
+    return SandboxSettings(network=config.sandbox_network == "allow", hidden=hidden)
 
 
 def available() -> landlock.Support:

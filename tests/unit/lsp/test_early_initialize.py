@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from cody_lsp.protocol.capabilities import SERVER_CAPABILITIES, initialize_result
+from cody_lsp.protocol.capabilities import cody_capabilities, initialize_result
 from cody_lsp.server.lsp.early_initialize import (
     EARLY_MAX_BYTES,
     EarlyStart,
@@ -143,7 +143,7 @@ def test_the_early_answer_is_pygls_answer(params: dict[str, Any]):
     early = early_answer(params)
     assert early is not None, "these params are plain enough to answer early"
     assert early == pygls_answer(params)["result"]
-    assert early["capabilities"]["experimental"] == {"cody": SERVER_CAPABILITIES}
+    assert early["capabilities"]["experimental"] == {"cody": cody_capabilities()}
 
 
 # Params pygls refuses at the top level: never answered early (the server refuses them as before).

@@ -511,7 +511,10 @@ def check_transcript(block: Block, codes: set[int]) -> None:
             if msg["error"]["code"] == wire.REQUEST_CANCELLED:
                 assert (requester, msg["id"]) in cancelled, f"{where}: -32800 for a request nobody cancelled"
         elif method == "initialize":
-            assert msg["result"]["capabilities"]["experimental"] == {"cody": wire.SERVER_CAPABILITIES}
+            cody = dict(msg["result"]["capabilities"]["experimental"]["cody"])
+            sandbox = cody.pop("sandbox")
+            assert cody == wire.SERVER_CAPABILITIES, f"{where}: the capabilities"
+            assert set(sandbox) <= {"available", "abi", "network", "reason"} and "available" in sandbox
         elif method == "shutdown":
             assert msg["result"] is None
         elif method in LSP_SERVER_REQUESTS:

@@ -29,6 +29,7 @@ from .reader import LineReader
 from .render import RESULT_MARK, ChunkRenderer, print_line, summarize_args
 
 SCOPE_WORDS = {"session": "in this session", "folder": "in this folder"}
+OUTCOMES = ("allow", "allow_always", "deny")
 # The answer "always" in each scope: its keys and its words in the question.
 SCOPE_CHOICES = {
     "session": (("a", "always"), "[a]lways in this session"),
@@ -64,6 +65,8 @@ def choices_for(tool: str, options: Any) -> list[Choice]:
     session or in this folder, and for run_command always for a command prefix (`npm test`)."""
     if not isinstance(options, dict):  # a server without lasting rules: "always" is its own
         return [ALLOW, Choice(("a", "always"), "[a]lways", {"outcome": "allow_always"}, "always allowed"), DENY]
+    if "allow_always" not in (options.get("outcomes") or OUTCOMES):  # this call only (e.g. leaving the sandbox)
+        return [ALLOW, DENY]
     scopes = [scope for scope in options.get("scopes") or [] if scope in SCOPE_WORDS] or ["session"]
     choices = [ALLOW]
     for scope in scopes:
@@ -90,7 +93,22 @@ def choices_for(tool: str, options: Any) -> list[Choice]:
                 f"always allowed for `{escape(prefix)}` {SCOPE_WORDS[scope]}",
             )
         )
+    rule = options.get("sandboxedRule")
+    if tool == "run_command" and isinstance(rule, dict) and rule.get("outcome") == "allow_always":
+        answer = {key: rule[key] for key in ("outcome", "scope", "sandboxed") if key in rule}
+        said = f"always sandboxed {SCOPE_WORDS.get(str(rule.get('scope')), 'in this folder')}, without asking"
+        choices.append(Choice(("s", "sandboxed"), "any command [s]andboxed in this folder", answer, said))
     return [*choices, DENY]
+
+
+def sandbox_notice(capabilities: dict[str, Any]) -> str | None:
+    """The header's line when the server has no sandbox (initialize's `sandbox`), else None."""
+    cody = (capabilities.get("experimental") or {}).get("cody") or {}
+    sandbox = cody.get("sandbox")
+    if not isinstance(sandbox, dict) or sandbox.get("available") is not False:
+        return None
+    reason = sandbox.get("reason") if isinstance(sandbox.get("reason"), str) else "unknown reason"
+    return f"no command sandbox here ({reason}): commands the policy would run sandboxed are asked about instead"
 
 
 def question(tool: str, choices: list[Choice]) -> str:
@@ -110,8 +128,9 @@ def add_yes_flag(parser: argparse.ArgumentParser) -> None:
 PREVIEW_LINES = 8
 
 
-def preview(tool: str, args: dict[str, Any]) -> list[str]:
-    """What a tool call will do, in a few lines (markup), before it is approved (`v`: all of it)."""
+def preview(tool: str, args: dict[str, Any], unsandboxed: dict[str, Any] | None = None) -> list[str]:
+    """What a tool call will do, in a few lines (markup), before it is approved (`v`: all of it;
+    `unsandboxed`: the request's, when the command asks to run outside the sandbox)."""
     lines: list[str] = []
     if tool == "run_command":
         command = str(args.get("command", "")).splitlines() or [""]
@@ -119,6 +138,9 @@ def preview(tool: str, args: dict[str, Any]) -> list[str]:
             f"  [dim]{'$' if i == 0 else '>'}[/] {escape(line)}" for i, line in enumerate(command[:PREVIEW_LINES])
         ]
         lines += _more(len(command) - PREVIEW_LINES)
+        if unsandboxed is not None:
+            lines.append("  [yellow]outside the sandbox[/] [dim](it could write anywhere, use the network)[/]")
+            lines.append(f"  [dim]reason:[/] {escape(str(unsandboxed.get('reason')))}")
     elif tool == "write_file" and isinstance(args.get("content"), str):
         content = args["content"].splitlines()
         lines += [f"  [green]+ {escape(line)}[/]" for line in content[:PREVIEW_LINES]]
@@ -186,7 +208,8 @@ class TerminalApprover:
         tool = str(params.get("toolName", "?"))
         raw = params.get("args")
         args = raw if isinstance(raw, dict) else {}
-        for line in preview(tool, args):
+        unsandboxed = params.get("unsandboxed")
+        for line in preview(tool, args, unsandboxed if isinstance(unsandboxed, dict) else None):
             print_line(self.console, line)
         choices = choices_for(tool, params.get("options"))
         by_key = {key: choice for choice in choices for key in choice.keys}

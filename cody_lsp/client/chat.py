@@ -29,7 +29,7 @@ from rich.markup import escape
 from rich.text import Text
 
 from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, CheckpointInfo, Message, RestoreMode, SessionInfo
-from .approvals import TerminalApprover, add_yes_flag
+from .approvals import TerminalApprover, add_yes_flag, sandbox_notice
 from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream, server_feature
 from .interrupts import CancelOnInterrupt, stop_on_termination
 from .mentions import completer, label, mentions
@@ -244,6 +244,9 @@ class Chat:
                 str(self.folder),
             )
         )
+        sandbox = sandbox_notice(self.client.capabilities)
+        if sandbox is not None:
+            console.print(f"[yellow]{escape(sandbox)}[/]")
         if resumed is not None:
             self.resumed(*resumed)
         else:

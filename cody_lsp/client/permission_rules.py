@@ -20,12 +20,15 @@ from .sessions import format_time
 
 
 def covers(rule: PermissionRule) -> str:
-    """What a rule allows (or refuses: an ACP client's "reject always"), in words."""
+    """What a rule allows (or refuses: an ACP client's "reject always"), in words; a sandboxed
+    rule says so."""
     if rule.command_prefix is not None:
         what = f"`{rule.command_prefix} …`"
     else:
         what = "every command" if rule.tool_name == "run_command" else "every call"
-    return f"refuses {what}" if rule.decision == "deny" else what
+    if rule.decision == "deny":
+        return f"refuses {what}"
+    return f"{what}, sandboxed" if rule.sandboxed else what
 
 
 def where(rule: PermissionRule) -> str:

@@ -7,6 +7,7 @@ import asyncio
 import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pexpect
@@ -23,10 +24,20 @@ def cli_env(provider, db_path: Path, **extra: str) -> dict[str, str]:
 class Terminal:
     """A `cody-lsp` child in a pty."""
 
-    def __init__(self, args: list[str], env: dict[str, str], cwd: Path, dimensions: tuple[int, int] = (50, 200)):
+    def __init__(
+        self,
+        args: list[str],
+        env: dict[str, str],
+        cwd: Path,
+        dimensions: tuple[int, int] = (50, 200),
+        wrap: Callable[[list[str]], list[str]] | None = None,
+    ):
+        """`wrap`: the Python program's arguments (`-m cody_lsp …`) → the whole command line."""
+        argv = ["-m", "cody_lsp", *args]
+        command = wrap(argv) if wrap is not None else [sys.executable, *argv]
         self.child = pexpect.spawn(
-            sys.executable,
-            ["-m", "cody_lsp", *args],
+            command[0],
+            command[1:],
             env=env,
             cwd=str(cwd),
             encoding="utf-8",

@@ -12,6 +12,7 @@ import pytest
 from cody_lsp.client import CodyClient
 from cody_lsp.testing.provider import Reply, ToolCall
 
+from ..sandboxing import SUPPORT
 from .cli_support import PROMPT, Terminal, cli_env, cody
 
 WRITE = ToolCall("write_file", {"path": "notes.txt", "content": "one\n"})
@@ -103,8 +104,10 @@ async def test_in_a_terminal_always_can_be_for_the_session_the_folder_or_a_comma
     try:
         before = await term.expect("Allow run_command?")
         assert "$ ls -a" in before
+        sandboxed = " · any command [s]andboxed in this folder" if SUPPORT.available else ""
         await term.expect(
-            "[y]es · [a]ny command in this session · any command in this [f]older · always for `ls` ([p]) · [n]o · [v]iew all"
+            "[y]es · [a]ny command in this session · any command in this [f]older · always for `ls` ([p])"
+            f"{sandboxed} · [n]o · [v]iew all"
         )
         term.child.send("p")  # one key, no Enter
         await term.expect("always allowed for `ls` in this folder")

@@ -39,6 +39,7 @@ SCRIPTS = [
     ("acp_face", "ACP face"),
     ("mcp_overhead", "MCP tool calls"),
     ("checkpoints", "Checkpoints"),
+    ("sandbox", "The command sandbox"),
 ]
 
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from cody_lsp import landlock
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 SCRIPTS = [
     "cold_start",
@@ -25,6 +27,7 @@ SCRIPTS = [
     "document_sync",
     "mcp_overhead",
     "checkpoints",
+    "sandbox",
     "soak",
     "acp_face",
 ]
@@ -34,6 +37,8 @@ TABLE_HEADER = "| measure | figure | goal | verdict |"
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_bench_script_runs_with_tiny_sizes(name: str, tmp_path: Path) -> None:
+    if name == "sandbox" and not landlock.support().available:
+        pytest.skip(f"no command sandbox here: {landlock.support().reason}")
     proc = subprocess.run(
         [sys.executable, str(BENCH / f"{name}.py"), "--smoke", "--json", str(tmp_path / "r.json")],
         capture_output=True,

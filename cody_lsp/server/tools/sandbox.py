@@ -126,7 +126,7 @@ def _grants(root: str, access: int, hidden: list[str], skip: frozenset[str] = fr
         return [(root, access)]
     try:
         entries = os.scandir(root)
-    except (NotADirectoryError, FileNotFoundError):
+    except OSError:  # gone, not a directory, or not listable: nothing of it is allowed
         return []
     rules = [(root, access & READ_DIR)]
     with entries:
@@ -209,7 +209,10 @@ class SandboxedProcess:
         """After the command and everything it started ended: close the pipe, remove its temp directory."""
         if self.transport is not None:
             self.transport.close()
-        await asyncio.to_thread(shutil.rmtree, self.tmpdir, True)
+        try:
+            os.rmdir(self.tmpdir)  # most commands leave it empty
+        except OSError:
+            await asyncio.to_thread(shutil.rmtree, self.tmpdir, True)
 
 
 def _settle(future: asyncio.Future[Any], value: Any = None, error: BaseException | None = None) -> None:
@@ -233,7 +236,8 @@ class _Start:
     cwd: str
     env: dict[str, str]
     write_fd: int
-    rules: list[tuple[str, int]]
+    hidden: list[str]
+    writable: list[str]
     settings: SandboxSettings
     support: landlock.Support
     preexec: Callable[[], None] | None
@@ -243,7 +247,8 @@ class _Start:
 def _sandboxed_thread(start: _Start, loop: asyncio.AbstractEventLoop, started: Any, exited: Any) -> None:
     """The thread that sandboxes itself, starts the shell and waits for it."""
     try:
-        start.notes += confine_thread(start.rules, start.settings, start.support)
+        rules = plan(start.cwd, start.hidden, start.writable, start.support.abi)
+        start.notes += confine_thread(rules, start.settings, start.support)
         proc = subprocess.Popen(
             start.argv,
             cwd=start.cwd,
@@ -286,14 +291,13 @@ async def spawn(
         env = {**env, "TMPDIR": tmpdir}
         home = env.get("HOME") or os.environ.get("HOME")
         hidden = hidden_paths(home, settings.hidden)
-        rules = await asyncio.to_thread(plan, str(cwd), hidden, [*writable_temp(), tmpdir], support.abi)
         read_fd, write_fd = os.pipe2(os.O_CLOEXEC)
     except BaseException:
         shutil.rmtree(tmpdir, True)
         raise
     started: asyncio.Future[int] = loop.create_future()
     exited: asyncio.Future[int] = loop.create_future()
-    start = _Start(argv, str(cwd), env, write_fd, rules, settings, support, preexec)
+    start = _Start(argv, str(cwd), env, write_fd, hidden, [*writable_temp(), tmpdir], settings, support, preexec)
     thread = threading.Thread(
         target=_sandboxed_thread, args=(start, loop, started, exited), name="cody-sandboxed-command", daemon=True
     )

@@ -62,8 +62,9 @@ EOF_GRACE = 1.0  # after the shell exits, how long to wait for its pipe to close
 HOLD_MAX = 5.0  # seconds a `hold_sweeps` may hold back the sweep of a cancelled command
 READ_CHUNK = 65536
 SANDBOX_HINT = (
-    "the command ran in the sandbox (writes only in the workspace and the temp directories, "
-    "no network, secrets unreadable); if it failed because the sandbox refused something it needs, "
+    "the command ran in the sandbox (writes only in the workspace and the temp directories, secrets "
+    "unreadable, no network unless the user's setting allows it); if it failed because the sandbox refused "
+    "something it needs, "
     'call run_command again with "sandbox": false and a "reason" saying why: the user is asked'
 )
 

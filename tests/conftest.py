@@ -144,7 +144,7 @@ async def start_wire(
         )
     )
     cody = dict(result.capabilities.experimental["cody"])
-    assert isinstance(cody.pop("sandbox")["available"], bool)  # the machine's (tests/unit/test_sandbox.py)
+    assert isinstance(cody.pop("sandbox")["available"], bool)  # the machine's (tests/unit/tools/test_sandbox.py)
     assert cody == SERVER_CAPABILITIES
     wire.capabilities = result.capabilities.experimental["cody"]
     return wire

@@ -24,7 +24,7 @@ from cody_lsp.server.store.database import MIGRATIONS, Store
 from cody_lsp.server.tools import sandbox
 from cody_lsp.server.tools.sandbox import SANDBOXED
 
-from .test_settings import BASE
+from ..lsp.test_configuration import BASE
 
 RUN = SimpleNamespace(run_id="run_1", session_id="", folder="/w")
 NO_SANDBOX = landlock.Support(0, "no Landlock (simulated)", True, False)

@@ -22,17 +22,15 @@ from __future__ import annotations
 
 import ctypes
 import errno
-import fcntl
 import functools
 import os
-import platform
-import socket
 import stat
-import struct
 import sys
 import threading
 from dataclasses import dataclass
 from typing import Any
+
+# socket, fcntl and struct are imported where used: initialize's probe needs none of them.
 
 # ------------------------------------------------------------------ Landlock (uapi/linux/landlock.h)
 
@@ -118,9 +116,9 @@ def landlock_abi() -> tuple[int, str | None]:
         return abi, None
     code = ctypes.get_errno()
     if code == errno.ENOSYS:
-        return 0, f"this kernel ({platform.release()}) has no Landlock (it needs Linux ≥ 5.13 built with it)"
+        return 0, f"this kernel ({os.uname().release}) has no Landlock (it needs Linux ≥ 5.13 built with it)"
     if code == errno.EOPNOTSUPP:
-        return 0, f"Landlock is turned off in this kernel ({platform.release()}: add landlock to the lsm= boot option)"
+        return 0, f"Landlock is turned off in this kernel ({os.uname().release}: add landlock to the lsm= boot option)"
     return 0, f"Landlock cannot be used here ({os.strerror(code)})"
 
 
@@ -254,7 +252,7 @@ class _SockFprog(ctypes.Structure):
 
 
 def _machine() -> str:
-    return platform.machine()
+    return os.uname().machine
 
 
 def seccomp_program(
@@ -317,6 +315,8 @@ def install_seccomp(prog: list[tuple[int, int, int, int]]) -> None:
 def socket_filter(*, network: bool) -> list[tuple[int, int, int, int]]:
     """The sandbox's sockets: no unix socket (a local daemon, the user's session bus, another
     program's socket); without the network, none but netlink (the kernel's own)."""
+    import socket
+
     if network:
         return seccomp_program(socket_families=(socket.AF_UNIX,))
     return seccomp_program(socket_families=(socket.AF_NETLINK,), allow_listed=True)
@@ -337,6 +337,10 @@ def can_make_namespaces() -> bool:
 
 def _make_namespace() -> int:
     """On a thread of its own: a new network namespace, its loopback up; an fd that keeps it."""
+    import fcntl
+    import socket
+    import struct
+
     result: list[int | BaseException] = []
 
     def make() -> None:

@@ -64,8 +64,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-# (tool call id, tool name, args) → None if the call may run, else why not (told to the model).
-# (call id, tool, args) → None: run it; SANDBOXED: run it in the sandbox; a text: refused, saying why.
+# (tool call id, tool name, args) → None: run it; SANDBOXED: run it in the sandbox; a text: it is
+# refused, saying why (told to the model).
 AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str | Sandboxed | None]]
 # The messages sent to the run while it works (priority `next`), taken at a safe boundary.
 Inbox = Callable[[], list[Prompt]]

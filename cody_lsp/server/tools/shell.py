@@ -64,8 +64,7 @@ READ_CHUNK = 65536
 SANDBOX_HINT = (
     "the command ran in the sandbox (writes only in the workspace and the temp directories, secrets "
     "unreadable, no network unless the user's setting allows it); if it failed because the sandbox refused "
-    "something it needs, "
-    'call run_command again with "sandbox": false and a "reason" saying why: the user is asked'
+    'something it needs, call run_command again with "sandbox": false and a "reason" saying why: the user is asked'
 )
 
 Process = asyncio.subprocess.Process | sandbox.SandboxedProcess

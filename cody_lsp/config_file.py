@@ -64,6 +64,7 @@ SETTINGS: dict[str, str] = {
     "CODY_DB": "$XDG_STATE_HOME/cody-lsp/sessions.db",
     "CODY_APPROVALS": "auto",
     "CODY_TOOL_POLICY": "(each tool's own)",
+    "CODY_SANDBOX_NETWORK": "block",
     **_limit_defaults(),
     "CODY_CONTEXT_WINDOW": "(the model's)",
     "CODY_OUTPUT_RESERVE": "(the model's)",

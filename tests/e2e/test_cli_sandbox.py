@@ -41,8 +41,8 @@ async def test_run_offers_the_sandboxed_folder_rule_and_it_holds(provider, place
     term = Terminal(["run", "write twice"], env_for(provider, place), place.folder, dimensions=(50, 240))
     try:
         await term.expect("Allow run_command?")
-        await term.expect("[s]andboxed in this folder · [n]o")
-        term.send_line("s")
+        await term.expect("any command [s]andboxed in this folder · [n]o · [v]iew all")
+        term.child.send("s")  # one key, no Enter
         await term.expect("always sandboxed in this folder, without asking")
         before = await term.expect("Both ran.")
         assert "Allow" not in before  # the second command was not asked about
@@ -65,8 +65,8 @@ async def test_a_command_leaving_the_sandbox_shows_why(provider, place: Place) -
     try:
         before = await term.expect("Allow run_command?")
         assert "outside the sandbox" in before and "reason: the build tool caches in my home" in before
-        await term.expect("[Y]es · [n]o")  # this call only: no "always"
-        term.send_line("y")
+        await term.expect("? [y]es · [n]o · [v]iew all")  # this call only: no "always"
+        term.child.send("y")
         await term.expect("Asked.")
         assert await term.exit_status() == 0
     finally:

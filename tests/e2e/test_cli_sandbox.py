@@ -65,7 +65,9 @@ async def test_a_command_leaving_the_sandbox_shows_why(provider, place: Place) -
     try:
         before = await term.expect("Allow run_command?")
         assert "outside the sandbox" in before and "reason: the build tool caches in my home" in before
-        await term.expect("? [y]es · [n]o · [v]iew all")  # this call only: no "always"
+        # Right after the question (matched above): yes or no, this call only, no "always".
+        question = await term.expect("[v]iew all")
+        assert question == " [y]es · [n]o · ", question
         term.child.send("y")
         await term.expect("Asked.")
         assert await term.exit_status() == 0

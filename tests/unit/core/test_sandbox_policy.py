@@ -183,16 +183,21 @@ def test_the_capability_fits_its_wire_type() -> None:
     assert (capability.reason is None) is capability.available
 
 
+# MIGRATIONS[6] takes the schema from 6 to 7: permission_rules.sandboxed (after mcp_approvals).
+SANDBOXED_MIGRATION = 6
+
+
 async def test_rules_of_an_older_database_are_not_sandboxed(tmp_path: Path) -> None:
+    assert "ADD COLUMN sandboxed" in MIGRATIONS[SANDBOXED_MIGRATION]
     path = tmp_path / "old.db"
     with sqlite3.connect(path) as conn:
-        for step in MIGRATIONS[:5]:
+        for step in MIGRATIONS[:SANDBOXED_MIGRATION]:
             conn.executescript(step)
         conn.execute(
             "INSERT INTO permission_rules (id, tool_name, scope, workspace_folder, created_at) "
             "VALUES ('rule_old', 'run_command', 'folder', '/w', '2025-01-01T00:00:00Z')"
         )
-        conn.execute("PRAGMA user_version = 5")
+        conn.execute(f"PRAGMA user_version = {SANDBOXED_MIGRATION}")
     store = await Store.open(path)
     try:
         (rule,) = await store.permission_rules()

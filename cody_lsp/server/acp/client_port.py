@@ -7,7 +7,11 @@
   only those starting with its program and subcommand); reject_once = deny; reject_always =
   deny, and a rule of the session that refuses every later call of that tool without asking
   (`Permissions.refuse`: kept in the database, so it holds after a restart and in the LSP face,
-  which lists it with `decision: "deny"` and can revoke it). A run that is cancelled withdraws its pending
+  which lists it with `decision: "deny"` and can revoke it). Where the core offers it
+  (`sandboxedRule`: a command, on a machine with the sandbox), allow_always_sandboxed = the
+  folder rule that runs commands sandboxed without asking. A command asking to run outside the
+  sandbox gets allow_once and reject_once only (its answer is for that call), its reason in the
+  tool call's content. A run that is cancelled withdraws its pending
   question (`$/cancel_request`, connection.py) and goes on at once: a late answer changes nothing.
 - Settings are the environment's (an ACP client sends none); a session's folder is its `cwd`.
 - A run's file tools get the client's editor (fs/read_text_file and fs/write_text_file when the
@@ -67,8 +71,13 @@ def permission_options(request: PermissionParams) -> list[Choice]:
             result = PermissionResult("allow_always", scope, prefix)
             option = "allow_always" if scope == "session" else f"allow_always_{scope}"
             choices.append(Choice(option, f"Always allow {what} {where}", "allow_always", result))
+        rule = offered.sandboxed_rule if offered is not None else None
+        if rule is not None and rule.outcome == "allow_always":
+            sandboxed = PermissionResult("allow_always", rule.scope, sandboxed=rule.sandboxed)
+            choices.append(Choice("allow_always_sandboxed", rule.label, "allow_always", sandboxed))
     if "deny" in outcomes:
         choices.append(Choice("reject_once", "Reject", "reject_once", PermissionResult("deny")))
+    if "deny" in outcomes and request.unsandboxed is None:  # leaving the sandbox: this call only
         choices.append(
             Choice(
                 "reject_always",

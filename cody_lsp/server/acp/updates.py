@@ -145,15 +145,22 @@ def tool_result(payload: ToolResultChunk, edits: list[FileEdited]) -> SessionUpd
 
 
 def permission_tool_call(request: PermissionParams, diffs: list[ToolCallContent]) -> ToolCallUpdate:
-    """The `toolCall` of a session/request_permission: what is asked about, and the change it makes."""
+    """The `toolCall` of a session/request_permission: what is asked about, and the change it
+    makes (or, for a command asking to leave the sandbox, why it asks: the model's words)."""
+    content: list[ToolCallContent] = list(diffs)
+    heading = title(request.tool_name, request.args)
+    if request.unsandboxed is not None:
+        heading += " outside the sandbox"
+        why = f"Asks to run outside the sandbox. The model's reason: {request.unsandboxed.reason}"
+        content.append({"type": "content", "content": {"type": "text", "text": why}})
     return {
         "toolCallId": request.tool_call_id,
-        "title": title(request.tool_name, request.args),
+        "title": heading,
         "kind": TOOL_KINDS.get(request.tool_name, "other"),
         "status": "pending",
         "locations": locations(request.workspace_folder, request.tool_name, request.args),
         "rawInput": request.args,
-        "content": diffs,
+        "content": content,
     }
 
 

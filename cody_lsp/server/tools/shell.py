@@ -273,6 +273,7 @@ class _Commands:
         argv: list[str],
         cwd: Path | str | None,
         env: dict[str, str] | None = None,
+        *,
         sandboxed: sandbox.SandboxSettings | None = None,
         **pipes: Any,
     ) -> tuple[Process, bytes]:

@@ -1,9 +1,11 @@
 // The buttons of a permission card and the answer each one sends (`cody/requestPermission`).
 // A server that offers rules (`params.options`: outcomes, scopes, a command prefix) gets
 // "Allow once / Always in this session / Always in this folder / Always for `npm test`";
-// an older one gets Allow once / Always / Deny.
+// an older one gets Allow once / Always / Deny. Where the server has the command sandbox, a
+// command's card also offers its `sandboxedRule`: "Run commands in this folder without asking
+// (sandboxed)". A command asking to leave the sandbox is answered for that call only.
 import type { PermissionChoice } from '../messages';
-import type { PermissionParams, PermissionResult, RuleScope } from '../protocol';
+import type { PermissionParams, PermissionResult, PermissionRule, RuleScope } from '../protocol';
 
 interface Choice extends PermissionChoice {
   answer: PermissionResult;
@@ -41,7 +43,25 @@ export function permissionChoices(params: PermissionParams): Choice[] {
         settled: `Always allowed for \`${offered.commandPrefix}\` ${where}`.trim(),
       });
     }
+    const rule = offered.sandboxedRule;
+    if (rule !== undefined && rule.outcome === 'allow_always') {
+      const where = SCOPE_LABELS[rule.scope ?? 'folder'];
+      choices.push({
+        choice: `sandboxed:${rule.scope ?? 'folder'}`,
+        label: rule.label,
+        primary: false,
+        answer: { outcome: 'allow_always', scope: rule.scope ?? 'folder', sandboxed: rule.sandboxed ?? true },
+        settled: `Always allowed ${where}, sandboxed`,
+      });
+    }
   }
   choices.push({ choice: 'deny', label: 'Deny', primary: false, answer: { outcome: 'deny' }, settled: 'Denied' });
   return choices;
+}
+
+/** A rule as the rules view (rules.ts) lists it; a sandboxed rule says so. */
+export function ruleLabel(rule: PermissionRule): string {
+  const what = rule.commandPrefix !== undefined ? `${rule.toolName} \`${rule.commandPrefix}\`` : rule.toolName;
+  const where = rule.scope === 'folder' ? 'in this folder' : `in session ${rule.sessionId ?? ''}`.trim();
+  return `${what} — always allowed ${where}${rule.sandboxed === true ? ', sandboxed' : ''}`;
 }

@@ -34,6 +34,8 @@ export interface ServerFeatures {
   denyFeedback?: boolean;
   /** cody/run takes `attachments`. */
   attachments?: boolean;
+  /** Why there is no command sandbox (`sandbox.available: false`); undefined when there is one or the server does not say. */
+  noSandbox?: string | undefined;
 }
 
 export function serverFeatures(initializeResult: unknown): ServerFeatures {
@@ -48,5 +50,12 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
     activeDocument: cody?.activeDocument === true,
     denyFeedback: cody?.denyFeedback === true,
     attachments: cody?.attachments === true,
+    noSandbox: noSandbox(cody?.sandbox),
   };
+}
+
+function noSandbox(sandbox: unknown): string | undefined {
+  if (typeof sandbox !== 'object' || sandbox === null || (sandbox as { available?: unknown }).available !== false) return undefined;
+  const reason = (sandbox as { reason?: unknown }).reason;
+  return typeof reason === 'string' ? reason : 'unknown reason';
 }

@@ -70,6 +70,17 @@ export interface SessionOptions {
   activeDocument?: () => string | undefined;
 }
 
+/** What the panel says once when the server has no command sandbox (initialize's `sandbox`). */
+export function noSandboxNotice(reason: string): string {
+  return `No command sandbox here (${reason}): commands the tool policy would run sandboxed are asked about instead.`;
+}
+
+/** A command asking to run outside the sandbox: the card says so first, with the model's reason. */
+function unsandboxedDetail(params: PermissionParams): string {
+  if (params.unsandboxed === undefined) return '';
+  return `Outside the sandbox (it could write anywhere, use the network). The model's reason: ${params.unsandboxed.reason}\n`;
+}
+
 const NO_FEATURES: ServerFeatures = {
   steering: false,
   permissionRules: false,
@@ -129,6 +140,8 @@ export class Session {
   /** Views being changed (resume, switch, new session), and the latest one's end: a message sent meanwhile waits for it. */
   private viewChanges = 0;
   private viewChanged: Promise<void> = Promise.resolve();
+  /** The panel says once that the server has no command sandbox. */
+  private saidNoSandbox = false;
 
   constructor(private readonly options: SessionOptions) {
     this.connection = options.connection;
@@ -230,6 +243,10 @@ export class Session {
 
   private async resumeNow(): Promise<void> {
     this.post({ type: 'features', steering: this.features.steering, compaction: this.features.compaction });
+    if (this.features.noSandbox !== undefined && !this.saidNoSandbox) {
+      this.saidNoSandbox = true;
+      this.post({ type: 'notice', level: 'info', text: noSandboxNotice(this.features.noSandbox) });
+    }
     if (this.activeRunId !== undefined) {
       await this.show(this.session);
       this.post({ type: 'user', text: this.activePrompt });
@@ -603,7 +620,7 @@ export class Session {
         id,
         toolName: params.toolName,
         summary: summarizeCall(params.toolName, params.args),
-        detail: permissionDetail(params.toolName, params.args),
+        detail: unsandboxedDetail(params) + permissionDetail(params.toolName, params.args),
         choices: choices.map(({ choice, label, primary }) => ({ choice, label, primary })),
       };
       if (this.features.denyFeedback && card.type === 'permission') card.feedback = true;

@@ -1,14 +1,9 @@
 // "Cody: Approval Rules": the folder's "always allow" rules (`cody/listPermissionRules`), each
-// revocable (`cody/revokePermissionRule`), in a quick pick.
+// revocable (`cody/revokePermissionRule`), in a quick pick; a sandboxed rule says so.
 import * as vscode from 'vscode';
-import { Methods, type PermissionRule } from '../protocol';
+import { ruleLabel } from '../core/permissions';
+import { Methods } from '../protocol';
 import type { RpcConnection } from '../core/session';
-
-export function ruleLabel(rule: PermissionRule): string {
-  const what = rule.commandPrefix !== undefined ? `${rule.toolName} \`${rule.commandPrefix}\`` : rule.toolName;
-  const where = rule.scope === 'folder' ? 'in this folder' : `in session ${rule.sessionId ?? ''}`.trim();
-  return `${what} — always allowed ${where}`;
-}
 
 export async function showRules(connection: RpcConnection, workspaceFolder: string): Promise<void> {
   const { rules } = await connection.sendRequest(Methods.listPermissionRules, { workspaceFolder });

@@ -37,7 +37,7 @@ const CLIENT_ONLY_SETTINGS = new Set(['pythonPath', 'serverArgs', 'modelApiKey',
  * too: VS Code keeps them out of workspace settings, and still applies the user's in a remote
  * window (code-server, SSH), which the `machine` scope would not.
  */
-export const USER_ONLY_SETTINGS = new Set(['baseUrl', 'modelBaseUrl', 'toolPolicy']);
+export const USER_ONLY_SETTINGS = new Set(['baseUrl', 'modelBaseUrl', 'toolPolicy', 'sandboxNetwork']);
 
 /** A setting's value as the user set it: in any scope, or the user's own for USER_ONLY_SETTINGS. */
 export function setValue<T>(config: vscode.WorkspaceConfiguration, key: string): T | undefined {

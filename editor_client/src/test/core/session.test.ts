@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { ToWebview } from '../../messages';
 import type { Message, RunResult, SessionInfo, Usage } from '../../protocol';
-import { historyMessages, Session } from '../../core/session';
+import { historyMessages, noSandboxNotice, Session } from '../../core/session';
 import { chunkMaker, Deferred, FakeConnection, FakeToken, flush } from '../support/fakeConnection';
 
 const SESSION: SessionInfo = {
@@ -738,5 +738,34 @@ describe('Session: compacting on request', () => {
     connection.respond('cody/compact', () => ({ session: SESSION, compacted: false, messagesBefore: 2, messagesAfter: 2, tokensBefore: 90, tokensAfter: 90, usage }));
     await session.compact();
     assert.ok(posted.some((m) => m.type === 'notice' && m.text === 'Nothing to compact yet.'));
+  });
+});
+
+describe('Session and the sandbox', () => {
+  it('says once, on the first resume, that the server has no sandbox; the card says why a command leaves it', async () => {
+    const connection = new FakeConnection();
+    const posted: ToWebview[] = [];
+    connection.respond('cody/latestSession', () => null);
+    connection.respond('cody/listQueued', () => ({ queued: [] }));
+    const features = { steering: false, permissionRules: true, usage: false, compaction: false, configuration: false, activeDocument: false };
+    const session = new Session({ connection, workspaceFolder: '/w', post: (m) => posted.push(m), features: { ...features, noSandbox: 'the kernel has no Landlock' } });
+    await session.resume();
+    await session.resume();
+    const notices = posted.filter((m) => m.type === 'notice');
+    assert.deepEqual(notices, [{ type: 'notice', level: 'info', text: noSandboxNotice('the kernel has no Landlock') }]);
+    assert.match(notices[0]!.type === 'notice' ? notices[0]!.text : '', /asked about instead/);
+
+    const token = new FakeToken();
+    void connection.request('cody/requestPermission', {
+      runId: 'r', sessionId: 's', toolCallId: 'c', workspaceFolder: '/w', toolName: 'run_command',
+      args: { command: 'pip install x', sandbox: false, reason: 'pip writes ~/.cache' },
+      options: { outcomes: ['allow', 'deny'], scopes: [] },
+      unsandboxed: { reason: 'pip writes ~/.cache' },
+    }, token);
+    await flush();
+    const card = posted.find((m) => m.type === 'permission');
+    assert.ok(card?.type === 'permission');
+    assert.equal(card.detail, "Outside the sandbox (it could write anywhere, use the network). The model's reason: pip writes ~/.cache\n$ pip install x");
+    assert.deepEqual(card.choices.map((c) => c.label), ['Allow once', 'Deny']);
   });
 });

@@ -24,11 +24,12 @@ describe('the server settings and process', () => {
     assert.deepEqual(serverSection(config, ['baseUrl']), { baseUrl: 'http://old/v1' }, 'the deprecated setting as baseUrl');
   });
 
-  it("takes where the key goes and the tool policy from the user's settings only, never a workspace's", () => {
+  it("takes where the key goes, the tool policy and the sandbox's network from the user's settings only, never a workspace's", () => {
     const { serverSection, readSettings } = require('../../vscode/server') as typeof import('../../vscode/server');
     const scopes: Record<string, Record<string, unknown>> = {
       baseUrl: { globalValue: 'https://mine.example/v1', workspaceValue: 'https://evil.example/v1' },
       toolPolicy: { workspaceFolderValue: { run_command: 'allow' } },
+      sandboxNetwork: { workspaceValue: 'allow' },
       model: { globalValue: 'gpt-x', workspaceFolderValue: 'folder-model' },
       maxWriteBytes: { workspaceValue: 4096 },
     };
@@ -36,7 +37,7 @@ describe('the server settings and process', () => {
       get: (key: string) => scopes[key]?.workspaceFolderValue ?? scopes[key]?.workspaceValue ?? scopes[key]?.globalValue,
       inspect: (key: string) => ({ key, ...scopes[key] }),
     } as unknown as Parameters<typeof serverSection>[0];
-    assert.deepEqual(serverSection(config, ['baseUrl', 'toolPolicy', 'model', 'maxWriteBytes']), {
+    assert.deepEqual(serverSection(config, ['baseUrl', 'toolPolicy', 'sandboxNetwork', 'model', 'maxWriteBytes']), {
       baseUrl: 'https://mine.example/v1',
       model: 'folder-model',
       maxWriteBytes: 4096,

@@ -80,6 +80,9 @@ async def test_sandboxed_commands_run_unasked_and_write_only_in_their_folder(sta
     wire = await start(**SANDBOXED)
     (place.folder / "out").symlink_to(place.home)
     etc = f"/etc/cody-sandbox-e2e-{os.getpid()}"
+    settings = place.db.parent / "xdg-config" / "cody-lsp"  # server_env's XDG_CONFIG_HOME
+    settings.mkdir(parents=True)
+    (settings / "key").write_text("sk-fake-key-in-the-config-dir\n")
     provider.add(
         commands(
             "echo inside > made.txt && cat made.txt",
@@ -89,6 +92,7 @@ async def test_sandboxed_commands_run_unasked_and_write_only_in_their_folder(sta
             "sh -c 'sh -c \"echo x > $HOME/grandchild.txt\"'",
             'cat "$HOME/.ssh/id_rsa"',
             f"cat {shlex.quote(str(place.db))}",
+            f"cat {shlex.quote(str(settings / 'key'))}",
         ),
         Reply(text="done"),
     )
@@ -98,13 +102,13 @@ async def test_sandboxed_commands_run_unasked_and_write_only_in_their_folder(sta
         if os.path.exists(etc):
             os.unlink(etc)
     assert result["status"] == "done"
-    made, home, dotdot, link, grandchild, key, db = results(chunks)
+    made, home, dotdot, link, grandchild, key, db, settings_key = results(chunks)
     assert made.startswith("exit code: 0") and "inside" in made
     assert (place.folder / "made.txt").read_text() == "inside\n"
-    for refused in (home, dotdot, link, grandchild, key, db):
+    for refused in (home, dotdot, link, grandchild, key, db, settings_key):
         assert "Permission denied" in refused and "exit code: 0" not in refused, refused
         assert '"sandbox": false' in refused  # the model is told how to ask for more
-    assert "fake-key" not in key
+    assert "fake-key" not in key and "sk-fake" not in settings_key
     assert sorted(p.name for p in place.home.iterdir()) == [".bashrc", ".config", ".ssh"]
     assert wire.permission_requests == []  # nobody was asked
 

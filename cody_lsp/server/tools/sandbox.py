@@ -43,6 +43,7 @@ from typing import Any
 
 from ... import landlock
 from ...config import ServerConfig, state_dir
+from ...config_file import config_path
 from ...landlock import READ, READ_DIR, SandboxError
 
 log = logging.getLogger(__name__)
@@ -90,10 +91,11 @@ SANDBOXED = Sandboxed()
 
 
 def settings_for(config: ServerConfig) -> SandboxSettings:
-    """A run's sandbox from its settings: the network as they say, the database and the state
-    directory hidden."""
+    """A run's sandbox from its settings: the network as they say; the database, the state
+    directory and the configuration directory (config.toml, mcp.json with its servers' headers
+    and environment, the suggested place of api_key_file) hidden."""
     db = str(config.db)
-    hidden = (db, f"{db}-wal", f"{db}-shm", f"{db}-journal", str(state_dir()))
+    hidden = (db, f"{db}-wal", f"{db}-shm", f"{db}-journal", str(state_dir()), str(config_path().parent))
     return SandboxSettings(network=config.sandbox_network == "allow", hidden=hidden)
 
 

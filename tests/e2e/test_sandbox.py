@@ -26,6 +26,7 @@ from ..sandboxing import SUPPORT, Place, connect_command, needs_landlock, outsid
 pytestmark = pytest.mark.timeout(90)
 
 CAN_ANSWER = {"permissions": True}
+CANNOT_ANSWER = {"permissions": None}  # not declared at all
 SANDBOXED_RULE = to_wire(PermissionChoice(SANDBOXED_LABEL, "allow_always", "folder", True))
 
 
@@ -175,11 +176,17 @@ async def test_an_unsandboxed_retry_is_asked_about_with_its_reason(start, provid
 
 @needs_landlock
 async def test_nobody_to_ask_means_an_unsandboxed_retry_does_not_run(start, provider, place: Place) -> None:
-    wire = await start(capabilities=None, **SANDBOXED)  # a client that cannot answer
+    wire = await start(capabilities=CANNOT_ANSWER, **SANDBOXED)  # a client that cannot answer
     provider.add(commands('echo x > "$HOME/x.txt"', sandbox=False, reason="please"), Reply(text="ok"))
     _, chunks = await wire.run("go")
     assert "did not run" in results(chunks)[0] and "nobody can be asked" in results(chunks)[0]
     assert not (place.home / "x.txt").exists()
+    # CODY_APPROVALS=never runs what would be asked about, but never a sandboxed command outside the sandbox.
+    never = await start(CODY_APPROVALS="never", **SANDBOXED)
+    provider.add(commands('echo y > "$HOME/y.txt"', sandbox=False, reason="please"), Reply(text="ok"))
+    _, chunks = await never.run("go")
+    assert "nobody can be asked" in results(chunks)[0] and never.permission_requests == []
+    assert not (place.home / "y.txt").exists()
 
 
 @needs_landlock
@@ -227,7 +234,7 @@ async def test_without_landlock_sandboxed_asks_and_says_so(start, provider, plac
     assert results(chunks)[0].startswith("exit code: 0")  # the user allowed it, as it is
     assert (place.home / "asked.txt").exists()
     # Nobody to ask: it does not run at all.
-    unasked = await start(command=command, capabilities=None, **SANDBOXED)
+    unasked = await start(command=command, capabilities=CANNOT_ANSWER, **SANDBOXED)
     provider.add(commands('echo x > "$HOME/unasked.txt"'), Reply(text="ok"))
     _, chunks = await unasked.run("go")
     assert "there is no sandbox here" in results(chunks)[0]

@@ -183,8 +183,8 @@ def test_the_capability_fits_its_wire_type() -> None:
     assert (capability.reason is None) is capability.available
 
 
-# MIGRATIONS[6] takes the schema from 6 to 7: permission_rules.sandboxed (after mcp_approvals).
-SANDBOXED_MIGRATION = 6
+# MIGRATIONS[7] takes the schema from 7 to 8: permission_rules.sandboxed (after session_leases).
+SANDBOXED_MIGRATION = 7
 
 
 async def test_rules_of_an_older_database_are_not_sandboxed(tmp_path: Path) -> None:

@@ -27,6 +27,7 @@ BASE = ServerConfig(
 )
 
 STRICTNESS = sorted(TOOL_POLICY_VALUES, key=POLICY_STRICTNESS.__getitem__)  # loosest first
+MCP_STRICTNESS = [v for v in STRICTNESS if v != "sandboxed"]  # sandboxed: run_command only
 
 
 def test_folder_over_initialization_options_over_the_environment():
@@ -98,18 +99,33 @@ def test_a_tool_gets_the_strictest_policy_any_source_sets(env, client, folder):
 
 @pytest.mark.parametrize("env_key", ["mcp__srv__*", "mcp__srv__x"])
 @pytest.mark.parametrize("client_key", ["mcp__srv__*", "mcp__srv__x"])
-@pytest.mark.parametrize("env", STRICTNESS)
-@pytest.mark.parametrize("client", STRICTNESS)
+@pytest.mark.parametrize("env", MCP_STRICTNESS)
+@pytest.mark.parametrize("client", MCP_STRICTNESS)
 def test_an_mcp_tool_gets_the_strictest_policy_whether_named_or_by_its_server(env_key, client_key, env, client):
     from cody_lsp.server.core.permissions import ToolPolicy
 
     base = dataclasses.replace(BASE, tool_policy={env_key: env})
     config, warnings = resolve(base, [("initializationOptions", {"toolPolicy": {client_key: client}})])
     decided = ToolPolicy(config.tool_policy).decision("mcp__srv__x")
-    assert decided == max(env, client, key=STRICTNESS.index)
+    assert decided == max(env, client, key=MCP_STRICTNESS.index)
     assert ToolPolicy(config.tool_policy).decision("mcp__other__x") == "ask"
-    looser = STRICTNESS.index(client) < STRICTNESS.index(env) and (client_key == env_key or client_key == "mcp__srv__x")
+    looser = MCP_STRICTNESS.index(client) < MCP_STRICTNESS.index(env) and (
+        client_key == env_key or client_key == "mcp__srv__x"
+    )
     assert len(warnings) == int(looser)
+
+
+def test_sandboxed_is_for_run_command_only_and_said_once_however_many_tools():
+    names = {
+        "mcp__srv__*": "sandboxed",
+        "mcp__srv__x": "sandboxed",
+        "write_file": "sandboxed",
+        "run_command": "sandboxed",
+    }
+    base = dataclasses.replace(BASE, tool_policy={})
+    config, warnings = resolve(base, [("initializationOptions", {"toolPolicy": names})])
+    assert config.tool_policy == {"run_command": "sandboxed"}
+    assert len(warnings) == 1 and "which only run_command can be" in warnings[0] and "write_file" in warnings[0]
 
 
 def test_within_one_source_an_mcp_tools_own_entry_wins_over_its_servers():

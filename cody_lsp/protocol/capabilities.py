@@ -69,6 +69,7 @@ def _checkpoints() -> dict[str, Any]:
 # forkSession and the `checkpoint` chunk; false, with `checkpointsUnavailable` saying why, without git.
 SERVER_CAPABILITIES.update(_checkpoints())
 
+
 def sandbox_capability(environ: Mapping[str, str] = os.environ) -> dict[str, Any]:
     """`sandbox`: whether run_command's policy `sandboxed` runs commands in a sandbox here
     (`available`; else `reason`, and that policy asks instead), Landlock's `abi`, and what the

@@ -183,8 +183,8 @@ def test_the_capability_fits_its_wire_type() -> None:
     assert (capability.reason is None) is capability.available
 
 
-# MIGRATIONS[7] takes the schema from 7 to 8: permission_rules.sandboxed (after session_leases).
-SANDBOXED_MIGRATION = 7
+# MIGRATIONS[8] takes the schema from 8 to 9: permission_rules.sandboxed (after checkpoints).
+SANDBOXED_MIGRATION = 8
 
 
 async def test_rules_of_an_older_database_are_not_sandboxed(tmp_path: Path) -> None:

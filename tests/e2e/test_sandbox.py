@@ -47,7 +47,7 @@ async def start(provider: ScriptedProvider, place: Place):
     async def start_server(
         *, capabilities: dict[str, Any] | None = CAN_ANSWER, command: list[str] | None = None, **extra: str
     ) -> CodyWire:
-        wire = await start_wire(env_for(provider, place, **extra), [place.folder], capabilities, command)
+        wire = await start_wire(env_for(provider, place, **extra), [place.folder], capabilities, command=command)
         started.append(wire)
         return wire
 

@@ -159,7 +159,7 @@ def test_policy_values_and_their_order() -> None:
 
 def test_settings_take_sandboxed_and_the_network_setting() -> None:
     config, warnings = resolve(
-        BASE,
+        dataclasses.replace(BASE, tool_policy={}),  # nothing stricter from the environment
         [
             ("initializationOptions", {"toolPolicy": {"run_command": "sandboxed"}, "sandboxNetwork": "allow"}),
             ("the configuration of /w", {"toolPolicy": {"edit_file": "sandboxed"}, "sandboxNetwork": "sometimes"}),

@@ -183,8 +183,8 @@ def test_the_capability_fits_its_wire_type() -> None:
     assert (capability.reason is None) is capability.available
 
 
-# MIGRATIONS[10] takes the schema from 10 to 11: permission_rules.sandboxed (after messages.reasoning).
-SANDBOXED_MIGRATION = 10
+# MIGRATIONS[11] takes the schema from 11 to 12: permission_rules.sandboxed (after the attachments).
+SANDBOXED_MIGRATION = 11
 
 
 async def test_rules_of_an_older_database_are_not_sandboxed(tmp_path: Path) -> None:

@@ -51,7 +51,13 @@ def _zombie_children() -> list[int]:
 
 async def test_escaped_processes_are_killed_and_reaped(ws):
     a, b = _marker(), _marker()
-    command = f"setsid sleep {a} > /dev/null 2>&1 &\n( setsid sh -c 'sleep {b} & exit' > /dev/null 2>&1 & )"
+    # The command ends only once both have left its process group (their pid files written after
+    # setsid): on a loaded machine the group's kill could otherwise take them before they escaped.
+    command = (
+        f"setsid sh -c 'echo $$ > a.pid; exec sleep {a}' > /dev/null 2>&1 &\n"
+        f"( setsid sh -c 'sleep {b} & echo $! > b.pid; exit' > /dev/null 2>&1 & )\n"
+        "while [ ! -s a.pid ] || [ ! -s b.pid ]; do sleep 0.01; done"
+    )
     r = await run_tool("run_command", {"command": command}, ws)
     assert r.ok and "the command left running" in r.content
     assert _running(a) == [] and _running(b) == []

@@ -212,7 +212,10 @@ async def test_a_failing_command_is_told_how_to_ask_for_no_sandbox(place: Place)
 @needs_landlock
 async def test_commands_left_running_are_still_ended(place: Place) -> None:
     marker = f"1000.{os.getpid()}7"
-    out = await run(place, f"setsid sleep {marker} > /dev/null 2>&1 & echo started")
+    # The command ends only once the escaped process has left its group (setsid done): else,
+    # on a loaded machine, the group's kill may take it before it escaped, and nothing is "left".
+    escaped = f'setsid sh -c "echo \\$\\$ > escaped.pid; exec sleep {marker}" > /dev/null 2>&1 &'
+    out = await run(place, f"{escaped} while [ ! -s escaped.pid ]; do sleep 0.01; done; echo started")
     assert "started" in out and "ended" in out, out
     ps = subprocess.run(["pgrep", "-f", f"sleep {marker}"], capture_output=True, text=True)
     assert ps.stdout == ""

@@ -370,3 +370,40 @@ async def test_no_client_method_it_did_not_advertise(acp, provider, workspace: P
     assert await client.prompt(session, "go") == {"stopReason": "end_turn"}
     assert client.of("read") == [] and client.of("write") == [] and client.of("terminal") == []
     assert (workspace / "app.py").read_text() == "print('hello')\n"
+
+
+PIXEL = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg=="
+
+
+async def test_images_reach_a_model_that_takes_them(acp, provider, db_path: Path, workspace: Path):
+    provider.add(Reply(text="One red pixel."))
+    client = await acp(env=server_env(provider, db_path, CODY_MODEL_IMAGES="1"))
+    caps = (await client.initialize())["agentCapabilities"]
+    assert caps["promptCapabilities"]["image"] is True, "the model takes images: prompts may carry them"
+    session = await client.new_session(workspace)
+    blocks = [
+        {"type": "text", "text": "What is in this picture?"},
+        {"type": "image", "mimeType": "image/png", "data": PIXEL, "uri": "file:///tmp/shots/pixel.png"},
+    ]
+    assert await client.call("prompt", {"sessionId": session, "prompt": blocks}) == {"stopReason": "end_turn"}
+    [request] = provider.requests
+    content = [m for m in request["messages"] if m["role"] == "user"][-1]["content"]
+    assert content[0]["type"] == "text" and "image pixel.png" in content[0]["text"]
+    assert content[0]["text"].endswith("What is in this picture?")
+    assert content[1] == {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{PIXEL}"}}
+    # Not an image: refused naming it, nothing run (the core checks the data as for the LSP face).
+    bad = [
+        {"type": "text", "text": "and this?"},
+        {"type": "image", "mimeType": "image/png", "data": "bm90IGFuIGltYWdl"},
+    ]
+    error = await client.error_of("prompt", {"sessionId": session, "prompt": bad})
+    assert error.code == -32602 and error.message.startswith("'prompt[1]': ") and "not a PNG image" in error.message
+    assert len(provider.requests) == 1
+
+
+async def test_an_image_for_a_model_that_takes_none_is_refused_saying_how(acp, provider, workspace: Path):
+    client, session = await started(acp, workspace)
+    blocks = [{"type": "text", "text": "look"}, {"type": "image", "mimeType": "image/png", "data": PIXEL}]
+    error = await client.error_of("prompt", {"sessionId": session, "prompt": blocks})
+    assert error.code == -32602 and "'prompt[1]'" in error.message and "CODY_MODEL_IMAGES=1" in error.message
+    assert provider.requests == []

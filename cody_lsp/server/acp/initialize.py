@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ... import __version__
+from ..agent.images import takes_images
 from ..streams import DecodeError, decode, valid_id
 
 if TYPE_CHECKING:
@@ -47,15 +48,21 @@ def auth_methods(config: ServerConfig) -> list[AuthMethod]:
     return [{"id": CONFIGURE, "name": "Configure the model", "description": problem}]
 
 
+def prompt_images(config: ServerConfig) -> bool:
+    """Whether prompts may carry images: the configured model takes them."""
+    return takes_images(config.model.model or "", config.editor_context.model_images)
+
+
 def answer(config: ServerConfig, params: dict[str, Any]) -> InitializeResponse:
     del params  # one version, one set of capabilities, whatever the client offers
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
             "loadSession": True,
-            # Text and resource links always; embedded resources as context; no images nor audio
-            # (the run core sends the model text only).
-            "promptCapabilities": {"image": False, "audio": False, "embeddedContext": True},
+            # Text and resource links always; embedded resources as context; images when the
+            # configured model takes them (agent/images.py; CODY_MODEL_IMAGES decides otherwise),
+            # given to the model as the LSP face's image attachments; no audio.
+            "promptCapabilities": {"image": prompt_images(config), "audio": False, "embeddedContext": True},
             "mcpCapabilities": {"http": True, "sse": True},  # and stdio: server/mcp/
             # One folder per session (the core's folder model): no additionalDirectories.
             "sessionCapabilities": {"list": {}, "resume": {}, "close": {}, "delete": {}},

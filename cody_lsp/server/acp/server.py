@@ -51,7 +51,7 @@ from .connection import (
 )
 from .messages import AGENT_REQUESTS, CLIENT_RESPONSES
 from .models import ModelChoices
-from .prompt import prompt_text, stop_reason
+from .prompt import prompt_input, stop_reason
 from .validate import Invalid, check
 
 if TYPE_CHECKING:
@@ -388,7 +388,8 @@ async def _delete_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
 
 async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
     _configured(agent)
-    text = prompt_text(params["prompt"])
+    given = prompt_input(params["prompt"], images=initialize.prompt_images(agent.config))
+    text = given.text
     manager = await agent.manager()
     session_id = params["sessionId"]
     if text.strip() == "/compact":
@@ -399,7 +400,10 @@ async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
     if wanted is not None:  # /rewind, /fork (acp/checkpoints.py)
         return Later(*await checkpoints.run_command(agent, manager, session_id, *wanted))
     busy = any(r.session_id == session_id for r in manager.runs.values())
-    live = await manager.admit(RunParams(prompt=text, session_id=session_id))
+    try:
+        live = await manager.admit(RunParams(prompt=text, session_id=session_id, attachments=given.attachments or None))
+    except InvalidParams as error:
+        raise given.named(error) from None
     if busy:
         agent.client.stream(session_id, live.folder).queued.add(live.message_id)
 

@@ -52,6 +52,7 @@ from ..tools import ToolConfig, ToolError
 from ..tools.files import attached_file
 from .budget import CHARS_PER_TOKEN, TokenBudget
 from .history import UserInput
+from .images import takes_images
 from .problems import problem_text
 from .problems import where as where_in
 
@@ -70,42 +71,6 @@ IMAGE_MAGIC: dict[str, tuple[bytes, ...]] = {
     "image/webp": (b"RIFF",),
 }
 _DATA_URL = re.compile(r"data:([a-z]+/[a-z0-9.+-]+);base64,", re.IGNORECASE)
-
-# Models that take images, by name prefix (without a provider prefix, case-insensitive), and
-# the exceptions among them; `CODY_MODEL_IMAGES` (the editor's cody.modelImages) decides instead.
-IMAGE_MODELS = (
-    "gpt-4o",
-    "gpt-4.1",
-    "gpt-4-turbo",
-    "gpt-5",
-    "o1",
-    "o3",
-    "o4",
-    "claude",
-    "gemini",
-    "llava",
-    "bakllava",
-    "pixtral",
-    "qwen-vl",
-    "qwen2-vl",
-    "qwen2.5-vl",
-    "llama3.2-vision",
-    "llama-3.2-90b-vision",
-    "llama-3.2-11b-vision",
-    "llama-4",
-    "gemma3",
-    "grok-2-vision",
-    "minicpm-v",
-)
-NO_IMAGE_MODELS = ("o1-mini", "o1-preview", "o3-mini", "claude-2", "claude-instant")
-
-
-def takes_images(model: str, mode: str) -> bool:
-    """Whether the model is given images: `mode` on/off, else ("auto") by its name."""
-    if mode != "auto":
-        return mode == "on"
-    name = model.rsplit("/", 1)[-1].lower()
-    return name.startswith(IMAGE_MODELS) and not name.startswith(NO_IMAGE_MODELS)
 
 
 def text_room(settings: EditorContext, budget: TokenBudget) -> int:

@@ -155,19 +155,13 @@ def serve(args: argparse.Namespace) -> int:
             print(f"cody-lsp: {remote}", file=sys.stderr)
             return 2
     elif not args.unix:
-        problem = stdin_problem()
-        if problem is not None:
-            message, code = problem
-            if message:
-                print(f"cody-lsp: {message}", file=sys.stderr)
-            return code
-        if sys.stdin.isatty():
-            print(
-                "cody-lsp: serving the cody protocol (JSON-RPC) on stdin/stdout, for an editor to talk to. "
-                "For the terminal chat run `cody-lsp chat`; `cody-lsp --help` lists the commands. "
-                "Ctrl+C stops the server.",
-                file=sys.stderr,
-            )
+        refused = _stdio_refused(
+            "the cody protocol (JSON-RPC) on stdin/stdout, for an editor to talk to. "
+            "For the terminal chat run `cody-lsp chat`; `cody-lsp --help` lists the commands. "
+            "Ctrl+C stops the server."
+        )
+        if refused is not None:
+            return refused
     token = None
     if address is not None:
         try:
@@ -203,6 +197,20 @@ def serve(args: argparse.Namespace) -> int:
     os._exit(server.exit_code)
 
 
+def _stdio_refused(serving: str) -> int | None:
+    """The exit code when stdin cannot carry the protocol (said on stderr); None to go on. On a
+    terminal, what is served there is said first (`serving`)."""
+    problem = stdin_problem()
+    if problem is not None:
+        message, code = problem
+        if message:
+            print(f"cody-lsp: {message}", file=sys.stderr)
+        return code
+    if sys.stdin.isatty():
+        print(f"cody-lsp: serving {serving}", file=sys.stderr)
+    return None
+
+
 def _flush() -> None:
     for stream in (sys.stdout, sys.stderr):
         try:
@@ -216,18 +224,12 @@ def acp(argv: list[str]) -> int:
     if argv:
         build_parser()[0].parse_args(["acp", *argv])  # --help, or an error naming the argument
         return 0
-    problem = stdin_problem()
-    if problem is not None:
-        message, code = problem
-        if message:
-            print(f"cody-lsp: {message}", file=sys.stderr)
-        return code
-    if sys.stdin.isatty():
-        print(
-            "cody-lsp: serving the Agent Client Protocol on stdin/stdout, for an editor to start; "
-            "`cody-lsp --help` lists the commands. Ctrl+C stops it.",
-            file=sys.stderr,
-        )
+    refused = _stdio_refused(
+        "the Agent Client Protocol on stdin/stdout, for an editor to start; "
+        "`cody-lsp --help` lists the commands. Ctrl+C stops it."
+    )
+    if refused is not None:
+        return refused
     # Only what the answer to `initialize` needs is imported before it (the cold start:
     # bench/acp_face.py); logging is set up after it (until then a warning goes to stderr as is).
     from . import config_file

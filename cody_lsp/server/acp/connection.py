@@ -28,6 +28,12 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from ...protocol.errors import (
+    INTERNAL_ERROR,
+    INVALID_REQUEST,
+    PARSE_ERROR,
+    REQUEST_CANCELLED,
+)
 from ..streams import (
     ByteSource,
     DecodeError,
@@ -42,12 +48,7 @@ from ..streams import (
 
 log = logging.getLogger(__name__)
 
-PARSE_ERROR = -32700
-INVALID_REQUEST = -32600
-METHOD_NOT_FOUND = -32601
-INVALID_PARAMS = -32602
-INTERNAL_ERROR = -32603
-REQUEST_CANCELLED = -32800
+# JSON-RPC's codes are the LSP face's (protocol/errors.py); ACP adds its own two.
 AUTH_REQUIRED = -32000
 RESOURCE_NOT_FOUND = -32002
 CANCEL_REQUEST = "$/cancel_request"

@@ -23,8 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from ...protocol.errors import INTERNAL_ERROR
 from ...protocol.wire import Attachment, InvalidParams, RunResult
-from .connection import AUTH_REQUIRED, INTERNAL_ERROR, RpcError
+from .connection import AUTH_REQUIRED, RpcError
 
 if TYPE_CHECKING:
     from ..core.runs import LiveRun

@@ -24,6 +24,7 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ...config import ServerConfig
+from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ...protocol.wire import (
     CancelParams,
     CreateSessionParams,
@@ -38,17 +39,7 @@ from ..core.order import Later, RequestOrder, Ticket, in_turn
 from ..streams import ClientWriter, WireLimits, is_pipe, open_stdin
 from . import initialize
 from .client_port import AcpClient
-from .connection import (
-    AUTH_REQUIRED,
-    INTERNAL_ERROR,
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    RESOURCE_NOT_FOUND,
-    Connection,
-    RpcError,
-    Then,
-)
+from .connection import AUTH_REQUIRED, RESOURCE_NOT_FOUND, Connection, RpcError, Then
 from .messages import AGENT_REQUESTS, CLIENT_RESPONSES
 from .models import ModelChoices
 from .prompt import prompt_input, stop_reason

@@ -63,5 +63,7 @@ export function permissionChoices(params: PermissionParams): Choice[] {
 export function ruleLabel(rule: PermissionRule): string {
   const what = rule.commandPrefix !== undefined ? `${rule.toolName} \`${rule.commandPrefix}\`` : rule.toolName;
   const where = rule.scope === 'folder' ? 'in this folder' : `in session ${rule.sessionId ?? ''}`.trim();
+  // A deny rule (an ACP client's "reject always") refuses without asking; the others run without asking.
+  if (rule.decision === 'deny') return `${what} — always refused ${where}`;
   return `${what} — always allowed ${where}${rule.sandboxed === true ? ', sandboxed' : ''}`;
 }

@@ -1,5 +1,6 @@
-// "Cody: Approval Rules": the folder's "always allow" rules (`cody/listPermissionRules`), each
-// revocable (`cody/revokePermissionRule`), in a quick pick; a sandboxed rule says so.
+// "Cody: Approval Rules": the folder's "always" rules (`cody/listPermissionRules`: allow, or deny
+// from an ACP client's "reject always"), each revocable (`cody/revokePermissionRule`), in a quick
+// pick; a sandboxed or a deny rule says so.
 import * as vscode from 'vscode';
 import { ruleLabel } from '../core/permissions';
 import { Methods } from '../protocol';

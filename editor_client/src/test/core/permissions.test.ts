@@ -53,5 +53,6 @@ describe('the rules view', () => {
     const rule = { id: 'rule_1', toolName: 'run_command', scope: 'folder', workspaceFolder: '/w', createdAt: '2026-01-01T00:00:00Z' } as const;
     assert.equal(ruleLabel(rule), 'run_command — always allowed in this folder');
     assert.equal(ruleLabel({ ...rule, sandboxed: true }), 'run_command — always allowed in this folder, sandboxed');
+    assert.equal(ruleLabel({ ...rule, scope: 'session', sessionId: 's1', decision: 'deny' }), 'run_command — always refused in session s1', 'a deny rule made in an ACP client');
   });
 });

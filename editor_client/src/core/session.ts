@@ -734,6 +734,8 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
       }
     } else if (message.role === 'assistant') {
       out.push({ type: 'stepStart', runId });
+      // The model's reasoning before the step (servers that keep it), shown as a live run's thinking is.
+      if (message.reasoning) out.push({ type: 'thinking', runId, text: message.reasoning });
       if (message.content) out.push({ type: 'text', runId, text: message.content });
       for (const call of message.toolCalls ?? []) out.push(toolCallMessage(runId, call.id, call.name, parseArgs(call.arguments)));
     } else if (message.role === 'tool') {

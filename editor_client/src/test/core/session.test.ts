@@ -309,6 +309,15 @@ describe('Session', () => {
     assert.deepEqual(shown, [{ type: 'user', text: 'What is this?', attached: ['app.py:3-4', 'pixel.png', 'problems (1)', 'bash'] }]);
   });
 
+  it('shows a stored step\'s reasoning as thinking, before its text', () => {
+    const shown = historyMessages([{ role: 'assistant', content: 'It prints hi.', reasoning: 'Look at the file first.', position: 1, createdAt: '', runId: 'r', kind: 'message' }]);
+    assert.deepEqual(shown, [
+      { type: 'stepStart', runId: 'history-r' },
+      { type: 'thinking', runId: 'history-r', text: 'Look at the file first.' },
+      { type: 'text', runId: 'history-r', text: 'It prints hi.' },
+    ]);
+  });
+
   it('withdraws a permission card when the server cancels the request', async () => {
     const { connection, posted, session, runAnswers } = setup();
     const running = session.send('run tests');

@@ -46,10 +46,12 @@ def _env_number(name: str, default: Any, *, positive: bool = False) -> Any:
     return value
 
 
-def _env_flag(name: str) -> bool:
-    """`name` as on (1, true, yes, on) or off (unset, 0, false, no, off)."""
+def _env_flag(name: str, default: bool = False) -> bool:
+    """`name` as on (1, true, yes, on) or off (0, false, no, off); `default` when unset or empty."""
     raw = os.environ.get(name, "").strip()
-    if raw.lower() in ("", "0", "false", "no", "off"):
+    if not raw:
+        return default
+    if raw.lower() in ("0", "false", "no", "off"):
         return False
     if raw.lower() in ("1", "true", "yes", "on"):
         return True
@@ -424,6 +426,27 @@ def _editor_context_from_env() -> EditorContext:
         return EditorContext()  # the problem is reported by ServerConfig.problem() on every run
 
 
+@dataclass(frozen=True)
+class InstructionSettings:
+    """Project instructions (AGENTS.md, …; server/agent/instructions.py): read before each run
+    unless `CODY_INSTRUCTIONS=off`; the files given up front take at most `max_bytes` in all."""
+
+    enabled: bool = True  # CODY_INSTRUCTIONS (on/off), or the editor's cody.instructions
+    max_bytes: int = 32_768  # CODY_INSTRUCTIONS_MAX_BYTES, or the editor's cody.instructionsMaxBytes
+
+    @classmethod
+    def from_env(cls) -> InstructionSettings:
+        enabled = _env_flag("CODY_INSTRUCTIONS", default=True)
+        return cls(enabled, _env_number("CODY_INSTRUCTIONS_MAX_BYTES", cls.max_bytes, positive=True))
+
+
+def _instructions_from_env() -> InstructionSettings:
+    try:
+        return InstructionSettings.from_env()
+    except SettingError:
+        return InstructionSettings()  # the problem is reported by ServerConfig.problem() on every run
+
+
 def _context_from_env() -> ContextSettings:
     try:
         return ContextSettings.from_env()
@@ -471,6 +494,7 @@ def _settings_problem() -> str | None:
         _env_flag("CODY_ALLOW_VCS_WRITES")
         ContextSettings.from_env()
         EditorContext.from_env()
+        InstructionSettings.from_env()
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
         _env_number("CODY_MAX_QUEUED", 100)
         parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
@@ -507,6 +531,8 @@ class ServerConfig:
     context: ContextSettings = field(default_factory=_context_from_env)
     # Attachments' bounds, images, and waiting for an edited file's problems.
     editor_context: EditorContext = field(default_factory=_editor_context_from_env)
+    # Project instructions: on or off, and their cap.
+    instructions: InstructionSettings = field(default_factory=_instructions_from_env)
     db: Path = field(default_factory=db_path)
     # Text deltas are coalesced into at most one notification per window.
     text_flush_interval: float = field(default_factory=_flush_interval)

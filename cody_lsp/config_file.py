@@ -68,6 +68,8 @@ SETTINGS: dict[str, str] = {
     **_limit_defaults(),
     "CODY_CONTEXT_WINDOW": "(the model's)",
     "CODY_OUTPUT_RESERVE": "(the model's)",
+    "CODY_INSTRUCTIONS": "on",
+    "CODY_INSTRUCTIONS_MAX_BYTES": "32768",
     "CODY_ALLOW_VCS_WRITES": "0",
     "CODY_TEXT_FLUSH_MS": "18",
     "CODY_MAX_QUEUED": "100",

@@ -102,7 +102,14 @@ class CodyWire:
 def server_env(provider: ScriptedProvider | None, db: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CODY_")}
     env.update(
-        {"CODY_DB": str(db), "CODY_RETRY_BASE_DELAY": "0.01", "CODY_LOG_LEVEL": "WARNING", "PYTHONUNBUFFERED": "1"}
+        {
+            "CODY_DB": str(db),
+            "CODY_RETRY_BASE_DELAY": "0.01",
+            "CODY_LOG_LEVEL": "WARNING",
+            "PYTHONUNBUFFERED": "1",
+            # The user's own files (AGENTS.md, …): the test's, never those of whoever runs the tests.
+            "XDG_CONFIG_HOME": str(db.parent.parent / "config"),
+        }
     )
     if provider is not None:
         env.update(

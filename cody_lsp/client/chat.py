@@ -19,6 +19,7 @@ import json
 import os
 import signal
 import sys
+import typing
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,16 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
-from ..protocol.wire import INVALID_PARAMS, UNKNOWN_SESSION, CheckpointInfo, Message, RestoreMode, SessionInfo
+from ..protocol.wire import (
+    CARRY_OUT_PROMPT,
+    INVALID_PARAMS,
+    UNKNOWN_SESSION,
+    CheckpointInfo,
+    Message,
+    RestoreMode,
+    SessionInfo,
+    SessionMode,
+)
 from .approvals import TerminalApprover, add_yes_flag, sandbox_notice
 from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream, server_feature
 from .interrupts import CancelOnInterrupt, stop_on_termination
@@ -57,6 +67,9 @@ HELP = """\
   /sessions      list this folder's sessions
   /resume ID     continue a session (an id from /sessions, or a unique start of one)
   /model [NAME]  show the model, or set the one this session's next runs use
+  /mode [MODE]   show the mode, or set this session's: code (changes files, runs commands),
+                 ask (read-only answers), plan (read-only, answers with a plan)
+  /go            carry out the plan: switch the session to code mode and send "Carry out the plan."
   /queue         list the messages waiting for this session (also during a run)
   /compact       summarize this session for the model, to free its context (all messages stay)
   /permissions   list the rules that let tools run without asking; /permissions revoke N removes one
@@ -122,6 +135,7 @@ class Chat:
         # The model of the current session: the session's own once resumed, else the default.
         self.default_model = os.environ.get("CODY_MODEL", "")
         self.model = self.default_model
+        self.mode: SessionMode = "code"  # the current session's
         self.run_id: str | None = None  # the run of the message sent at the prompt
         self.run_ids: set[str] = set()  # every run whose chunks are shown (queued messages start their own)
         self.typed_ids: set[str] = set()  # messages already on screen as typed at the prompt
@@ -132,6 +146,7 @@ class Chat:
         self.interrupt: CancelOnInterrupt | None = None
         self.hinted_exit = False
         self.rules = PermissionRules(self.console, folder)
+        self.last_mode: str | None = None  # the mode of the last run sent at the prompt
 
     # ----------------------------------------------------------------- main
 
@@ -232,14 +247,21 @@ class Chat:
                 note = "No earlier session in this folder: starting a new one."
             else:
                 resumed = await recent_messages(self.client, latest.id)
+        instruction_files = None
         if resumed is not None:
             self.model = resumed[0].model or self.default_model
+            self.mode = resumed[0].mode or "code"
+            instruction_files = resumed[0].instructions
+        if instruction_files is None:
+            instruction_files = (await self.client.list_instructions(self.folder)).instructions
         console.print(
             Text.assemble(
                 ("cody", "bold cyan"),
                 " · chat   ",
                 ("model ", "dim"),
                 self.model or "?",
+                ("  mode ", "dim"),
+                self.mode,
                 ("  folder ", "dim"),
                 str(self.folder),
             )
@@ -247,6 +269,8 @@ class Chat:
         sandbox = sandbox_notice(self.client.capabilities)
         if sandbox is not None:
             console.print(f"[yellow]{escape(sandbox)}[/]")
+        if instruction_files:
+            console.print(Text.assemble(("rules ", "dim"), ", ".join(instruction_files)))
         if resumed is not None:
             self.resumed(*resumed)
         else:
@@ -295,6 +319,8 @@ class Chat:
         kind = chunk.get("type")
         if kind == "session_start":
             self.session_id = chunk.get("sessionId") or self.session_id
+            if chunk.get("runId") == self.run_id:
+                self.last_mode = chunk.get("mode")
             if chunk.get("runId") != self.run_id and self.interrupt is not None:
                 self.interrupt.count = 0  # a queued message's own run: Ctrl+C interrupts this one
         if kind == "user_message":  # a message entered a run: show it unless it was typed at the prompt
@@ -309,6 +335,7 @@ class Chat:
         assert self.client is not None
         message_id = _message_id()
         new_session = self.session_id is None
+        self.last_mode = None
         attachments = self.attached(prompt)
         stream = self.client.stream(prompt, session_id=self.session_id, message_id=message_id, attachments=attachments)
         self.run_id, self.run_ids, self.typed_ids = stream.run_id, {stream.run_id}, {message_id}
@@ -340,6 +367,12 @@ class Chat:
                 self.console.print("[yellow]stopped waiting for the run[/]")
             elif new_session and _status(answer) not in (None, "done"):
                 await self.forget_unkept_session()
+            elif self.last_mode == "plan" and _status(answer) == "done":
+                self.renderer.line_break()
+                self.console.print(
+                    "[dim]/go carries out this plan (switches the session to code mode and sends "
+                    f"“{CARRY_OUT_PROMPT}”)[/]"
+                )
         finally:
             self.typeahead.pause()
             for waiting in self.pending.values():
@@ -442,6 +475,7 @@ class Chat:
         elif name in ("/clear", "/new"):
             self.session_id = None
             self.model = self.default_model
+            self.mode = "code"
             console.rule("[dim]new session[/]", style="dim")
             console.print(f"[dim]The previous session stays listed in /sessions. Model: {escape(self.model)}[/]")
         elif name == "/sessions":
@@ -460,6 +494,15 @@ class Chat:
             self.resumed(*await recent_messages(self.client, session.id))
         elif name == "/model":
             await self.set_model(arg)
+        elif name == "/mode":
+            await self.set_mode(arg.lower())
+        elif name == "/go":
+            if self.session_id is None:
+                console.print("[dim]Nothing to carry out yet: ask for a plan first (/mode plan).[/]")
+                return None
+            if self.mode != "code":
+                await self.set_mode("code")
+            await self.send(CARRY_OUT_PROMPT)
         elif name == "/queue":
             await self.show_queue()
         elif name == "/compact":
@@ -604,9 +647,29 @@ class Chat:
         self.session_id, self.model = session.id, session.model
         self.console.print(f"model: {escape(session.model)} [dim](for this session's next runs)[/]")
 
+    async def set_mode(self, mode: str) -> None:
+        assert self.client is not None
+        if not mode:
+            self.console.print(f"mode: {self.mode}  [dim](/mode ask|plan|code sets this session's)[/]")
+            return
+        chosen = next((m for m in typing.get_args(SessionMode) if m == mode), None)
+        if chosen is None:
+            self.console.print(f"[red]unknown mode {escape(mode)}[/] — the modes are code, ask and plan")
+            return
+        if self.session_id is None:  # nothing sent yet: the session starts now, in this mode
+            session = await self.client.create_session(
+                model=self.model or None, workspace_folder=self.folder, mode=chosen
+            )
+        else:
+            session = await self.client.update_session(self.session_id, mode=chosen)
+        self.session_id, self.mode = session.id, session.mode or "code"
+        what = {"code": "changes files and runs commands", "ask": "read-only", "plan": "read-only, answers with a plan"}
+        self.console.print(f"mode: {self.mode} [dim]({what[self.mode]}; for this session's next runs)[/]")
+
     def resumed(self, session: SessionInfo, messages: list[Message]) -> None:
         self.session_id = session.id
         self.model = session.model or self.default_model
+        self.mode = session.mode or "code"
         console = self.console
         console.print(
             f"Resumed [bold]{escape(session.title)}[/] [dim]({session.id}, {session.message_count} messages, "

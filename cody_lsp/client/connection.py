@@ -536,9 +536,14 @@ class CodyClient:
         return _result(method, await self._request(method, wire.to_wire(params)))
 
     async def create_session(
-        self, *, title: str | None = None, model: str | None = None, workspace_folder: str | Path | None = None
+        self,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        workspace_folder: str | Path | None = None,
+        mode: wire.SessionMode | None = None,
     ) -> SessionInfo:
-        return await self._call(wire.CreateSessionParams(title, model, _folder(workspace_folder)))
+        return await self._call(wire.CreateSessionParams(title, model, _folder(workspace_folder), mode))
 
     async def run(
         self,
@@ -630,10 +635,19 @@ class CodyClient:
         return await self._call(wire.GetSessionParams(session_id, limit, before))
 
     async def update_session(
-        self, session_id: str, *, title: str | None = None, model: str | None = None
+        self,
+        session_id: str,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        mode: wire.SessionMode | None = None,
     ) -> SessionInfo:
-        """Rename a session and/or set the model of its next runs."""
-        return await self._call(wire.UpdateSessionParams(session_id, title, model))
+        """Rename a session and/or set the model or the mode of its next runs."""
+        return await self._call(wire.UpdateSessionParams(session_id, title, model, mode))
+
+    async def list_instructions(self, workspace_folder: str | Path | None = None) -> wire.InstructionList:
+        """The instruction files a run in the folder would be given up front now."""
+        return await self._call(wire.ListInstructionsParams(_folder(workspace_folder)))
 
     async def delete_session(self, session_id: str) -> bool:
         result = await self._call(wire.DeleteSessionParams(session_id))

@@ -368,6 +368,9 @@ class ChunkRenderer:
         self._line(f"  [dim]{RESULT_MARK}[/] [{style}]{mark}{escape(_clip(head, self._room(6 + len(mark))))}[/]")
         for line in more:
             print_line(self.console, f"    [dim]{escape(_clip(line, self._room(6)))}[/]")
+        nested = chunk.get("instructions")
+        if isinstance(nested, list) and nested:  # nested instruction files given with this result
+            print_line(self.console, f"    [dim]+ rules {escape(', '.join(map(str, nested)))}[/]")
         self._new_step()
 
     def _on_retry(self, chunk: dict[str, Any]) -> None:

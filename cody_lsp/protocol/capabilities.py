@@ -48,6 +48,9 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     # cody/diagnostics: after a tool changes a file, the server asks a client that declared
     # `diagnostics` for the file's new problems and gives them to the model.
     "diagnostics": True,
+    # Project instructions (AGENTS.md, …) and session modes (protocol.md, "Instructions", "Modes").
+    "instructions": True,
+    "modes": ["code", "ask", "plan"],
 }
 
 

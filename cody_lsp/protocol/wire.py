@@ -49,6 +49,8 @@ Priority = Literal["now", "next", "later"]
 # A session's mode (protocol.md, "Modes"): "code" (every tool, under the policy and rules), "ask"
 # (read-only tools only), "plan" (read-only, and the answer is a step-by-step plan).
 SessionMode = Literal["code", "ask", "plan"]
+# What a client sends, in code mode, to have the plan of a plan-mode answer carried out.
+CARRY_OUT_PROMPT = "Carry out the plan."
 PermissionOutcome = Literal["allow", "allow_always", "deny"]
 # Who an "allow always" answer covers: this session, or every session of its workspace folder.
 RuleScope = Literal["session", "folder"]
@@ -353,6 +355,13 @@ class SessionInfo:
     # Size of the session's context: the prompt tokens of its last model request, or, after
     # a compaction, the estimate of the next one; absent until the session made a request.
     context_tokens: int | None = None
+    # What the agent may do in the session's runs (protocol.md, "Modes"); always sent by servers
+    # that advertise `modes` ("code" unless set), absent from older ones.
+    mode: SessionMode | None = None
+    # The instruction files in effect (paths relative to the folder; the user's own as ~/…): those
+    # its last run was given, or, before its first run, those found when it was created. Absent for
+    # a session made by a server without instructions.
+    instructions: list[str] | None = None
 
 
 @attrs.frozen
@@ -415,6 +424,8 @@ class CreateSessionParams:
     title: str | None = None
     model: str | None = None
     workspace_folder: str | None = None
+    # The session's mode (absent: "code").
+    mode: SessionMode | None = None
 
 
 @attrs.frozen
@@ -434,6 +445,8 @@ class RunParams:
     # Context for the model (files, a selection, problems, terminal text, images): given to it in
     # the user message, bounded; servers that advertise `attachments`.
     attachments: list[Attachment] | None = None
+    # The mode of this run alone (absent: the session's); the session's own mode is unchanged.
+    mode: SessionMode | None = None
 
 
 @attrs.frozen
@@ -556,6 +569,22 @@ class UpdateSessionParams:
     title: str | None = attrs.field(default=None, validator=_non_empty)
     # The model of the session's next runs.
     model: str | None = attrs.field(default=None, validator=_non_empty)
+    # The mode of the session's next runs.
+    mode: SessionMode | None = None
+
+
+@attrs.frozen
+class ListInstructionsParams:
+    # The folder (absent: the client's only one).
+    workspace_folder: str | None = None
+
+
+@attrs.frozen
+class InstructionList:
+    # The files a run in the folder would be given up front now, in order (see SessionStart).
+    instructions: list[str]
+    # false: instructions are turned off (CODY_INSTRUCTIONS=off, or the editor's cody.instructions).
+    enabled: bool
 
 
 @attrs.frozen
@@ -869,6 +898,11 @@ class SessionStart:
     TYPE: ClassVar[str] = "session_start"
     workspace_folder: str
     model: str
+    # The run's mode (the session's, or the run's own `mode`).
+    mode: SessionMode | None = None
+    # The instruction files given to the model up front, in order (paths relative to the folder;
+    # the user's own as ~/…); empty when there are none or they are off.
+    instructions: list[str] | None = None
 
 
 @attrs.frozen
@@ -902,6 +936,9 @@ class ToolResultChunk:
     content: str
     # The MCP server the tool comes from (absent for a built-in tool).
     server: str | None = None
+    # The nested instruction files (paths relative to the folder) whose text was appended to this
+    # result, the first time the agent touched a file below them; absent when none.
+    instructions: list[str] | None = None
 
 
 @attrs.frozen
@@ -1045,6 +1082,7 @@ METHODS: dict[str, tuple[type, Any]] = {
     "cody/diffCheckpoint": (DiffCheckpointParams, CheckpointDiff),
     "cody/restoreCheckpoint": (RestoreCheckpointParams, RestoreResult),
     "cody/forkSession": (ForkSessionParams, SessionInfo),
+    "cody/listInstructions": (ListInstructionsParams, InstructionList),
 }
 NOTIFICATIONS: dict[str, Any] = {"cody/chunk": CHUNK_TYPES, "cody/queueChanged": QueueChanged}
 SERVER_REQUESTS: dict[str, tuple[type, type]] = {

@@ -127,6 +127,8 @@ export interface CreateSessionParams {
   title?: string;
   model?: string;
   workspaceFolder?: string;
+  /** The session's mode (absent: "code"). */
+  mode?: SessionMode;
 }
 
 export interface DeleteResult {
@@ -191,6 +193,13 @@ export interface GetSessionParams {
   before?: number;
 }
 
+export interface InstructionList {
+  /** The files a run in the folder would be given up front now, in order (see SessionStart). */
+  instructions: string[];
+  /** false: instructions are turned off (CODY_INSTRUCTIONS=off, or the editor's cody.instructions). */
+  enabled: boolean;
+}
+
 export interface InterruptParams {
   sessionId: string;
 }
@@ -205,6 +214,11 @@ export interface LatestSessionParams {
 
 export interface ListCheckpointsParams {
   sessionId: string;
+}
+
+export interface ListInstructionsParams {
+  /** The folder (absent: the client's only one). */
+  workspaceFolder?: string;
 }
 
 export interface ListMcpServersParams {
@@ -426,6 +440,8 @@ export interface RunParams {
   activeDocument?: string;
   /** Context for the model (files, a selection, problems, terminal text, images): given to it in the user message, bounded; servers that advertise `attachments`. */
   attachments?: Attachment[];
+  /** The mode of this run alone (absent: the session's); the session's own mode is unchanged. */
+  mode?: SessionMode;
 }
 
 export interface RunResult {
@@ -451,6 +467,10 @@ export interface SessionInfo {
   usage?: Usage;
   /** Size of the session's context: the prompt tokens of its last model request, or, after a compaction, the estimate of the next one; absent until the session made a request. */
   contextTokens?: number;
+  /** What the agent may do in the session's runs (protocol.md, "Modes"); always sent by servers that advertise `modes` ("code" unless set), absent from older ones. */
+  mode?: SessionMode;
+  /** The instruction files in effect (paths relative to the folder; the user's own as ~/…): those its last run was given, or, before its first run, those found when it was created. Absent for a session made by a server without instructions. */
+  instructions?: string[];
 }
 
 export interface SessionList {
@@ -490,6 +510,8 @@ export interface UpdateSessionParams {
   title?: string;
   /** The model of the session's next runs. */
   model?: string;
+  /** The mode of the session's next runs. */
+  mode?: SessionMode;
 }
 
 export interface Usage {
@@ -558,6 +580,10 @@ export interface SessionStartChunk extends ChunkEnvelope {
   type: "session_start";
   workspaceFolder: string;
   model: string;
+  /** The run's mode (the session's, or the run's own `mode`). */
+  mode?: SessionMode;
+  /** The instruction files given to the model up front, in order (paths relative to the folder; the user's own as ~/…); empty when there are none or they are off. */
+  instructions?: string[];
 }
 
 export interface TextDeltaChunk extends ChunkEnvelope {
@@ -587,6 +613,8 @@ export interface ToolResultChunk extends ChunkEnvelope {
   content: string;
   /** The MCP server the tool comes from (absent for a built-in tool). */
   server?: string;
+  /** The nested instruction files (paths relative to the folder) whose text was appended to this result, the first time the agent touched a file below them; absent when none. */
+  instructions?: string[];
 }
 
 export interface UsageChunk extends ChunkEnvelope {
@@ -678,6 +706,7 @@ export interface Requests {
   "cody/interrupt": { params: InterruptParams; result: InterruptResult };
   "cody/latestSession": { params: LatestSessionParams; result: SessionInfo | null };
   "cody/listCheckpoints": { params: ListCheckpointsParams; result: CheckpointList };
+  "cody/listInstructions": { params: ListInstructionsParams; result: InstructionList };
   "cody/listMcpServers": { params: ListMcpServersParams; result: McpServerList };
   "cody/listPermissionRules": { params: ListPermissionRulesParams; result: PermissionRuleList };
   "cody/listQueued": { params: ListQueuedParams; result: QueueList };
@@ -720,6 +749,7 @@ export const Methods = {
   interrupt: "cody/interrupt",
   latestSession: "cody/latestSession",
   listCheckpoints: "cody/listCheckpoints",
+  listInstructions: "cody/listInstructions",
   listMcpServers: "cody/listMcpServers",
   listPermissionRules: "cody/listPermissionRules",
   listQueued: "cody/listQueued",

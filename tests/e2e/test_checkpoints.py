@@ -240,8 +240,10 @@ async def test_fork_from_a_turn(wire: CodyWire, provider, workspace: Path):
     # The fork records its own checkpoints from then on.
     assert len(await checkpoints(wire, fork["id"])) == 2
 
+    await wire.request("cody/updateSession", {"sessionId": session, "mode": "plan"})
     whole = await wire.request("cody/forkSession", {"sessionId": session})
     assert whole["messageCount"] == original["session"]["messageCount"]
+    assert fork["mode"] == "code" and whole["mode"] == "plan"  # a fork keeps the session's mode
     err = await wire.error_of("cody/forkSession", {"sessionId": session, "position": 1})
     assert err.code == -32602 and "not the position of a run's prompt" in err.message
     err = await wire.error_of("cody/forkSession", {"sessionId": "ses_nope"})

@@ -337,3 +337,41 @@ async def test_documented_checkpoint_examples(wire_factory, provider, workspace:
     undo = next(c for c in listed["checkpoints"] if c["kind"] == "undo")["checkpointId"]
     back = await wire.request("cody/restoreCheckpoint", {"checkpointId": undo, "restore": "conversation"})
     assert_shape(back, *results(doc, "cody/restoreCheckpoint"))
+
+
+async def test_documented_instruction_and_mode_examples(wire_factory, provider, workspace: Path, tmp_path: Path):
+    """cody/listInstructions, a tool_result with a nested instruction file, the plan carried out."""
+    doc = load_doc()
+    chunk_docs = chunk_examples(doc)
+    home = tmp_path / "home"
+    (home / ".config" / "cody-lsp").mkdir(parents=True)
+    (home / ".config" / "cody-lsp" / "AGENTS.md").write_text("Answer briefly.\n")
+    (workspace / "AGENTS.md").write_text("Use tabs.\n")
+    (workspace / "api").mkdir()
+    (workspace / "api" / "AGENTS.md").write_text("Handlers return JSON.\n")
+    (workspace / "api" / "health.py").write_text("def health():\n    return {}\n")
+    wire = await wire_factory(HOME=str(home), XDG_CONFIG_HOME=str(home / ".config"))
+
+    listed = await wire.request(
+        "cody/listInstructions", params(doc, "cody/listInstructions", workspaceFolder=workspace.as_uri() + "/")
+    )
+    assert listed == results(doc, "cody/listInstructions")[0]  # the same files as documented
+    created = await wire.request("cody/createSession", {"mode": "plan"})
+    provider.add(Reply(tool_calls=[ToolCall("read_file", {"path": "api/health.py"})]), Reply(text="1. …"))
+    result = await wire.request("cody/run", {"prompt": "Plan it", "sessionId": created["id"]})
+    nested = [c for c in wire.chunks[result["runId"]] if c["type"] == "tool_result"]
+    assert nested[0]["instructions"] == ["api/AGENTS.md"]
+    for chunk in wire.chunks[result["runId"]]:
+        assert_shape(chunk, *chunk_docs[chunk["type"]])
+
+    # The transcript of "Modes": the session switched to code, then "Carry out the plan.".
+    transcript = next(b for b in doc.blocks if b.info == "transcript" and "Carry out the plan." in b.text)
+    sent = [json.loads(line[4:]) for line in transcript.text.splitlines() if line.startswith("--> ")]
+    answers = [json.loads(line[4:]) for line in transcript.text.splitlines() if line.startswith("<-- ")]
+    update = {**sent[0]["params"], "sessionId": created["id"]}
+    assert_shape(await wire.request("cody/updateSession", update), answers[0]["result"])
+    provider.add(Reply(text="Done."))
+    carried = await wire.request("cody/run", {**sent[1]["params"], "sessionId": created["id"]})
+    start = wire.chunks[carried["runId"]][0]
+    assert_shape(start, answers[1]["params"])
+    assert start["mode"] == "code" and start["instructions"] == ["~/.config/cody-lsp/AGENTS.md", "AGENTS.md"]

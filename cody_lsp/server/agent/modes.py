@@ -15,12 +15,13 @@ from __future__ import annotations
 
 import typing
 
-from ...protocol.wire import SessionMode
+from ...protocol.wire import CARRY_OUT_PROMPT, SessionMode
 from ..tools import ToolSet
+
+__all__ = ["MODES", "DEFAULT_MODE", "CARRY_OUT_PROMPT", "offered", "prompt_section", "refusal"]
 
 MODES: tuple[SessionMode, ...] = typing.get_args(SessionMode)
 DEFAULT_MODE: SessionMode = "code"
-CARRY_OUT_PROMPT = "Carry out the plan."
 
 _SECTIONS: dict[SessionMode, str] = {
     "code": "",

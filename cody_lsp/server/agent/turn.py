@@ -54,6 +54,15 @@ from .history import (
     user_content,
     user_entry,
 )
+from .instructions import (
+    NO_INSTRUCTIONS,
+    Instructions,
+    NestedInstructions,
+    in_view,
+    nested_block,
+    nested_path,
+    nested_paths_in,
+)
 from .model import ModelError, stream_step
 from .modes import offered, prompt_section, refusal
 from .output import FileEdited, TurnOutput
@@ -101,11 +110,13 @@ cannot be used.
 Platform: {platform}. Today: {today}."""
 
 
-def system_message(folder: Path, mode: SessionMode = "code") -> dict[str, Any]:
-    """The first message of every request of a run: the prompt and the mode's section.
-    Compaction never drops it; it is the same bytes while the mode stays the same."""
+def system_message(
+    folder: Path, mode: SessionMode = "code", instructions: Instructions = NO_INSTRUCTIONS
+) -> dict[str, Any]:
+    """The first message of every request of a run: the prompt, the mode's section, the instructions.
+    Compaction never drops it; it is the same bytes while the mode and the files stay the same."""
     prompt = SYSTEM_PROMPT.format(folder=folder, platform=platform.system(), today=date.today().isoformat())
-    sections = (prompt, prompt_section(mode))
+    sections = (prompt, prompt_section(mode), instructions.section())
     return {"role": "system", "content": "\n\n".join(part for part in sections if part)}
 
 
@@ -180,6 +191,10 @@ class Turn:
     toolset: ToolSet = field(default_factory=builtin_tools)
     # The editor's problems, asked around each file change (problems.py); None: not asked.
     problems: EditorProblems | None = None
+    # The instruction files given up front (in the system message), and the nested ones, given
+    # with the result of the first tool call that touches a file below them (instructions.py).
+    instructions: Instructions = NO_INSTRUCTIONS
+    nested: NestedInstructions | None = None
 
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
@@ -198,6 +213,7 @@ class Turn:
     _tool_failures: int = 0
     _offered: ToolSet | None = None  # the tools offered this run (the mode's)
     _finish_reason: str | None = None  # of the step that gave the answer
+    _view: list[dict[str, Any]] = field(default_factory=list)  # the messages of the last request
 
     # ------------------------------------------------------------------ endings
 
@@ -273,7 +289,7 @@ class Turn:
     async def _loop(self) -> str:
         """Run to the final answer and return it; raises to end otherwise."""
         messages = [
-            system_message(self.folder, self.mode),
+            system_message(self.folder, self.mode, self.instructions),
             *self.history,
             {"role": "user", "content": user_content(self.prompt)},
         ]
@@ -286,6 +302,7 @@ class Turn:
                 )
             self._take_inbox(messages)
             step, messages = await self._step_in_budget(messages, tools)
+            self._view = messages
             self.steps += 1
             self.usage = self.usage + step.usage
             if not step.tool_calls:
@@ -401,7 +418,8 @@ class Turn:
             if result.diff is not None:  # only when the client's tools asked for diffs
                 diff = result.diff
                 self.output.emit(FileEdited(call["id"], diff.path, diff.old_text, diff.new_text))
-            self.output.emit(ToolResultChunk(call["id"], name, result.ok, result.content, server))
+            result, given = await self._with_nested(name, args, result)
+            self.output.emit(ToolResultChunk(call["id"], name, result.ok, result.content, server, given or None))
             self._running_results.append(
                 Entry(
                     {"role": "tool", "tool_call_id": call["id"], "content": result.content},
@@ -453,6 +471,27 @@ class Turn:
             return result
         note = await problems.after(result.changed, before if result.changed == target else None, path)
         return dataclasses.replace(result, content=f"{result.content}\n\n{note}") if note else result
+
+    async def _with_nested(
+        self, name: str, args: dict[str, Any] | None, result: ToolResult
+    ) -> tuple[ToolResult, list[str]]:
+        """The result with the nested instructions that apply to the file the call touched and
+        that are not in what the model sees (the last request and this step's results)."""
+        path = nested_path(name, args or {})
+        if path is None or self.nested is None or not result.ok:
+            return result, []
+        running = [e.message for e in self._running_results]
+        files = [f for f in await self.nested.for_path(path) if not in_view(f.path, [*self._view, *running])]
+        if not files:
+            return result, []
+        return dataclasses.replace(result, content=result.content + nested_block(files)), [f.path for f in files]
+
+    def instructions_in_effect(self) -> list[str]:
+        """The files whose text the model has: those given up front, then the nested ones in what
+        it sees (given in this run or before, and not compacted away)."""
+        seen = nested_paths_in([*self._view, *(e.message for e in self.completed)])
+        up_front = self.instructions.paths
+        return up_front + [p for p in seen if p not in up_front]
 
     def _check_repeat(self, name: str, raw_args: str) -> None:
         key = (name, _canonical(raw_args))

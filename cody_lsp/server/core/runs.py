@@ -43,7 +43,9 @@ from ...protocol.wire import (
     ErrorInfo,
     ForkSessionParams,
     GetSessionParams,
+    InstructionList,
     InvalidParams,
+    ListInstructionsParams,
     ListMcpServersParams,
     ListPermissionRulesParams,
     ListSessionsParams,
@@ -60,6 +62,7 @@ from ...protocol.wire import (
     RunResult,
     SessionInfo,
     SessionList,
+    SessionMode,
     SessionPage,
     SessionStart,
     UpdateSessionParams,
@@ -71,6 +74,7 @@ from ..agent.attachments import user_input
 from ..agent.budget import budget_for
 from ..agent.compaction import CompactionRecord, History, SessionContext
 from ..agent.history import Prompt, UserInput, user_entry
+from ..agent.instructions import NO_INSTRUCTIONS, Instructions, NestedInstructions, read_instructions
 from ..agent.model import ModelError, stream_step
 from ..agent.output import NoOutput
 from ..agent.problems import EditorProblems
@@ -89,7 +93,7 @@ from ..checkpoints.service import Checkpoints
 from ..mcp.hub import McpHub
 from ..store.database import Store, describe_holder
 from ..store.errors import SESSION_GONE, SessionGone, StoreError
-from ..tools import ToolSet, builtin_tools, run_tool, sandbox, tool_schemas
+from ..tools import ToolConfig, ToolSet, builtin_tools, run_tool, sandbox, tool_schemas
 from ..tools.shell import hold_sweeps
 from .checkpointing import Recording, RunCheckpoints
 from .errors import SessionBusy, UnknownSession
@@ -150,6 +154,11 @@ class LiveRun:
     policy: ToolPolicy | None = None  # its tool policy, when its settings change the server's
     finish_reason: str | None = None  # why the model's answer ended ("stop", "length", …), once done
     checkpoint: Recording | None = None  # the checkpoint of its folder being recorded, once its turn began
+    mode: SessionMode = "code"  # its own mode (cody/run `mode`), else its session's
+    # The instruction files given to it up front, read when it was sent (agent/instructions.py) …
+    instructions: Instructions = NO_INSTRUCTIONS
+    # … and those the model had at its end, the nested ones included (None: it made no request).
+    in_effect: list[str] | None = None
 
 
 class RunManager:
@@ -183,6 +192,7 @@ class RunManager:
         self._releasing: set[asyncio.Future[None]] = set()
         self._history: OrderedDict[str, History] = OrderedDict()
         self._compacting: set[str] = set()  # sessions a cody/compact is working on
+        self._reading: dict[str, asyncio.Lock] = {}  # a folder's instruction files are read in order
         self._deleting: set[str] = set()  # sessions a deleteSession is deleting (unknown from now on)
         # The checkpoint before each run, and the cody/*Checkpoint methods (checkpointing.py).
         self.checkpoints = RunCheckpoints(
@@ -211,8 +221,26 @@ class RunManager:
 
     async def create_session(self, params: CreateSessionParams) -> SessionInfo:
         folder = self.resolve_folder(params.workspace_folder)
-        model = params.model or (await self._config_for(folder)).model.model or ""
-        return await self.store.create_session(new_id("ses"), params.title or None, model, folder)
+        config = await self._config_for(folder)
+        model = params.model or config.model.model or ""
+        found = await self._instructions(folder, config)
+        return await self.store.create_session(
+            new_id("ses"), params.title or None, model, folder, mode=params.mode or "code", instructions=found.paths
+        )
+
+    async def _instructions(self, folder: str, config: ServerConfig) -> Instructions:
+        """The instruction files a run in `folder` is given up front, as they are now. Read on a
+        thread of its own, one folder's in the order asked: runs admitted one after the other still
+        take their places in their session's queue in that order."""
+        tools = ToolConfig().with_limits(config.tool_limits, allow_vcs_writes=config.allow_vcs_writes)
+        async with self._reading.setdefault(folder, asyncio.Lock()):
+            return await read_instructions(Path(folder), config.instructions, tools)
+
+    async def list_instructions(self, params: ListInstructionsParams) -> InstructionList:
+        folder = self.resolve_folder(params.workspace_folder)
+        config = await self._config_for(folder)
+        found = await self._instructions(folder, config)
+        return InstructionList(found.paths, config.instructions.enabled)
 
     async def _config_for(self, folder: str) -> ServerConfig:
         """The settings of a run in `folder`."""
@@ -252,12 +280,14 @@ class RunManager:
         return SessionPage(session, messages, next_before, await self.store.run_ends(run_ids))
 
     async def update_session(self, params: UpdateSessionParams) -> SessionInfo:
-        if params.title is None and params.model is None:
-            raise InvalidParams("give 'title' or 'model' (or both) to say what to change")
+        if params.title is None and params.model is None and params.mode is None:
+            raise InvalidParams("give 'title', 'model' or 'mode' (or several) to say what to change")
         if params.title is not None and len(params.title) > MAX_TITLE:
             raise InvalidParams(f"'title' is {len(params.title)} characters long; the limit is {MAX_TITLE}")
         await self._session(params.session_id)
-        updated = await self.store.update_session(params.session_id, title=params.title, model=params.model)
+        updated = await self.store.update_session(
+            params.session_id, title=params.title, model=params.model, mode=params.mode
+        )
         if updated is None:
             raise UnknownSession(f"unknown session '{params.session_id}': it was deleted")
         return updated
@@ -479,14 +509,24 @@ class RunManager:
             session_id = new_id("ses")
             # Attachments that cannot be used fail the request before a session is made.
             run.input = await self._user_input(params, folder, session_id, run.config, model)
-            session = await self.store.create_session(session_id, title_from(params.prompt), model, folder)
+            run.instructions = await self._instructions(folder, run.config)
+            session = await self.store.create_session(
+                session_id,
+                title_from(params.prompt),
+                model,
+                folder,
+                mode=params.mode or "code",
+                instructions=run.instructions.paths,
+            )
             run.created_session = True
         if run.config is None:
             run.config = await self._config_for(session.workspace_folder)
             model = session.model or run.config.model.model or ""
             run.input = await self._user_input(params, session.workspace_folder, session.id, run.config, model)
+            run.instructions = await self._instructions(session.workspace_folder, run.config)
         if run.config.tool_policy != self.config.tool_policy:
             run.policy = ToolPolicy(run.config.tool_policy)
+        run.mode = params.mode or session.mode or "code"
         run.session_id = session.id
         run.folder = session.workspace_folder
         run.events = RunEventStream(run.run_id, session.id, self.client.send, self.config.text_flush_interval)
@@ -590,7 +630,7 @@ class RunManager:
         """The run's first chunk, once."""
         if not run.announced:
             run.announced = True
-            self._events(run).emit(SessionStart(session.workspace_folder, model))
+            self._events(run).emit(SessionStart(session.workspace_folder, model, run.mode, run.instructions.paths))
 
     def _show_message(self, run: LiveRun, message: LiveRun) -> None:
         """`message` enters `run` (its first prompt, or one taken in): a user_message event."""
@@ -645,8 +685,12 @@ class RunManager:
         problem = config.problem(model=model) or (run.policy or self.permissions.policy).problem
         if problem is not None:
             return failed_before_start(prompt, ErrorInfo("config", problem))
+        folder = Path(session.workspace_folder)
+        tools = self.client.tools(session.id).with_limits(
+            config.tool_limits, allow_vcs_writes=config.allow_vcs_writes, sandbox=sandbox.settings_for(config)
+        )
         turn = Turn(
-            folder=Path(session.workspace_folder),
+            folder=folder,
             model=model,
             prompt=prompt,
             history=[],
@@ -658,10 +702,11 @@ class RunManager:
             run_tool=self._tool_runner,
             inbox=lambda: self._take_inbox(run),
             before_tools=run.checkpoint.ready if run.checkpoint is not None else None,
-            tools=self.client.tools(session.id).with_limits(
-                config.tool_limits, allow_vcs_writes=config.allow_vcs_writes, sandbox=sandbox.settings_for(config)
-            ),
+            tools=tools,
             problems=self._problems(config),
+            mode=run.mode,
+            instructions=run.instructions,
+            nested=NestedInstructions(folder, config.instructions, tools),
         )
         try:
             history = await self._load_history(session.id)
@@ -673,7 +718,9 @@ class RunManager:
         turn.history = run.context.view()
         if run.cancel_requested:  # cancelled while the history loaded
             return turn.interrupted()
-        return await turn.run()
+        ending = await turn.run()
+        run.in_effect = turn.instructions_in_effect()
+        return ending
 
     def _step_while_it_exists(self, session_id: str) -> Any:
         """The model step, after checking that the session still exists: another server process may
@@ -774,6 +821,7 @@ class RunManager:
                     title_from(run.prompt),
                     context_tokens=context.context_tokens if context else None,
                     calibration=context.calibration if context else None,
+                    instructions=run.in_effect,
                 )
             )
         try:
@@ -871,7 +919,10 @@ class RunManager:
     async def _compact_now(self, session: SessionInfo, model: str, config: ServerConfig) -> CompactResult:
         folder = Path(session.workspace_folder)
         context = self._context(session.id, None, model, await self._load_history(session.id), config.context)
-        messages, tools = [system_message(folder), *context.view()], tool_schemas()
+        system = system_message(
+            folder, session.mode or "code", await self._instructions(session.workspace_folder, config)
+        )
+        messages, tools = [system, *context.view()], tool_schemas()
         tokens = context.tokens(messages, tools)
         # A turn without a prompt, for its model step (retries included) to ask for the summary.
         turn = Turn(

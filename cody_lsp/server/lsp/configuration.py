@@ -3,7 +3,8 @@
 Keys (protocol.md, "Configuration from the editor"): `model`, `baseUrl`, `toolPolicy`
 (`{tool: "allow" | "sandboxed" | "ask" | "deny"}`, `sandboxed` for run_command only),
 `sandboxNetwork` (`"allow"` | `"block"`: the network of sandboxed commands; an explicit
-`CODY_SANDBOX_NETWORK` wins), `contextWindow`, `outputReserve`, and each run and tool
+`CODY_SANDBOX_NETWORK` wins), `contextWindow`, `outputReserve`, `instructions` (false: no
+project instructions), `instructionsMaxBytes`, and each run and tool
 limit of the environment in camelCase (`maxSteps` for `CODY_MAX_STEPS`, `retryAttempts`,
 `stallTimeout`, `commandTimeout`, `maxWriteBytes`, `toolDeadline`, …), the checkpoints'
 `checkpointMaxFileBytes` and `checkpointStoreMaxBytes`, the attachments' bounds, `modelImages` and
@@ -45,6 +46,7 @@ from ...config import (
     CheckpointSettings,
     ContextSettings,
     EditorContext,
+    InstructionSettings,
     Limits,
     ModelConfig,
     ServerConfig,
@@ -65,9 +67,11 @@ CHECKPOINT_KEYS = {setting_key(var): field for var, field in CHECKPOINT_VARIABLE
 CONTEXT_KEYS = {"contextWindow": "window", "outputReserve": "output_reserve"}
 # attachmentMaxChars → attachment_max_chars, …, modelImages, diagnosticsWait
 EDITOR_CONTEXT_KEYS = {setting_key(var): field for var, field in EDITOR_CONTEXT_VARIABLES}
+INSTRUCTION_KEYS = {"instructions": "enabled", setting_key("CODY_INSTRUCTIONS_MAX_BYTES"): "max_bytes"}
 KEYS = (
     *("model", "baseUrl", "toolPolicy", "sandboxNetwork"),
     *CONTEXT_KEYS,
+    *INSTRUCTION_KEYS,
     *LIMIT_KEYS,
     *TOOL_LIMIT_KEYS,
     "mcpServers",
@@ -173,6 +177,12 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
                 elif key in EDITOR_CONTEXT_KEYS:
                     default = getattr(context_defaults, EDITOR_CONTEXT_KEYS[key])
                     found[key] = _number(key, value, default, positive=key != "diagnosticsWait")
+                elif key == "instructions":
+                    if not isinstance(value, bool):
+                        raise _Invalid("must be true or false")
+                    found[key] = value
+                elif key in INSTRUCTION_KEYS:
+                    found[key] = _number(key, value, InstructionSettings.max_bytes, positive=True)
                 elif key in TOOL_LIMIT_KEYS:
                     found[key] = _number(key, value, getattr(tool_defaults, TOOL_LIMIT_KEYS[key]), positive=True)
                 elif key in CHECKPOINT_KEYS:
@@ -208,6 +218,9 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         base.editor_context, **{EDITOR_CONTEXT_KEYS[k]: v for k, v in found.items() if k in EDITOR_CONTEXT_KEYS}
     )
     network = base.sandbox_network or found.get("sandboxNetwork")  # the environment's, when it says
+    instructions = dataclasses.replace(
+        base.instructions, **{INSTRUCTION_KEYS[k]: v for k, v in found.items() if k in INSTRUCTION_KEYS}
+    )
     config = dataclasses.replace(
         base,
         model=model,
@@ -219,6 +232,7 @@ def resolve(base: ServerConfig, layers: list[tuple[str, Any]]) -> tuple[ServerCo
         checkpoints=checkpoints,
         editor_context=editor_context,
         sandbox_network=network,
+        instructions=instructions,
     )
     return config, warnings
 

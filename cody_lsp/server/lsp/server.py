@@ -381,6 +381,7 @@ ROUTES: dict[str, Route] = {
     "cody/diffCheckpoint": Route(_diff_checkpoint),
     "cody/restoreCheckpoint": Route(_restore_checkpoint),
     "cody/forkSession": Route(lambda manager, params: manager.fork_session(params)),
+    "cody/listInstructions": Route(lambda manager, params: manager.list_instructions(params)),
 }
 
 

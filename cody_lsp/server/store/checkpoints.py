@@ -197,13 +197,14 @@ class CheckpointRows:
     # ------------------------------------------------------------------ forks
 
     async def fork(self, source: SessionInfo, new_id: str, title: str, count: int) -> SessionInfo:
-        """A new session of the same folder and model, holding the source's first `count` messages."""
+        """A new session of the same folder, model and mode, holding the source's first `count` messages."""
         ts = now()
         await self.store.transaction(
             [
                 (
                     "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at, message_count, "
-                    "calibration) SELECT ?, ?, model, workspace_folder, ?, ?, ?, calibration FROM sessions WHERE id = ?",
+                    "calibration, mode, instructions) SELECT ?, ?, model, workspace_folder, ?, ?, ?, calibration, mode, "
+                    "instructions FROM sessions WHERE id = ?",
                     (new_id, title, ts, ts, count, source.id),
                 ),
                 (

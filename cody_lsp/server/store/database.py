@@ -29,6 +29,7 @@ from ...protocol.wire import (
     PermissionRule,
     RunEnd,
     SessionInfo,
+    SessionMode,
     ToolCallInfo,
     Usage,
 )
@@ -219,6 +220,12 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE permission_rules ADD COLUMN sandboxed INTEGER NOT NULL DEFAULT 0;
     """,
+    # 12 → 13: a session's mode ("code", "ask" or "plan"), and the instruction files in effect
+    # (JSON list of paths; NULL for sessions made before).
+    """
+    ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'code';
+    ALTER TABLE sessions ADD COLUMN instructions TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -337,6 +344,10 @@ def _session(row: Any) -> SessionInfo:
     fields = session_fields(row)
     usage = fields["usage"]
     return SessionInfo(**{**fields, "usage": Usage(*usage) if usage else None})
+
+
+def _paths_json(paths: list[str] | None) -> str | None:
+    return None if paths is None else json.dumps(paths)
 
 
 def _model_message(
@@ -574,18 +585,29 @@ class Store:
 
     # ---------------------------------------------------------------- sessions
 
-    async def create_session(self, session_id: str, title: str | None, model: str, folder: str) -> SessionInfo:
+    async def create_session(
+        self,
+        session_id: str,
+        title: str | None,
+        model: str,
+        folder: str,
+        *,
+        mode: SessionMode = "code",
+        instructions: list[str] | None = None,
+    ) -> SessionInfo:
         ts = now()
         await self._transaction(
             [
                 (
-                    "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    (session_id, title, model, folder, ts, ts),
+                    "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at, mode, "
+                    "instructions) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    (session_id, title, model, folder, ts, ts, mode, _paths_json(instructions)),
                 )
             ]
         )
-        return SessionInfo(session_id, title or UNTITLED, model, folder, 0, ts, ts)
+        return SessionInfo(
+            session_id, title or UNTITLED, model, folder, 0, ts, ts, mode=mode, instructions=instructions
+        )
 
     async def get_session(self, session_id: str) -> SessionInfo | None:
         cur = await self._conn.execute(SESSION_BY_ID, (session_id,))
@@ -606,14 +628,20 @@ class Store:
         return _session(row) if row else None
 
     async def update_session(
-        self, session_id: str, *, title: str | None = None, model: str | None = None
+        self,
+        session_id: str,
+        *,
+        title: str | None = None,
+        model: str | None = None,
+        mode: SessionMode | None = None,
     ) -> SessionInfo | None:
-        """Rename a session and/or set the model of its next runs; None if it does not exist."""
+        """Rename a session and/or set the model or the mode of its next runs; None if it does not exist."""
         await self._transaction(
             [
                 (
-                    "UPDATE sessions SET title = COALESCE(?, title), model = COALESCE(?, model) WHERE id = ?",
-                    (title, model, session_id),
+                    "UPDATE sessions SET title = COALESCE(?, title), model = COALESCE(?, model), "
+                    "mode = COALESCE(?, mode) WHERE id = ?",
+                    (title, model, mode, session_id),
                 )
             ]
         )
@@ -755,9 +783,11 @@ class Store:
         *,
         context_tokens: int | None = None,
         calibration: Calibration | None = None,
+        instructions: list[str] | None = None,
     ) -> int:
         """Commit a turn: its messages, the session's counters (usage included) and the run's end,
-        atomically. `context_tokens` and `calibration`: of the run's last model request.
+        atomically. `context_tokens` and `calibration`: of the run's last model request;
+        `instructions`: the files in effect in the run (None: unchanged).
 
         Returns the session's new message count.
         """
@@ -802,6 +832,10 @@ class Store:
                 )
             )
         statements.append(self._count_usage(session_id, usage, context_tokens, calibration))
+        if instructions is not None:
+            statements.append(
+                ("UPDATE sessions SET instructions = ? WHERE id = ?", (_paths_json(instructions), session_id))
+            )
         statements.append(
             (
                 # An upsert: a run cancelled before its turn began has no row yet.

@@ -9,13 +9,17 @@ and one mapping for both, so the two answers cannot drift apart (and the server 
 from __future__ import annotations
 
 import base64
+import json
 from typing import Any
 
+from ...protocol.capabilities import SERVER_CAPABILITIES
+
 UNTITLED = "New session"
+MODES = frozenset(SERVER_CAPABILITIES["modes"])  # a session's modes (protocol/wire.py SessionMode)
 
 SESSION_COLUMNS = (
     "id, title, model, workspace_folder, message_count, created_at, updated_at, "
-    "input_tokens, output_tokens, total_tokens, context_tokens"
+    "input_tokens, output_tokens, total_tokens, context_tokens, mode, instructions"
 )
 SESSION_BY_ID = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?"
 # The folder's most recently updated session that has any message (empty ones are skipped).
@@ -37,7 +41,17 @@ def session_fields(row: Any) -> dict[str, Any]:
         "updated_at": row[6],
         "usage": (row[7], row[8], row[9]) if row[7] or row[8] or row[9] else None,
         "context_tokens": row[10],
+        "mode": row[11] if row[11] in MODES else "code",
+        "instructions": _paths(row[12]),
     }
+
+
+def _paths(raw: str | None) -> list[str] | None:
+    """The stored instruction files (a JSON list), or None."""
+    if not raw:
+        return None
+    value = json.loads(raw)
+    return [str(p) for p in value] if isinstance(value, list) else None
 
 
 def list_sessions_query(folder: str | None, limit: int, cursor: str | None) -> tuple[str, list[Any]]:

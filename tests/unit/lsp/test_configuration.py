@@ -44,6 +44,21 @@ def test_folder_over_initialization_options_over_the_environment():
     assert config.tool_policy == {"run_command": "deny"} and config.db == BASE.db
 
 
+def test_instruction_settings_turn_them_off_and_set_their_cap():
+    config, warnings = resolve(
+        BASE,
+        [
+            ("initializationOptions", {"instructions": False, "instructionsMaxBytes": 1000}),
+            ("the configuration of /w", {"instructions": "off", "instructionsMaxBytes": 0}),
+        ],
+    )
+    assert (config.instructions.enabled, config.instructions.max_bytes) == (False, 1000)
+    assert len(warnings) == 2
+    assert any("cody.instructions = 'off' (the configuration of /w) must be true or false" in w for w in warnings)
+    assert any("cody.instructionsMaxBytes = 0" in w and "> 0" in w for w in warnings)
+    assert resolve(BASE, [])[0].instructions == BASE.instructions
+
+
 def test_an_invalid_value_is_reported_and_the_value_below_applies():
     config, warnings = resolve(
         BASE,

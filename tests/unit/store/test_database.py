@@ -11,7 +11,14 @@ import pytest
 
 from cody_lsp.protocol.wire import ErrorInfo, Usage
 from cody_lsp.server.agent.history import Entry, marker_entry, user_entry
-from cody_lsp.server.store.database import SCHEMA_VERSION, Store, describe_holder, lease_holder_gone, lease_owner
+from cody_lsp.server.store.database import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    Store,
+    describe_holder,
+    lease_holder_gone,
+    lease_owner,
+)
 
 
 async def test_schema_is_versioned_and_uses_wal(tmp_path: Path):
@@ -103,8 +110,6 @@ async def test_runs_of_a_dead_process_are_marked_interrupted(tmp_path: Path):
 
 
 async def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path: Path):
-    from cody_lsp.server.store.database import MIGRATIONS
-
     db = tmp_path / "old.db"
     with sqlite3.connect(db) as conn:  # a database written by the first release
         conn.executescript(MIGRATIONS[0])
@@ -203,3 +208,29 @@ async def test_a_lease_is_taken_from_a_dead_holder_only(tmp_path: Path):
         await store.delete_session("ses_1")  # the lease goes with the session
     finally:
         await store.close()
+
+
+async def test_mode_and_instructions_are_kept_and_older_sessions_are_code(tmp_path: Path):
+    db = tmp_path / "s.db"
+    before = SCHEMA_VERSION - 1  # the version before modes (a session of then)
+    with sqlite3.connect(db) as conn:
+        for migration in MIGRATIONS[:before]:
+            conn.executescript(migration)
+        conn.execute(f"PRAGMA user_version = {before}")
+        conn.execute("INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at) VALUES "
+                     "('ses_old', 't', 'm', '/ws', 'a', 'a')")  # fmt: skip
+    store = await Store.open(db)
+    old = await store.get_session("ses_old")
+    assert old is not None and (old.mode, old.instructions) == ("code", None)
+    new = await store.create_session("ses_new", None, "m", "/ws", mode="plan", instructions=["AGENTS.md"])
+    assert (new.mode, new.instructions) == ("plan", ["AGENTS.md"])
+    assert await store.get_session("ses_new") == new
+    updated = await store.update_session("ses_new", mode="ask")
+    assert updated is not None and (updated.mode, updated.title) == ("ask", "New session")
+    await store.start_run("run_1", "ses_new")
+    await store.finish_run(
+        "ses_new", "run_1", "done", [user_entry("hi")], Usage(), instructions=["AGENTS.md", "a/AGENTS.md"]
+    )
+    after = await store.get_session("ses_new")
+    assert after is not None and after.instructions == ["AGENTS.md", "a/AGENTS.md"] and after.mode == "ask"
+    await store.close()

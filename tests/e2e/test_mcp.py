@@ -198,6 +198,37 @@ async def test_the_editor_cannot_loosen_an_mcp_deny_of_the_environment(
         assert len(warnings) == 1 and "the stricter one applies" in warnings[0]
 
 
+async def test_read_only_modes_offer_only_the_tools_a_server_marks_read_only(wire_factory, provider, mcp_env):
+    wire = await wire_factory(env=mcp_env({"everything": everything()}), capabilities=PERMISSIONS)
+    wire.permission_answer = lambda _params: {"outcome": "allow"}
+    created = await wire.request("cody/createSession", {"mode": "ask"})
+    # The model calls a tool the server marks readOnlyHint: false anyway, then one marked true.
+    provider.add(
+        call("mcp__everything__toggle-simulated-logging"),
+        call("mcp__everything__echo", {"message": "hi"}),
+        Reply(text="done"),
+    )
+    result, chunks = await wire.run("log and echo", sessionId=created["id"])
+    assert result["status"] == "done"
+    tools = offered(provider.requests[0])
+    assert {"read_file", "grep", "mcp__everything__echo", "mcp__everything__get-sum"} <= set(tools)
+    assert "write_file" not in tools and "mcp__everything__toggle-simulated-logging" not in tools
+    assert "mcp__everything__gzip-file-as-resource" not in tools  # readOnlyHint: false
+    refused, echoed = results_of(chunks)
+    assert not refused["ok"] and refused["content"].startswith(
+        "mcp__everything__toggle-simulated-logging is not available in ask mode"
+    )
+    assert echoed["ok"] and echoed["content"] == "Echo: hi" and echoed["server"] == "everything"
+    # A read-only MCP tool is still asked about under the default policy; the refused one never was.
+    assert [p["toolName"] for p in wire.permission_requests] == ["mcp__everything__echo"]
+
+    provider.add(call("mcp__everything__toggle-simulated-logging"), Reply(text="toggled"))
+    _, chunks = await wire.run("now log", sessionId=created["id"], mode="code")
+    assert "mcp__everything__toggle-simulated-logging" in offered(provider.requests[-2])
+    (toggled,) = results_of(chunks)
+    assert toggled["ok"], toggled
+
+
 async def test_results_are_described_and_redacted(wire_factory, provider, mcp_env):
     secret = "tok-9f8e7d6c5b4a39281706"
     env = mcp_env(

@@ -74,7 +74,7 @@ async def test_rewind_lists_restores_and_undoes_files_and_conversation(acp, prov
         lambda e: e["event"] == "update" and e["params"]["update"]["sessionUpdate"] == "available_commands_update"
     )
     names = [c["name"] for c in commands["params"]["update"]["availableCommands"]]
-    assert names == ["compact", "rewind", "fork"]
+    assert names == ["compact", "go", "rewind", "fork"]
     assert await client.prompt(session, "write a module") == {"stopReason": "end_turn"}
     assert await client.prompt(session, "tidy up") == {"stopReason": "end_turn"}
     after_two, repo = files_of(workspace), git_state(workspace)
@@ -189,7 +189,7 @@ async def test_without_git_the_commands_are_not_offered_and_say_why(
     commands = await client.wait_event(
         lambda e: e["event"] == "update" and e["params"]["update"]["sessionUpdate"] == "available_commands_update"
     )
-    assert [c["name"] for c in commands["params"]["update"]["availableCommands"]] == ["compact"]
+    assert [c["name"] for c in commands["params"]["update"]["availableCommands"]] == ["compact", "go"]
     provider.add(Reply(text="One."))
     assert await client.prompt(session, "one") == {"stopReason": "end_turn"}
     assert "Checkpoints are off on this server: no runnable git" in await told(client, session, "/rewind")

@@ -407,3 +407,63 @@ async def test_an_image_for_a_model_that_takes_none_is_refused_saying_how(acp, p
     error = await client.error_of("prompt", {"sessionId": session, "prompt": blocks})
     assert error.code == -32602 and "'prompt[1]'" in error.message and "CODY_MODEL_IMAGES=1" in error.message
     assert provider.requests == []
+
+
+async def test_modes_are_session_modes_and_a_config_option(acp, provider, workspace: Path):
+    """ask refuses a mutating call (never run, never asked); plan asks for a plan; /go carries it
+    out in code mode; set_mode, the `mode` option and the agent's own switch are told both ways."""
+    (workspace / "app.py").write_text("print('hi')\n")
+    write = ToolCall("write_file", {"path": "NOTES.md", "content": "hello\n"})
+    provider.add(Reply(tool_calls=[write]), Reply(text="I can only read."), Reply(text="1. Edit app.py."))
+    provider.add(Reply(tool_calls=[EDIT]), Reply(text="Done."))
+    client = await acp()
+    await client.initialize()
+    made = await client.call("newSession", {"cwd": str(workspace), "mcpServers": []})
+    session = made["sessionId"]
+    assert made["modes"]["currentModeId"] == "code"
+    assert [m["id"] for m in made["modes"]["availableModes"]] == ["code", "ask", "plan"]
+    mode_option = made["configOptions"][1]
+    assert (mode_option["id"], mode_option["category"], mode_option["currentValue"]) == ("mode", "mode", "code")
+    assert [o["value"] for o in mode_option["options"]] == ["code", "ask", "plan"]
+
+    error = await client.error_of("setSessionMode", {"sessionId": session, "modeId": "yolo"})
+    assert error.code == -32602 and "'modeId'" in error.message
+    assert await client.call("setSessionMode", {"sessionId": session, "modeId": "ask"}) == {}
+    told = await client.wait_event(
+        lambda e: e["event"] == "update" and e["params"]["update"]["sessionUpdate"] == "config_option_update"
+    )
+    assert told["params"]["update"]["configOptions"][1]["currentValue"] == "ask"
+    assert await client.prompt(session, "add notes") == {"stopReason": "end_turn"}
+    offered = {t["function"]["name"] for t in provider.requests[0]["tools"]}
+    assert "read_file" in offered and "write_file" not in offered and "edit_file" not in offered
+    [refused] = client.updates(session, "tool_call_update")
+    assert refused["status"] == "failed" and "not available in ask mode" in str(refused["content"])
+    assert client.of("permission") == [] and not (workspace / "NOTES.md").exists()
+
+    changed = await client.call("setSessionConfigOption", {"sessionId": session, "configId": "mode", "value": "plan"})
+    assert changed["configOptions"][1]["currentValue"] == "plan"
+    await client.wait_event(lambda e: e["event"] == "update" and e["params"]["update"].get("currentModeId") == "plan")
+    assert await client.prompt(session, "plan the greeting") == {"stopReason": "end_turn"}
+    assert "# Mode: plan\n" in provider.requests[-1]["messages"][0]["content"]
+
+    await client.policy("allow_once")
+    assert await client.prompt(session, "/go") == {"stopReason": "end_turn"}
+    assert [u["currentModeId"] for u in client.updates(session, "current_mode_update")] == ["plan", "code"]
+    assert client.updates(session, "config_option_update")[-1]["configOptions"][1]["currentValue"] == "code"
+    carry = provider.requests[-2]
+    assert carry["messages"][-1] == {"role": "user", "content": "Carry out the plan."}
+    assert "edit_file" in {t["function"]["name"] for t in carry["tools"]}
+    assert len(client.of("permission")) == 1 and (workspace / "app.py").read_text() == "print('hello')\n"
+
+    second = await acp()
+    await second.initialize()
+    loaded = await second.call("loadSession", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
+    assert loaded["modes"]["currentModeId"] == "code" and loaded["configOptions"][1]["currentValue"] == "code"
+
+
+async def test_project_instructions_reach_the_model_in_an_acp_turn(acp, provider, workspace: Path):
+    (workspace / "AGENTS.md").write_text("Answer in French.\n")
+    provider.add(Reply(text="Bonjour."))
+    client, session = await started(acp, workspace)
+    assert await client.prompt(session, "hello") == {"stopReason": "end_turn"}
+    assert "Answer in French." in provider.requests[0]["messages"][0]["content"]

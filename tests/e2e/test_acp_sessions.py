@@ -282,7 +282,7 @@ async def test_the_model_is_a_config_option(acp, provider, workspace: Path):
     provider.add(Reply(text="One."))
     client = await acp()
     made = await client.call("newSession", {"cwd": str(workspace), "mcpServers": []})
-    [option] = made["configOptions"]
+    option, _mode = made["configOptions"]
     assert option["category"] == "model" and option["currentValue"] == "scripted-model"
     session = made["sessionId"]
     error = await client.error_of(
@@ -290,6 +290,8 @@ async def test_the_model_is_a_config_option(acp, provider, workspace: Path):
     )
     assert error.code == -32602 and "'value'" in error.message
     error = await client.error_of("setSessionConfigOption", {"sessionId": session, "configId": "mode", "value": "x"})
+    assert error.code == -32602 and "'value' must be one of 'code', 'ask', 'plan'" in error.message
+    error = await client.error_of("setSessionConfigOption", {"sessionId": session, "configId": "x", "value": "x"})
     assert error.code == -32602 and "'configId'" in error.message
     changed = await client.call(
         "setSessionConfigOption", {"sessionId": session, "configId": "model", "value": "scripted-model"}
@@ -310,7 +312,8 @@ async def test_the_endpoints_models_are_offered_once_it_lists_them(acp, provider
         lambda e: e["event"] == "update" and e["params"]["update"]["sessionUpdate"] == "config_option_update"
     )
     [update] = client.updates(first, "config_option_update")
-    [option] = update["configOptions"]
+    option, mode = update["configOptions"]
+    assert mode["id"] == "mode" and mode["currentValue"] == "code"
     assert [o["value"] for o in option["options"]] == ["scripted-model", "big-model", "small-model"]
     assert option["currentValue"] == "scripted-model"
     made = await client.call("newSession", {"cwd": str(workspace), "mcpServers": []})

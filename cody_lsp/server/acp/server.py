@@ -32,6 +32,7 @@ from ...protocol.wire import (
     InvalidParams,
     PermissionParams,
     RunParams,
+    SessionInfo,
 )
 from ..app import Application
 from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
@@ -42,6 +43,7 @@ from .client_port import AcpClient
 from .connection import AUTH_REQUIRED, RESOURCE_NOT_FOUND, Connection, RpcError, Then
 from .messages import AGENT_REQUESTS, CLIENT_RESPONSES
 from .models import ModelChoices
+from .modes import checked_mode, mode_option, mode_state, mode_update
 from .prompt import prompt_input, stop_reason
 from .validate import Invalid, check
 
@@ -55,6 +57,7 @@ CLOSE_TIMEOUT = 5.0
 LIST_PAGE = 50
 COMMANDS = [
     {"name": "compact", "description": "Summarize the conversation so far, to free the model's context"},
+    {"name": "go", "description": "Carry out the plan: switch the session to code mode and run it"},
 ]
 
 
@@ -217,6 +220,9 @@ class AcpAgent:
     async def manager(self) -> RunManager:
         return await self.app.manager()
 
+    def mode_told(self, session_id: str, mode: str) -> Callable[[], None]:
+        return lambda: self.client.update(session_id, mode_update(mode))
+
     def commands_after(self, session_id: str) -> Callable[[], None]:
         """What follows the answer of session/new, load and resume: the commands, and (once per
         process) the endpoint's models asked for."""
@@ -243,7 +249,7 @@ class AcpAgent:
                 session = await manager._session(session_id)
             except RequestError:
                 continue  # deleted meanwhile
-            update = {"sessionUpdate": "config_option_update", "configOptions": config_options(self, session.model)}
+            update = {"sessionUpdate": "config_option_update", "configOptions": config_options(self, session)}
             self.client.update(session_id, update)
 
 
@@ -282,10 +288,28 @@ def _configured(agent: AcpAgent) -> None:
         raise RpcError(AUTH_REQUIRED, f"the model is not configured: {problem}")
 
 
-def config_options(agent: AcpAgent, model: str) -> list[dict[str, Any]]:
+def config_options(agent: AcpAgent, session: SessionInfo) -> list[dict[str, Any]]:
     """The session's configuration options: its model (category `model`), among the session's own,
-    the environment's (`CODY_MODEL`) and the endpoint's (models.py)."""
-    return agent.models.options(model)
+    the environment's (`CODY_MODEL`) and the endpoint's (models.py); its mode (category `mode`,
+    modes.py)."""
+    return [*agent.models.options(session.model), mode_option(session.mode or "code")]
+
+
+def options_told(agent: AcpAgent, session: SessionInfo) -> None:
+    """`config_option_update`: the session's options changed by other means than set_config_option."""
+    options = config_options(agent, session)
+    agent.client.update(session.id, {"sessionUpdate": "config_option_update", "configOptions": options})
+
+
+def opened(agent: AcpAgent, session: SessionInfo, **answer: Any) -> Then:
+    """The answer of session/new, load or resume: the session's configuration options and modes,
+    then its commands."""
+    result = {
+        **answer,
+        "configOptions": config_options(agent, session),
+        "modes": mode_state(session.mode or "code"),
+    }
+    return Then(result, agent.commands_after(session.id))
 
 
 async def _new_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
@@ -295,8 +319,7 @@ async def _new_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
     session = await manager.create_session(CreateSessionParams(workspace_folder=folder))
     _mcp_servers(manager, session, params)
     agent.client.stream(session.id, session.workspace_folder)
-    result = {"sessionId": session.id, "configOptions": config_options(agent, session.model)}
-    return Then(result, agent.commands_after(session.id))
+    return opened(agent, session, sessionId=session.id)
 
 
 async def _set_config_option(agent: AcpAgent, params: dict[str, Any]) -> Any:
@@ -304,14 +327,34 @@ async def _set_config_option(agent: AcpAgent, params: dict[str, Any]) -> Any:
 
     manager = await agent.manager()
     session = await manager._session(params["sessionId"])
-    if params["configId"] != "model":
-        raise InvalidParams(f"'configId' {params['configId']!r} is not an option of this agent; it has 'model'")
     value = params.get("value")
+    if params["configId"] == "mode":
+        mode = checked_mode(value, "value")
+        updated = await manager.update_session(UpdateSessionParams(session.id, mode=mode))
+        told = agent.mode_told(session.id, mode)  # a client that follows session modes hears it too
+        return Then({"configOptions": config_options(agent, updated)}, told)
+    if params["configId"] != "model":
+        raise InvalidParams(
+            f"'configId' {params['configId']!r} is not an option of this agent; it has 'model' and 'mode'"
+        )
     allowed = agent.models.of(session.model)
     if value not in allowed:
         raise InvalidParams(f"'value' must be one of {', '.join(map(repr, allowed))}, got {value!r}")
     updated = await manager.update_session(UpdateSessionParams(session.id, model=value))
-    return {"configOptions": config_options(agent, updated.model)}
+    return {"configOptions": config_options(agent, updated)}
+
+
+async def _set_mode(agent: AcpAgent, params: dict[str, Any]) -> Any:
+    """`session/set_mode`: the session's mode for its next turns (cody/updateSession {mode}); a
+    turn already running keeps the mode it started in."""
+    from ...protocol.wire import UpdateSessionParams
+
+    manager = await agent.manager()
+    session = await manager._session(params["sessionId"])
+    mode = checked_mode(params["modeId"], "modeId")
+    updated = await manager.update_session(UpdateSessionParams(session.id, mode=mode))
+
+    return Then({}, lambda: options_told(agent, updated))  # for a client that follows the options
 
 
 async def _open(agent: AcpAgent, params: dict[str, Any]) -> tuple[RunManager, Any]:
@@ -334,13 +377,13 @@ async def _load_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
     for payload in payloads:
         for update in stream.updates(payload, replay=True):
             agent.client.update(session.id, update)
-    return Then({"configOptions": config_options(agent, session.model)}, agent.commands_after(session.id))
+    return opened(agent, session)
 
 
 async def _resume_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
     _manager, session = await _open(agent, params)
     agent.client.stream(session.id, session.workspace_folder)
-    return Then({"configOptions": config_options(agent, session.model)}, agent.commands_after(session.id))
+    return opened(agent, session)
 
 
 async def _list_sessions(agent: AcpAgent, params: dict[str, Any]) -> Any:
@@ -390,6 +433,8 @@ async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
     wanted = checkpoints.command(text)
     if wanted is not None:  # /rewind, /fork (acp/checkpoints.py)
         return Later(*await checkpoints.run_command(agent, manager, session_id, *wanted))
+    if text.strip() == "/go":
+        text = await _carry_out(agent, manager, session_id)
     busy = any(r.session_id == session_id for r in manager.runs.values())
     try:
         live = await manager.admit(RunParams(prompt=text, session_id=session_id, attachments=given.attachments or None))
@@ -407,6 +452,19 @@ async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
         await manager.outcome(live)
 
     return Later(wait, cancelled)
+
+
+async def _carry_out(agent: AcpAgent, manager: RunManager, session_id: str) -> str:
+    """`/go`: the plan carried out — the session switched to code mode (told to the client as
+    `current_mode_update` and `config_option_update`), and the turn's prompt is `Carry out the plan.`"""
+    from ...protocol.wire import CARRY_OUT_PROMPT, UpdateSessionParams
+
+    session = await manager._session(session_id)
+    if session.mode != "code":
+        updated = await manager.update_session(UpdateSessionParams(session_id, mode="code"))
+        agent.mode_told(session_id, "code")()
+        options_told(agent, updated)
+    return CARRY_OUT_PROMPT
 
 
 async def _compact(agent: AcpAgent, manager: RunManager, session_id: str) -> Later:
@@ -447,6 +505,7 @@ ROUTES: dict[str, Route] = {
     "session/delete": _delete_session,
     "session/prompt": _prompt,
     "session/set_config_option": _set_config_option,
+    "session/set_mode": _set_mode,
 }
 
 

@@ -27,14 +27,16 @@ _SECTIONS: dict[SessionMode, str] = {
     "code": "",
     "ask": (
         "# Mode: ask\n"
-        "This session is read-only: you can look at the workspace with the read-only tools "
-        "(read_file, list_dir, glob, grep), but you cannot change files or run commands. "
+        "This session is read-only: you can look at the workspace with the read-only tools you are "
+        "offered (read_file, list_dir, glob, grep, and any read-only MCP tools), but you cannot change "
+        "files or run commands. "
         "Answer the user's question from what you read."
     ),
     "plan": (
         "# Mode: plan\n"
-        "This session is read-only: look at the workspace with the read-only tools (read_file, list_dir, "
-        "glob, grep); you cannot change files or run commands. Do not carry the request out: answer with "
+        "This session is read-only: look at the workspace with the read-only tools you are offered "
+        "(read_file, list_dir, glob, grep, and any read-only MCP tools); you cannot change files or run "
+        "commands. Do not carry the request out: answer with "
         "a step-by-step plan for it — numbered steps, each naming the files to change and what to change "
         "in them, then how to check the result. The user reviews the plan and has it carried out in code mode."
     ),

@@ -1,7 +1,7 @@
 // The messages between the extension and the webview (src/webview/main.ts). The webview only
 // renders these; every protocol decision is made in session.ts. Both sides compile against
 // this file and the generated protocol types.
-import type { Attachment, QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
+import type { Attachment, AttachmentType, QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
 
 /** Something the extension does for the user when a button is clicked (configure, set a key…). */
 export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'showOutput' | 'restart' | 'approvalRules' | 'retry';
@@ -37,6 +37,12 @@ export function isActionCommand(value: unknown): value is ActionCommand {
  * which stays in the panel (session.ts sends the rest).
  */
 export type PanelAttachment = Attachment & { label?: string };
+
+/** An attachment as a user message shows it: a chip with its type's icon and its label. */
+export interface AttachedChip {
+  type: AttachmentType;
+  label: string;
+}
 
 /** One item `@` offers: a label, what it is, and the attachment it adds. */
 export interface Completion {
@@ -99,8 +105,8 @@ export type ToWebview =
   | { type: 'earlier'; available: boolean }
   /** A page of older history, rendered above what is shown. */
   | { type: 'prepend'; messages: ToWebview[] }
-  /** A user message; with `runId`, one that entered that running run (what the run shows next goes below it); `attached`: its attachments' labels. */
-  | { type: 'user'; text: string; runId?: string; attached?: string[] }
+  /** A user message; with `runId`, one that entered that running run (what the run shows next goes below it); `attached`: its attachments (their labels and types, for the icon). */
+  | { type: 'user'; text: string; runId?: string; attached?: AttachedChip[] }
   /** What `@` completes to (files of the folder, problems, the selection), for the query typed. */
   | { type: 'completions'; query: string; items: Completion[] }
   /** Something to attach to the next message ("Add selection to Cody"). */

@@ -5,7 +5,7 @@
 // `cody/requestPermission` with the user's click, and list, rename and delete sessions.
 import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
-import type { FromWebview, PanelAttachment, ToWebview, ToWebviewOf } from '../messages';
+import type { AttachedChip, FromWebview, PanelAttachment, ToWebview, ToWebviewOf } from '../messages';
 import { permissionChoices } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
 import {
@@ -455,7 +455,7 @@ export class Session {
       this.activeRunId = runId;
       this.activePrompt = prompt;
       this.shownMessages.add(messageId);
-      this.post(attachments.length > 0 ? { type: 'user', text: prompt, attached: attachments.map(attachmentLabel) } : { type: 'user', text: prompt });
+      this.post(attachments.length > 0 ? { type: 'user', text: prompt, attached: attachments.map(attachedChip) } : { type: 'user', text: prompt });
       this.post({ type: 'runStarted', runId });
     }
     if (this.session !== null) params.sessionId = this.session.id;
@@ -685,6 +685,10 @@ export function attachmentLabel(a: PanelAttachment): string {
   return a.name ?? a.type;
 }
 
+export function attachedChip(a: PanelAttachment): AttachedChip {
+  return { type: a.type, label: attachmentLabel(a) };
+}
+
 /** What the server gets of an attachment: all but the panel's label. */
 function wireAttachment(a: PanelAttachment): Attachment {
   const { label: _label, ...wire } = a;
@@ -716,7 +720,7 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
         const joined = i > 0 && messages[i - 1]?.runId === message.runId && message.runId !== undefined;
         const text = message.content ?? '';
         const user: ToWebviewOf<'user'> = joined ? { type: 'user', text, runId } : { type: 'user', text };
-        if (message.attachments !== undefined && message.attachments.length > 0) user.attached = message.attachments.map(attachmentLabel);
+        if (message.attachments !== undefined && message.attachments.length > 0) user.attached = message.attachments.map(attachedChip);
         out.push(user);
       }
       // Where the history the model sees was compacted (every message is still shown; the summary is the model's).

@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Frame, Page } from 'playwright-core';
+import { chips, iconFontLoaded } from '../test/support/chips';
 import { startProvider, startServer, type Provider } from '../test/support/realServer';
 import { chatFrame, CodeServer, codeServerDir, EDITOR_CLIENT, launchBrowser } from './codeServer';
 import { measure, unreadable, type Probe } from './contrast';
@@ -551,7 +552,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await screenshot('attachments');
     await page.keyboard.press('Enter');
     await frame.waitForFunction(() => /one red pixel/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
-    assert.deepEqual(await frame.locator('.msg.user').last().locator('.attached-chip').allInnerTexts(), ['📎 app.py', '📎 pixel.png (1 KB)']);
+    assert.deepEqual(await chips(frame.locator('.msg.user').last().locator('.attached-chip')), ['file app.py', 'file-media pixel.png (1 KB)']);
+    assert.equal(await iconFontLoaded(frame), true, 'the chips\' icons are drawn with the codicon font loaded from the extension');
     // What the model was sent: the file's text (the editor's buffer) and the image, with the prompt.
     const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
     const content = requests.at(-1)?.messages.filter((m) => m.role === 'user').at(-1)?.content as Array<{ type: string; text?: string; image_url?: { url: string } }>;
@@ -560,6 +562,11 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.match(text, /^\[Attachments: 2\]\n\n\[Attachment 1: file app\.py\]\n\s*1\tprint\('hello'\)\n/);
     assert.match(text, /\n\[Attachment 2: image pixel\.png, attached below\]\n\n\[Message\]\nWhat is in @app\.py and this picture\?$/);
     assert.equal(content[1]?.image_url?.url, `data:image/png;base64,${PIXEL}`);
+    // The answer's text comes before the run's end (its terminal chunk, after the server commits
+    // the turn): the composer is back to Send once the run ended, not at the first words.
+    await frame.locator('.msg.assistant').last().locator('.run-end.done').waitFor({ timeout: 30_000 });
+    assert.equal(await frame.locator('#stop').isVisible(), false, 'no Stop once the run ended');
+    assert.equal(await frame.locator('#send').innerText(), 'Send');
     await screenshot('attachments-answered');
   });
 

@@ -3,6 +3,7 @@
 // composer, and "Add Selection to Cody"; each is a chip above the input, removable with ✕.
 import { MAX_ATTACHMENTS, type Completion, type PanelAttachment } from '../messages';
 import { el, vscode } from './dom';
+import { attachmentIcon } from './icons';
 
 const MAX_IMAGE_BYTES = 5 * 1024 * 1024; // the server's default (CODY_IMAGE_MAX_BYTES); it checks its own
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/gif', 'image/webp']);
@@ -167,7 +168,7 @@ export class Attachments {
         const chip = el('span', `chip attachment ${attachment.type}`);
         const label = attachment.label ?? attachment.path ?? attachment.type;
         chip.title = label;
-        chip.appendChild(el('span', 'chip-text', `${attachment.type === 'image' ? '🖼' : '📎'} ${label}`));
+        chip.append(attachmentIcon(attachment.type), el('span', 'chip-text', label));
         const remove = chip.appendChild(el('button', 'icon chip-cancel', '✕'));
         remove.type = 'button';
         remove.title = 'Do not attach';

@@ -4,6 +4,7 @@
 import type { Action, ToWebview, ToWebviewOf } from '../messages';
 import type { RunStatus } from '../protocol';
 import { byId, el } from './dom';
+import { attachmentIcon } from './icons';
 import { MarkdownStream } from './markdown';
 
 interface StepView {
@@ -94,7 +95,10 @@ export class Transcript {
     user.appendChild(iconButton('msg-edit', 'Edit and send again (puts the message in the input)'));
     if (msg.attached !== undefined && msg.attached.length > 0) {
       const chips = user.appendChild(el('div', 'attached'));
-      for (const label of msg.attached) chips.appendChild(el('span', 'chip attached-chip', `📎 ${label}`));
+      for (const attached of msg.attached) {
+        const chip = chips.appendChild(el('span', 'chip attached-chip'));
+        chip.append(attachmentIcon(attached.type), el('span', 'chip-text', attached.label));
+      }
     }
     const run = msg.runId !== undefined ? this.runs.get(msg.runId) : undefined;
     if (run !== undefined && run.el.childElementCount === 0 && run.el.parentNode !== null) {

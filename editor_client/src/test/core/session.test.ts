@@ -278,7 +278,7 @@ describe('Session', () => {
     await flush();
     // The chip's label stays in the panel: the server gets the wire's fields.
     assert.deepEqual(connection.sentOf('cody/run')[0]?.attachments, [file, { type: 'image', dataUrl: 'data:image/png;base64,AAAA', name: 'pixel.png' }]);
-    assert.deepEqual(posted.find((m) => m.type === 'user'), { type: 'user', text: 'What does it do?', attached: ['app.py:3-4', 'pixel.png (1 KB)'] });
+    assert.deepEqual(posted.find((m) => m.type === 'user'), { type: 'user', text: 'What does it do?', attached: [{ type: 'file', label: 'app.py:3-4' }, { type: 'image', label: 'pixel.png (1 KB)' }] });
     connection.notify('cody/chunk', { runId: 'vsc-1', sessionId: 'ses_1', seq: 0, type: 'session_start', ...START });
     // While it runs, a message with attachments joins it at its next step, bringing them.
     const problems = { type: 'diagnostics' as const, files: [{ uri: 'file:///w/app.py', diagnostics: [] }] };
@@ -306,7 +306,18 @@ describe('Session', () => {
       { type: 'terminal' as const, text: '$ make', name: 'bash' },
     ];
     const shown = historyMessages([{ role: 'user', content: 'What is this?', position: 0, createdAt: '', runId: 'r', kind: 'message', attachments }]);
-    assert.deepEqual(shown, [{ type: 'user', text: 'What is this?', attached: ['app.py:3-4', 'pixel.png', 'problems (1)', 'bash'] }]);
+    assert.deepEqual(shown, [
+      {
+        type: 'user',
+        text: 'What is this?',
+        attached: [
+          { type: 'file', label: 'app.py:3-4' },
+          { type: 'image', label: 'pixel.png' },
+          { type: 'diagnostics', label: 'problems (1)' },
+          { type: 'terminal', label: 'bash' },
+        ],
+      },
+    ]);
   });
 
   it('shows a stored step\'s reasoning as thinking, before its text', () => {

@@ -2,6 +2,7 @@
 // listed and run, "//" to send a slash, Copy the whole answer, Edit a prompt to send it again.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { chips, iconFontLoaded } from '../support/chips';
 import { WebviewPage } from '../support/webviewPage';
 
 describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
@@ -87,7 +88,7 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
     assert.equal(await view.page.locator('.at-menu').isVisible(), true, 'the menu stays open');
     await view.page.keyboard.press('Enter');
     assert.equal(await view.page.inputValue('#prompt'), 'Explain @app.py ', 'the @query is completed in the text, and a chip carries the file');
-    assert.deepEqual(await view.page.locator('.attachments .chip-text').allInnerTexts(), ['📎 app.py']);
+    assert.deepEqual(await chips(view.page.locator('.attachments .chip')), ['file app.py']);
     // A pasted image (a one-pixel png) becomes a chip with its data URL.
     await view.page.evaluate(() => {
       const win = globalThis as unknown as {
@@ -105,7 +106,8 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
     });
     await view.page.locator('.attachments .chip.image').waitFor();
     await view.post({ type: 'attach', attachment: { type: 'selection', path: 'app.py', startLine: 2, endLine: 3, text: 'x = 1\n', label: 'app.py:2-3' } });
-    assert.deepEqual(await view.page.locator('.attachments .chip-text').allInnerTexts(), ['📎 app.py', '🖼 pixel.png (1 KB)', '📎 app.py:2-3']);
+    assert.deepEqual(await chips(view.page.locator('.attachments .chip')), ['file app.py', 'file-media pixel.png (1 KB)', 'list-selection app.py:2-3']);
+    assert.equal(await iconFontLoaded(view.page), true, 'the icons are drawn with the codicon font (emoji are empty boxes without an emoji font)');
     await view.page.locator('.attachments .chip', { hasText: 'app.py:2-3' }).locator('.chip-cancel').click();
     await view.page.keyboard.type('this');
     await view.page.keyboard.press('Enter');
@@ -115,8 +117,8 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
     assert.equal(sent.attachments[1]?.name, 'pixel.png');
     assert.match(sent.attachments[1]?.dataUrl ?? '', /^data:image\/png;base64,iVBOR/);
     assert.equal(await view.page.locator('.attachments').isVisible(), false, 'the chips go with the message');
-    await view.post({ type: 'user', text: 'Explain this', attached: ['app.py', 'pixel.png (1 KB)'] });
-    assert.deepEqual(await view.page.locator('.msg.user').last().locator('.attached-chip').allInnerTexts(), ['📎 app.py', '📎 pixel.png (1 KB)']);
+    await view.post({ type: 'user', text: 'Explain this', attached: [{ type: 'file', label: 'app.py' }, { type: 'image', label: 'pixel.png (1 KB)' }] });
+    assert.deepEqual(await chips(view.page.locator('.msg.user').last().locator('.attached-chip')), ['file app.py', 'file-media pixel.png (1 KB)']);
   });
 
   it('had no script errors or CSP violations', () => {

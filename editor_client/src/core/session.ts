@@ -26,6 +26,7 @@ import {
   type ServerRequestMethod,
   type ServerRequests,
   type SessionInfo,
+  type SessionPage,
 } from '../protocol';
 import { compactionText, endedMessage, RunTranscript, toolCallMessage, toolResultMessage } from './runTranscript';
 import { changesFiles, parseArgs, permissionDetail, summarizeCall } from './toolSummary';
@@ -287,8 +288,8 @@ export class Session {
     }
   }
 
-  /** Clears the view and shows `session` with its newest page of history. */
-  private async show(session: SessionInfo | null): Promise<void> {
+  /** Clears the view and shows `session` with its newest page of history (`page`: already read). */
+  private async show(session: SessionInfo | null, page?: SessionPage): Promise<void> {
     const view = ++this.view;
     this.session = session;
     this.nextBefore = undefined;
@@ -299,7 +300,7 @@ export class Session {
       this.post({ type: 'earlier', available: false });
       return;
     }
-    const page = await this.connection.sendRequest(Methods.getSession, { sessionId: session.id, limit: this.pageSize });
+    page ??= await this.connection.sendRequest(Methods.getSession, { sessionId: session.id, limit: this.pageSize });
     if (view !== this.view) return;
     this.session = page.session;
     this.nextBefore = page.nextBefore;
@@ -357,8 +358,9 @@ export class Session {
   private async openSessionNow(sessionId: string): Promise<void> {
     await this.stopActiveRun();
     try {
-      const page = await this.connection.sendRequest(Methods.getSession, { sessionId, limit: 1 });
-      await this.show(page.session);
+      // One request: the session and its newest page (it was two, the first only for the session).
+      const page = await this.connection.sendRequest(Methods.getSession, { sessionId, limit: this.pageSize });
+      await this.show(page.session, page);
     } catch (error) {
       this.post({ type: 'notice', level: 'error', text: `Could not open the session: ${errorText(error)}` });
     }

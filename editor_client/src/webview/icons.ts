@@ -1,26 +1,44 @@
-// Icons from VS Code's own icon font (codicons, @vscode/codicons; copied next to the bundle by
-// build.mjs and declared in media/main.css): emoji render as empty boxes where the system has no
-// emoji font (code-server's Chromium on Linux), the codicon font is loaded from the extension.
+// Icons from VS Code's own set (codicons, @vscode/codicons, CC BY 4.0), drawn as inline SVG:
+// emoji render as empty boxes where the system has no emoji font (code-server's Chromium on
+// Linux). build.mjs puts the paths of the icons named in ICONS there into the bundle (CODICONS),
+// so nothing is fetched: a font loaded through the webview's service worker would be a request
+// in flight that a window reload orphans, which holds the next webview's load for 30 s.
 import type { AttachmentType } from '../protocol';
-import { el } from './dom';
 
-/** The icon of each attachment type (their glyphs in media/main.css: .codicon-NAME). */
-const ATTACHMENT_ICONS: Record<AttachmentType | 'folder', string> = {
+/** { name: [viewBox, [d, fill-rule?]…] }, from build.mjs. */
+declare const CODICONS: Record<string, [string, Array<[string, string?]>]>;
+
+const SVG = 'http://www.w3.org/2000/svg';
+const made = new Map<string, SVGSVGElement>();
+
+/** The icon of each attachment type. */
+const ATTACHMENT_ICONS: Record<AttachmentType, string> = {
   file: 'file',
-  folder: 'folder',
   selection: 'list-selection',
   diagnostics: 'warning',
   terminal: 'terminal',
   image: 'file-media',
 };
 
-/** A decorative icon (hidden from screen readers: the text next to it says what it is). */
-export function icon(name: string): HTMLSpanElement {
-  const node = el('span', `codicon codicon-${name}`);
-  node.setAttribute('aria-hidden', 'true');
-  return node;
+/** A decorative icon (hidden from screen readers: the text next to it says what it is); class `codicon codicon-NAME`. */
+export function icon(name: string): SVGSVGElement {
+  let template = made.get(name);
+  if (template === undefined) {
+    const [viewBox, paths] = CODICONS[name] ?? CODICONS['file'] ?? ['0 0 16 16', []];
+    template = document.createElementNS(SVG, 'svg');
+    template.setAttribute('class', `codicon codicon-${name}`);
+    template.setAttribute('viewBox', viewBox);
+    template.setAttribute('aria-hidden', 'true');
+    for (const [d, fillRule] of paths) {
+      const path = template.appendChild(document.createElementNS(SVG, 'path'));
+      path.setAttribute('d', d);
+      if (fillRule !== undefined) path.setAttribute('fill-rule', fillRule);
+    }
+    made.set(name, template);
+  }
+  return template.cloneNode(true) as SVGSVGElement;
 }
 
-export function attachmentIcon(type: string): HTMLSpanElement {
-  return icon(ATTACHMENT_ICONS[type as AttachmentType] ?? 'file');
+export function attachmentIcon(type: AttachmentType): SVGSVGElement {
+  return icon(ATTACHMENT_ICONS[type] ?? 'file');
 }

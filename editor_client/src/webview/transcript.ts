@@ -4,7 +4,7 @@
 import type { Action, ToWebview, ToWebviewOf } from '../messages';
 import type { RunStatus } from '../protocol';
 import { byId, el } from './dom';
-import { attachmentIcon } from './icons';
+import { attachmentIcon, icon } from './icons';
 import { MarkdownStream } from './markdown';
 
 interface StepView {
@@ -278,6 +278,7 @@ export class Transcript {
 /** A button shown on hover, its icon from the CSS (so the message's text stays its own). */
 function iconButton(className: string, title: string): HTMLButtonElement {
   const button = el('button', `icon msg-action ${className}`);
+  button.appendChild(icon(className === 'msg-copy' ? 'copy' : 'edit'));
   button.type = 'button';
   button.title = title;
   button.setAttribute('aria-label', title);

@@ -15,7 +15,6 @@ const ROOT = join(__dirname, '..', '..', '..');
 const FILES = new Map([
   ['/dist/webview/main.js', join(ROOT, 'dist', 'webview', 'main.js')],
   ['/media/main.css', join(ROOT, 'media', 'main.css')],
-  ['/dist/webview/codicon.ttf', join(ROOT, 'dist', 'webview', 'codicon.ttf')],
 ]);
 
 /** The page's globals these tests use: the harness's, and the little of the DOM (not in this Node program's lib). */
@@ -53,8 +52,7 @@ function serve(): Promise<{ server: Server; origin: string }> {
       response.writeHead(404).end();
       return;
     }
-    const type = file.endsWith('.js') ? 'text/javascript' : file.endsWith('.ttf') ? 'font/ttf' : 'text/css';
-    response.writeHead(200, { 'content-type': type });
+    response.writeHead(200, { 'content-type': file.endsWith('.js') ? 'text/javascript' : 'text/css' });
     response.end(readFileSync(file));
   });
   return new Promise((resolve) =>

@@ -3,7 +3,7 @@
 # extension activation with a mocked vscode, the real server over stdio, the webview in Chromium),
 # package the .vsix, and run it in a real VS Code (code-server from npm, installed once into a
 # cache folder by e2e/install-code-server.sh) against the real server: screenshots of each step
-# in test-artifacts/vscode/.
+# in test-artifacts/vscode/; and the install action in a fresh profile (test-artifacts/install/).
 # src/protocol.ts is generated from cody_lsp/protocol/wire.py (`python -m cody_lsp.protocol.export`);
 # tests/unit/test_protocol_export.py checks that it is fresh.
 # Nothing is skipped: a missing Chromium or Python with cody_lsp is an error.
@@ -36,5 +36,10 @@ node build.mjs
 npm test
 npm run package
 CODY_CODE_SERVER_DIR="$(bash e2e/install-code-server.sh)"
-export CODY_CODE_SERVER_DIR
+# The dependencies of the wheel the .vsix carries (wheel/, built by npm run package), downloaded
+# here, before the tests, into a cache: the install e2e installs them offline (cody.serverWheelhouse).
+CODY_WHEELHOUSE="${CODY_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/cody-lsp/wheelhouse}"
+mkdir -p "$CODY_WHEELHOUSE"
+"$CODY_PYTHON" -m pip download --quiet --disable-pip-version-check --dest "$CODY_WHEELHOUSE" wheel/cody_lsp-*.whl
+export CODY_CODE_SERVER_DIR CODY_WHEELHOUSE
 npm run test:vscode

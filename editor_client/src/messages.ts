@@ -4,7 +4,7 @@
 import type { Attachment, AttachmentType, QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
 
 /** Something the extension does for the user when a button is clicked (configure, set a key…). */
-export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'showOutput' | 'restart' | 'approvalRules' | 'retry';
+export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'installServer' | 'showOutput' | 'restart' | 'approvalRules' | 'retry';
 
 export interface Action {
   label: string;
@@ -22,6 +22,7 @@ const ACTION_COMMANDS: Record<ActionCommand, true> = {
   configure: true,
   setApiKey: true,
   setPythonPath: true,
+  installServer: true,
   showOutput: true,
   restart: true,
   approvalRules: true,
@@ -82,6 +83,10 @@ export interface SetupState {
   /** The interpreter and where it came from ("cody.pythonPath", "Python extension", "default"). */
   python: string;
   pythonSource: string;
+  /** The last start found the interpreter unable to run cody-lsp: what is wrong. */
+  pythonProblem?: string;
+  /** …because cody_lsp is not installed in it, and the extension carries a wheel to install into a private environment. */
+  canInstall?: boolean;
   model: string;
   baseUrl: string;
   hasApiKey: boolean;

@@ -623,18 +623,20 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
 
   step('says once what is wrong with a cody.pythonPath that has no cody-lsp, with a button', async () => {
     await setSetting('cody.pythonPath', '/usr/bin/python3');
-    await frame.waitForFunction(() => /cody-lsp is not installed/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, {
+    // The setup checklist (the panel is emptied, so it shows) says it, with the install offered (the .vsix carries the wheel).
+    await frame.waitForFunction(() => /cody-lsp is not installed/.test(document.getElementById('welcome')?.textContent ?? ''), undefined, {
       timeout: 30_000,
     });
-    const notice = frame.locator('.notice.error').last();
-    assert.match(await notice.innerText(), /^Cody: cody-lsp is not installed in \/usr\/bin\/python3 \(cody\.pythonPath\): No module named .?cody_lsp.? Install it there with/);
-    assert.deepEqual(await notice.locator('button').allInnerTexts(), ['Set Python Path', 'Show Output']);
+    const python = frame.locator('.setup-steps li').first();
+    assert.match(await python.innerText(), /^\S*\s*cody-lsp is not installed in \/usr\/bin\/python3 \(cody\.pythonPath\): No module named .?cody_lsp.? Install it into a private environment, or there with/);
+    assert.deepEqual(await python.locator('button').allInnerTexts(), ['Install cody-lsp into a private environment', 'Set Python Path', 'Show Output']);
     const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'cody-lsp is not installed' });
     await toast.first().waitFor({ timeout: 15_000 });
     await page.waitForTimeout(3000); // a restart loop would add more messages meanwhile
     const problems = page.locator('.notifications-toasts .notification-toast', { hasText: /cody-lsp|cody_lsp|connection|server/i });
     assert.equal(await problems.count(), 1, 'one message, no restart storm');
     assert.ok(await toast.locator('.monaco-button', { hasText: 'Set Python Path' }).isVisible());
+    assert.ok(await toast.locator('.monaco-button', { hasText: 'Install cody-lsp' }).isVisible());
     await screenshot('bad-python-path');
   });
 });

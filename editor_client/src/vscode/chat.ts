@@ -10,19 +10,24 @@ import { activeDocument, currentFolder, folderInfo } from './folders';
 import { showRules } from './rules';
 import { CodyServer, readSettings, StartError, type ServerSettings } from './server';
 import type { ApiKeyStore } from './setup';
-import { resolveInterpreter } from './setup';
+import { resolveInterpreter, type Interpreter } from './setup';
+import type { ServerInstaller } from './install';
 import type { SetupReporter } from './setupState';
 
 /** Why there is no chat, with the buttons that fix it. */
 interface Problem {
   text: string;
   actions: Action[];
+  /** The interpreter's: the empty panel's setup checklist says it (it stays visible), not a notice. */
+  setup?: boolean;
 }
 
 type State =
   | { kind: 'starting'; waiting: FromWebview[] }
   | { kind: 'running'; session: Session; settings: ServerSettings }
   | { kind: 'down'; problem: Problem | undefined };
+
+const INSTALL_ACTION: Action = { label: 'Install cody-lsp into a private environment', command: 'installServer' };
 
 const PYTHON_ACTIONS: Action[] = [
   { label: 'Set Python Path', command: 'setPythonPath' },
@@ -45,6 +50,8 @@ export interface ChatOptions {
   reveal: () => void;
   setup: SetupReporter;
   actions: () => EditorActions;
+  /** Installs cody-lsp into a private environment (when the .vsix carries its wheel). */
+  installer: ServerInstaller;
   /** The keys the extension contributes under `cody.` (the server's section). */
   settingKeys: string[];
 }
@@ -54,6 +61,8 @@ export class Chat implements vscode.Disposable {
   private state: State = { kind: 'down', problem: undefined };
   /** Starts run one after the other, never interleaved. */
   private connecting: Promise<void> = Promise.resolve();
+  /** The interpreter the last start used. */
+  private interpreter: Interpreter | undefined;
 
   constructor(private readonly options: ChatOptions) {
     this.server = new CodyServer(options.output, (lastLines) => this.stopped(lastLines));
@@ -82,7 +91,8 @@ export class Chat implements vscode.Disposable {
     } else if (message.type === 'ready') {
       if (state.kind === 'down' && state.problem) {
         post({ type: 'reset' });
-        this.postProblem(state.problem);
+        if (state.problem.setup) post({ type: 'session', session: null });
+        else this.postProblem(state.problem);
       }
     } else if (state.kind === 'starting') {
       if (message.type === 'send') post({ type: 'notice', level: 'info', text: 'Starting cody-lsp… your message is sent once it runs.' });
@@ -147,6 +157,14 @@ export class Chat implements vscode.Disposable {
     await showRules(client, session.workspaceFolder).catch((error: unknown) => this.options.log(`approval rules: ${String(error)}`));
   }
 
+  /** "Install cody-lsp into a private environment": from the interpreter the last start found without it. */
+  async installServer(): Promise<void> {
+    const base = this.interpreter?.path;
+    if (base === undefined) return;
+    // Setting cody.pythonPath to the new environment restarts the server (a configuration change).
+    await this.options.installer.install(base);
+  }
+
   dispose(): void {
     this.session?.dispose();
   }
@@ -169,6 +187,7 @@ export class Chat implements vscode.Disposable {
     try {
       const config = vscode.workspace.getConfiguration('cody');
       const interpreter = await resolveInterpreter(config, folder.uri);
+      this.interpreter = interpreter;
       const apiKey = (await this.options.keys.get()) ?? '';
       this.options.setup.started(interpreter, apiKey);
       const settings: ServerSettings = { ...readSettings(config), python: interpreter, apiKey };
@@ -187,14 +206,17 @@ export class Chat implements vscode.Disposable {
       for (const message of starting.waiting.splice(0)) await session.handle(message);
     } catch (error) {
       const badPython = error instanceof StartError && error.badPython;
+      const canInstall = error instanceof StartError && error.missingPackage && this.options.installer.available;
       const reason = error instanceof Error ? error.message : String(error);
       const text = badPython ? `Cody: ${reason}` : `Could not start cody-lsp: ${reason}`;
-      const actions = badPython ? PYTHON_ACTIONS : [{ label: 'Show Output', command: 'showOutput' as const }];
-      this.state = { kind: 'down', problem: { text, actions } };
+      const actions = badPython ? [...(canInstall ? [INSTALL_ACTION] : []), ...PYTHON_ACTIONS] : [{ label: 'Show Output', command: 'showOutput' as const }];
+      this.state = { kind: 'down', problem: { text, actions, setup: badPython } };
       log(text);
       post({ type: 'reset' });
       post({ type: 'session', session: null });
-      post({ type: 'notice', level: 'error', text, actions });
+      // The interpreter's problem is the setup checklist's first step (with its buttons); the rest a notice.
+      if (badPython) this.options.setup.pythonFailed(reason, canInstall);
+      else post({ type: 'notice', level: 'error', text, actions });
       void vscode.window.showErrorMessage(text, ...actions.map((a) => a.label)).then((choice) => {
         const action = actions.find((a) => a.label === choice);
         if (action) void this.options.actions().run(action.command);

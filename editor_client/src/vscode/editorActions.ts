@@ -1,5 +1,5 @@
 // What the webview asks of the editor rather than of the server: the buttons that fix a setup
-// (Configure, Set API Key, Set Python Path, Show Output, Restart, Approval rules), links opened
+// (Configure, Set API Key, Set Python Path, Install cody-lsp, Show Output, Restart, Approval rules), links opened
 // through VS Code, the clipboard, inserting a code block at the cursor, and a change's diff.
 import * as vscode from 'vscode';
 import type { ActionCommand, FromWebview, ToWebview } from '../messages';
@@ -70,6 +70,9 @@ export class EditorActions {
         break;
       case 'setPythonPath':
         await vscode.commands.executeCommand('workbench.action.openSettings', 'cody.pythonPath');
+        break;
+      case 'installServer':
+        await vscode.commands.executeCommand('cody.installServer');
         break;
       case 'showOutput':
         this.options.output.show(true);

@@ -8,6 +8,7 @@ import { Chat } from './chat';
 import { DiffDocuments } from './diffView';
 import { selection } from './context';
 import { EditorActions, isEditorMessage } from './editorActions';
+import { ServerInstaller } from './install';
 import { ChatPanel } from './panel';
 import { contributedKeys, type CodyServer } from './server';
 import { ApiKeyStore, promptForApiKey, pythonExtensionApi } from './setup';
@@ -23,6 +24,7 @@ export function activate(context: vscode.ExtensionContext): void {
   const route = (message: FromWebview): void => (isEditorMessage(message) ? editor.handle(message) : chat.handle(message));
   const panel = new ChatPanel(context.extensionUri, route);
   const setup = new SetupReporter((state) => panel.post({ type: 'setup', setup: state }));
+  const installer = new ServerInstaller({ extensionPath: context.extensionUri.fsPath, storagePath: context.globalStorageUri.fsPath, output });
   const chat: Chat = new Chat({
     output,
     log,
@@ -32,6 +34,7 @@ export function activate(context: vscode.ExtensionContext): void {
     reveal: () => panel.reveal(),
     setup,
     actions: () => editor,
+    installer,
     settingKeys: contributedKeys(context.extension?.packageJSON),
   });
   const editor: EditorActions = new EditorActions({
@@ -54,6 +57,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.commands.registerCommand('cody.cancel', () => chat.session?.cancel()),
     vscode.commands.registerCommand('cody.restartServer', () => chat.connect()),
     vscode.commands.registerCommand('cody.showOutput', () => output.show(true)),
+    vscode.commands.registerCommand('cody.installServer', () => chat.installServer()),
     // "Add Selection to Cody" (editor context menu): the selection becomes an attachment of the next message.
     vscode.commands.registerCommand('cody.addSelection', async () => {
       const folder = chat.session?.workspaceFolder;

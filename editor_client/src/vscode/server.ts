@@ -28,7 +28,7 @@ export interface ServerSettings {
 }
 
 /** The `cody.*` settings that are the client's own, never the server's. */
-const CLIENT_ONLY_SETTINGS = new Set(['pythonPath', 'serverArgs', 'modelApiKey', 'modelBaseUrl']);
+const CLIENT_ONLY_SETTINGS = new Set(['pythonPath', 'serverArgs', 'modelApiKey', 'modelBaseUrl', 'serverWheelhouse']);
 
 /**
  * Settings taken from the user's settings only, never a workspace's or a folder's: those come
@@ -104,6 +104,8 @@ export class StartError extends Error {
     message: string,
     /** The interpreter cannot run cody-lsp (offer to set cody.pythonPath). */
     readonly badPython: boolean,
+    /** The interpreter runs, without the cody_lsp package (offer to install it into a private environment). */
+    readonly missingPackage = false,
   ) {
     super(message);
   }
@@ -136,7 +138,8 @@ export function checkPython(python: Interpreter, timeoutMs = 30_000): Promise<St
       if (/No module named ['"]?cody_lsp/.test(stderr)) {
         resolve(
           new StartError(
-            `cody-lsp is not installed in ${python.path} ${where}: ${last}. Install it there with \`${python.path} -m pip install -e <your cody-lsp checkout>\`, or set cody.pythonPath to a Python that has it.`,
+            `cody-lsp is not installed in ${python.path} ${where}: ${last}. Install it into a private environment, or there with \`${python.path} -m pip install <cody-lsp>\`, or set cody.pythonPath to a Python that has it.`,
+            true,
             true,
           ),
         );

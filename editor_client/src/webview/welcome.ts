@@ -43,8 +43,18 @@ export class Welcome {
     const list = el('ol', 'setup-steps');
     const setup = this.setup;
     if (setup) {
-      const python = setup.python ? `Python: ${setup.python} (${setup.pythonSource})` : 'Python: looking for it…';
-      list.appendChild(setupStep(setup.python !== '', python, setup.pythonSource === 'default' ? [{ label: 'Set Python Path', command: 'setPythonPath' }] : undefined));
+      if (setup.pythonProblem !== undefined) {
+        // The interpreter cannot run cody-lsp: what is wrong, and the buttons (install it into a private environment).
+        const actions: Action[] = [
+          ...(setup.canInstall === true ? [{ label: 'Install cody-lsp into a private environment', command: 'installServer' as const }] : []),
+          { label: 'Set Python Path', command: 'setPythonPath' },
+          { label: 'Show Output', command: 'showOutput' },
+        ];
+        list.appendChild(setupStep(false, setup.pythonProblem, actions));
+      } else {
+        const python = setup.python ? `Python: ${setup.python} (${setup.pythonSource})` : 'Python: looking for it…';
+        list.appendChild(setupStep(setup.python !== '', python, setup.pythonSource === 'default' ? [{ label: 'Set Python Path', command: 'setPythonPath' }] : undefined));
+      }
       const modelSet = setup.model !== '' && setup.baseUrl !== '';
       list.appendChild(
         setupStep(modelSet, modelSet ? `Model: ${setup.model} at ${setup.baseUrl}` : 'Choose a model and its endpoint (settings cody.model and cody.baseUrl)', modelSet ? undefined : [

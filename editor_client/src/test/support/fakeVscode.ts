@@ -96,6 +96,8 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     errors: [] as string[],
     infos: [] as string[],
     executed: [] as Array<{ id: string; args: unknown[] }>,
+    /** withProgress: its titles and the messages reported. */
+    progress: [] as string[],
     secrets: new Map<string, string>(),
     settingUpdates: [] as Array<{ key: string; value: unknown; target: unknown }>,
     inputBoxAnswers: [] as Array<string | undefined>,
@@ -124,6 +126,11 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
       registerWebviewViewProvider(viewType: string, provider: ViewProvider, options: ViewOptions) {
         record.viewProviders.set(viewType, { provider, options });
         return { dispose: () => record.viewProviders.delete(viewType) };
+      },
+      withProgress<T>(options: { title?: string }, task: (progress: { report(value: { message?: string }): void }, token: unknown) => Promise<T>): Promise<T> {
+        record.progress.push(options.title ?? '');
+        const token = { isCancellationRequested: false, onCancellationRequested: () => ({ dispose: () => undefined }) };
+        return task({ report: ({ message }) => record.progress.push(message ?? '') }, token);
       },
       showErrorMessage(message: string) {
         record.errors.push(message);
@@ -176,6 +183,7 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
       },
     },
     ConfigurationTarget: { Global: 1, Workspace: 2, WorkspaceFolder: 3 },
+    ProgressLocation: { SourceControl: 1, Window: 10, Notification: 15 },
     commands: {
       registerCommand(id: string, callback: (...args: unknown[]) => unknown) {
         record.commands.set(id, callback);

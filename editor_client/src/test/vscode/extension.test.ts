@@ -1,6 +1,6 @@
 // The extension activated against a mocked `vscode` module and a recording LanguageClient.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -18,6 +18,11 @@ chmodSync(FAKE_PYTHON, 0o755);
 const NO_CODY_PYTHON = join(bin, 'python-without-cody');
 writeFileSync(NO_CODY_PYTHON, `#!/bin/sh\necho "${join(bin, 'python-without-cody')}: No module named cody_lsp" >&2\nexit 1\n`);
 chmodSync(NO_CODY_PYTHON, 0o755);
+
+// The extension's files: a .vsix carries the cody-lsp wheel (what the install action installs).
+const EXTENSION_DIR = join(bin, 'extension');
+mkdirSync(join(EXTENSION_DIR, 'wheel'), { recursive: true });
+writeFileSync(join(EXTENSION_DIR, 'wheel', 'cody_lsp-0.1.0-py3-none-any.whl'), 'a wheel');
 
 const settings: Record<string, unknown> = {
   'cody.pythonPath': FAKE_PYTHON,
@@ -53,7 +58,7 @@ describe('extension activation', () => {
     process.env.CODY_MODEL_API_KEY = 'from-the-environment'; // the secret storage wins
     FakeLanguageClient.respond('cody/latestSession', () => null);
     // The parts of an ExtensionContext that activate() uses.
-    const context = { subscriptions, extensionUri: fake.vscode.Uri.file('/ext'), secrets: fake.secrets };
+    const context = { subscriptions, extensionUri: fake.vscode.Uri.file(EXTENSION_DIR), globalStorageUri: fake.vscode.Uri.file(join(bin, 'storage')), secrets: fake.secrets };
     extension.activate(context as unknown as Parameters<typeof extension.activate>[0]);
     await started(1);
   });
@@ -118,10 +123,10 @@ describe('extension activation', () => {
     const nonce = /script-src 'nonce-([^']+)'/.exec(html)?.[1];
     assert.ok(nonce, 'the CSP allows scripts by nonce only');
     assert.match(html, /default-src 'none'/);
-    assert.match(html, new RegExp(`<script nonce="${nonce}" src="vscode-resource:///ext/dist/webview/main.js">`));
-    assert.match(html, /href="vscode-resource:\/\/\/ext\/media\/main.css"/);
+    assert.match(html, new RegExp(`<script nonce="${nonce}" src="vscode-resource://${EXTENSION_DIR}/dist/webview/main.js">`));
+    assert.ok(html.includes(`href="vscode-resource://${EXTENSION_DIR}/media/main.css"`));
     assert.doesNotMatch(html, /<script(?![^>]*nonce)/, 'no script without the nonce');
-    assert.deepEqual(view.webview.options?.localResourceRoots?.map(String), ['file:///ext/media', 'file:///ext/dist/webview']);
+    assert.deepEqual(view.webview.options?.localResourceRoots?.map(String), [`file://${EXTENSION_DIR}/media`, `file://${EXTENSION_DIR}/dist/webview`]);
 
     const client = FakeLanguageClient.latest();
     view.webview.receive({ type: 'ready' });
@@ -288,25 +293,36 @@ describe('extension activation', () => {
   it('says once, with a button, that cody.pythonPath has no cody-lsp; no server is started', async () => {
     const before = FakeLanguageClient.instances.length;
     const errors = fake.record.errors.length;
+    const NOT_INSTALLED = `cody-lsp is not installed in ${NO_CODY_PYTHON} (cody.pythonPath): No module named cody_lsp. Install it into a private environment, or there with \`${NO_CODY_PYTHON} -m pip install <cody-lsp>\`, or set cody.pythonPath to a Python that has it.`;
     fake.changeSettings({ 'cody.pythonPath': NO_CODY_PYTHON });
     for (let i = 0; i < 50 && fake.record.errors.length === errors; i++) await new Promise((resolve) => setTimeout(resolve, 20));
     await flush();
     assert.equal(FakeLanguageClient.instances.length, before, 'no LanguageClient for an interpreter that cannot run cody-lsp');
     assert.deepEqual(fake.record.errors.slice(errors), [
-      `Cody: cody-lsp is not installed in ${NO_CODY_PYTHON} (cody.pythonPath): No module named cody_lsp. Install it there with \`${NO_CODY_PYTHON} -m pip install -e <your cody-lsp checkout>\`, or set cody.pythonPath to a Python that has it.`,
+      `Cody: ${NOT_INSTALLED}`,
     ]);
     const view = fakeWebviewView();
     fake.record.viewProviders.get('cody.chat')!.provider.resolveWebviewView(view);
     view.webview.receive({ type: 'ready' });
-    const notice = view.webview.posted.at(-1) as ToWebview;
-    assert.equal(notice.type, 'notice');
-    assert.deepEqual(notice.type === 'notice' && notice.actions, [
-      { label: 'Set Python Path', command: 'setPythonPath' },
-      { label: 'Show Output', command: 'showOutput' },
-    ]);
+    await flush();
+    // The setup checklist says it (the panel shows no session, so the checklist is visible), with the install offered: no notice over it.
+    const posted = view.webview.posted as ToWebview[];
+    assert.equal(posted.filter((m) => m.type === 'notice').length, 0);
+    assert.deepEqual(posted.filter((m) => m.type === 'session').at(-1), { type: 'session', session: null });
+    const setup = posted.filter((m) => m.type === 'setup').at(-1);
+    assert.equal(setup?.type === 'setup' && setup.setup.pythonProblem, NOT_INSTALLED);
+    assert.equal(setup?.type === 'setup' && setup.setup.canInstall, true, 'the .vsix carries a wheel: the install is offered');
     view.webview.receive({ type: 'action', command: 'setPythonPath' });
     await flush();
     assert.deepEqual(fake.record.executed.at(-1), { id: 'workbench.action.openSettings', args: ['cody.pythonPath'] });
+    // Install: a venv from this interpreter, which fails (it is a script): said with its last lines; cody.pythonPath unchanged.
+    const failures = fake.record.errors.length;
+    view.webview.receive({ type: 'action', command: 'installServer' });
+    for (let i = 0; i < 100 && fake.record.errors.length === failures; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    assert.deepEqual(fake.record.executed.at(-1), { id: 'cody.installServer', args: [] });
+    assert.deepEqual(fake.record.progress.slice(-2), ['Cody: installing cody-lsp', 'Creating a private Python environment…']);
+    assert.equal(fake.record.errors.at(-1), `Cody: installing cody-lsp failed (python -m venv: exit code 1). Its last lines:\n${NO_CODY_PYTHON}: No module named cody_lsp`);
+    assert.equal(settings['cody.pythonPath'], NO_CODY_PYTHON);
     fake.changeSettings({ 'cody.pythonPath': FAKE_PYTHON });
     await started(before + 1);
   });

@@ -77,7 +77,7 @@ describe('the server settings and process', () => {
     try {
       const problem = await checkPython({ path: 'python3-nocody', source: 'default' });
       assert.ok(problem?.badPython);
-      assert.match(problem.message, /^cody-lsp is not installed in python3-nocody \(the default; set cody\.pythonPath\): No module named cody_lsp\. Install it there/);
+      assert.match(problem.message, /^cody-lsp is not installed in python3-nocody \(the default; set cody\.pythonPath\): No module named cody_lsp\. Install it into a private environment, or there/);
     } finally {
       process.env.PATH = saved;
     }

@@ -46,6 +46,24 @@ describe('webview (dist/webview/main.js) in Chromium', { timeout: 60_000 }, () =
     assert.equal(await page.locator('#send').isEnabled(), true);
   });
 
+  it('says what is wrong with the interpreter in the checklist, with the install when the extension can', async () => {
+    const problem = 'cody-lsp is not installed in /usr/bin/python3 (cody.pythonPath): No module named cody_lsp.';
+    const setup = { python: '/usr/bin/python3', pythonSource: 'cody.pythonPath', pythonProblem: problem, model: 'm', baseUrl: 'http://x/v1', hasApiKey: true };
+    await post({ type: 'setup', setup: { ...setup, canInstall: true } });
+    const first = page.locator('.setup-steps li').first();
+    assert.equal(await first.getAttribute('class'), 'todo');
+    assert.match(await first.innerText(), /cody-lsp is not installed in \/usr\/bin\/python3/);
+    assert.deepEqual(await first.locator('button').allInnerTexts(), ['Install cody-lsp into a private environment', 'Set Python Path', 'Show Output']);
+    await first.locator('button', { hasText: 'Install cody-lsp' }).click();
+    assert.deepEqual((await postedBack()).at(-1), { type: 'action', command: 'installServer' });
+    // Without a wheel in the .vsix: no install button.
+    await post({ type: 'setup', setup: { ...setup, canInstall: false } });
+    assert.deepEqual(await page.locator('.setup-steps li').first().locator('button').allInnerTexts(), ['Set Python Path', 'Show Output']);
+    // Once an interpreter runs it: done.
+    await post({ type: 'setup', setup: { python: '/venv/bin/python', pythonSource: 'cody.pythonPath', model: '', baseUrl: '', hasApiKey: false } });
+    assert.match(await page.locator('.setup-steps li').first().innerText(), /Python: \/venv\/bin\/python \(cody\.pythonPath\)/);
+  });
+
   it('enforces the CSP: an injected inline script does not run', async () => {
     const ran = await page.evaluate(
       () =>

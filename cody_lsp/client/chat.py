@@ -432,7 +432,10 @@ class Chat:
         if line.split()[0].lower() == "/queue":
             asyncio.ensure_future(self.show_queue())
         elif line.startswith("/"):
-            self.console.print("[dim]during a run only /queue works; other commands wait until it has ended[/]")
+            command = escape(line.split()[0])
+            self.console.print(
+                f"[dim]{command} was not run: during a run only /queue works; type it again once the run has ended[/]"
+            )
         else:
             asyncio.ensure_future(self.send_next(line))
 

@@ -39,6 +39,8 @@ async def test_queue_lists_and_ctrl_c_interrupts_while_the_queue_goes_on(chat, p
     await term.expect("» queued for the model's next step: then this")
     term.send_line("/queue")
     await term.expect("next then this")
+    term.send_line("/mode plan")  # not run during a run, and said so (not kept for later)
+    await term.expect("/mode was not run: during a run only /queue works")
     term.child.send("\x03")
     await term.expect("cancelled")  # the running run was interrupted …
     await term.expect("› then this")  # … and the queued message started its own run

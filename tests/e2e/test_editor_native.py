@@ -50,6 +50,7 @@ class Editor:
         self.edits: list[types.ApplyWorkspaceEditParams] = []
         self.edit_reply: Any = None  # answer this to workspace/applyEdit instead
         self.hold_edits = False  # keep workspace/applyEdit unanswered (the user has not decided)
+        self.edit_gate: asyncio.Event | None = None  # answer workspace/applyEdit once it is set
         self.withdrawn: list[types.ApplyWorkspaceEditParams] = []  # edits the server withdrew
         self.created: list[str] = []  # files a CreateFile made (empty on disk, as VS Code does)
         self.save_created = False  # save a created file's text, as an editor that saves what it creates
@@ -57,6 +58,8 @@ class Editor:
         @self.client.feature(types.WORKSPACE_APPLY_EDIT)
         async def on_apply_edit(params: types.ApplyWorkspaceEditParams) -> Any:
             self.edits.append(params)
+            if self.edit_gate is not None:
+                await self.edit_gate.wait()
             if self.hold_edits:
                 try:
                     await asyncio.sleep(60)

@@ -10,7 +10,11 @@ the run goes on.
 
 A restore is refused (-32002, session busy) while a run of its session is active or queued or the
 session is being compacted or restored, and a restore of files while a run of another session of
-the same folder is active. After a files restore, the conflict check of the session's file tools
+the same folder is active. Other server processes on the same database count: a restore, and a
+fork, take the session's lease (store.take_lease, as a run does) and are refused while another
+process holds it; a restore holds it until it has ended, so no run of another process starts in
+the middle; a files restore is refused while another process holds the lease of a session of the
+same folder. After a files restore, the conflict check of the session's file tools
 treats the restored files as changed (they must be read again before an edit), and the model's next
 request says which they were.
 """
@@ -44,7 +48,8 @@ from ...protocol.wire import (
 )
 from ..checkpoints.service import Checkpoints, Refused, Restored, UnknownPath
 from ..checkpoints.shadow import Change, FolderGone
-from ..store.checkpoints import CheckpointRow
+from ..store.checkpoints import CheckpointRow, CheckpointRows
+from ..store.database import describe_holder
 from ..tools import ToolConfig
 from ..tools.names import show, unescape
 from .errors import SessionBusy
@@ -102,6 +107,9 @@ class RunCheckpoints:
         forget: Callable[[str], None],
         busy: Callable[[SessionInfo, bool], str | None],
         wants_chunk: Callable[[], bool],
+        hold: Callable[[str], Awaitable[None]],
+        let_go: Callable[[str], None],
+        folder_holders: Callable[[str], Awaitable[list[tuple[str, str]]]],
     ):
         # The engine, or why checkpoints are off (no git).
         self.engine = engine if isinstance(engine, Checkpoints) else None
@@ -112,6 +120,11 @@ class RunCheckpoints:
         self._forget = forget
         self._busy = busy
         self._wants_chunk = wants_chunk
+        # The session lease (RunManager._hold/_let_go): SessionBusy while another server process
+        # holds it; and the sessions of a folder other processes hold (store.folder_leases).
+        self._hold = hold
+        self._let_go = let_go
+        self._folder_holders = folder_holders
         self._restoring: dict[str, asyncio.Event] = {}  # sessions being restored; runs wait for them
         self._recording: set[asyncio.Task[CheckpointRow | None]] = set()
 
@@ -245,8 +258,36 @@ class RunCheckpoints:
             raise SessionBusy(reason)
         if not os.path.isdir(row.folder):
             raise InvalidParams(f"the workspace folder {row.folder} of checkpoint {row.id} does not exist")
-        self._restoring[session.id] = asyncio.Event()
+        self._restoring[session.id] = asyncio.Event()  # before any await: a run sent behind waits
+        try:
+            await self._leased(session, "restore")
+            if params.restore != "conversation":
+                await self._no_other_process_in(session)
+        except BaseException:
+            self._restored(session.id, held=False)
+            raise
         return Restore(self, engine, row, session, params.restore)
+
+    async def _leased(self, session: SessionInfo, doing: str) -> None:
+        """Take the session's lease; SessionBusy, saying what to do, while another process holds it."""
+        try:
+            await self._hold(session.id)
+        except SessionBusy as exc:
+            raise SessionBusy(f"cannot {doing} now: {exc.message}") from None
+
+    async def _no_other_process_in(self, session: SessionInfo) -> None:
+        """A files restore: refused (the lease given back) while another server process runs a
+        session of the same folder."""
+        holders = await self._folder_holders(session.workspace_folder)
+        others = [(sid, owner) for sid, owner in holders if sid != session.id]
+        if others:
+            self._let_go(session.id)
+            sid, owner = others[0]
+            raise SessionBusy(
+                f"session '{sid}' of the same folder ({session.workspace_folder}) is being run by another "
+                f"cody-lsp server ({describe_holder(owner)}): restoring files now would change them under it; "
+                "wait for that run to end, or cancel it there, then restore"
+            )
 
     async def _restore(
         self, engine: Checkpoints, row: CheckpointRow, session: SessionInfo, mode: RestoreMode
@@ -277,11 +318,14 @@ class RunCheckpoints:
             [NotRestored(show(p), why) for p, why in restored.not_restored] or None,
         )
 
-    def _restored(self, session_id: str) -> None:
-        """A restore of the session is over (done, failed or never run)."""
+    def _restored(self, session_id: str, *, held: bool = True) -> None:
+        """A restore of the session is over (done, failed or never run): runs waiting for it go
+        on, and its hold of the session's lease ends (once)."""
         done = self._restoring.pop(session_id, None)
         if done is not None:
             done.set()
+            if held:
+                self._let_go(session_id)
 
     async def _check_listed(self, row: CheckpointRow, session: SessionInfo) -> None:
         """The checkpoint must be one the session lists (its conversation is what a restore rewinds)."""
@@ -319,6 +363,16 @@ class RunCheckpoints:
         prompt; all of it when absent). Files are not touched."""
         rows = self._engine().rows
         source = await self._session(params.session_id)
+        await self._leased(source, "fork it")
+        try:
+            return await self._fork(rows, params, source, new_id)
+        finally:
+            self._let_go(source.id)
+
+    async def _fork(
+        self, rows: CheckpointRows, params: ForkSessionParams, source: SessionInfo, new_id: str
+    ) -> SessionInfo:
+        source = await self._session(source.id)  # as it is now that the lease is held
         count = source.message_count
         if params.position is not None:
             if not await rows.is_prompt(source.id, params.position):

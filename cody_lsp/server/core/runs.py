@@ -203,6 +203,9 @@ class RunManager:
             forget=self._forget,
             busy=self._busy_for_restore,
             wants_chunk=lambda: client.features.checkpoints,
+            hold=self._hold,
+            let_go=self._let_go,
+            folder_holders=store.folder_leases,
         )
 
     # ------------------------------------------------------------------ folders

@@ -578,6 +578,17 @@ class Store:
 
         return await self._write(body)
 
+    async def folder_leases(self, folder: str) -> list[tuple[str, str]]:
+        """The sessions of `folder` other server processes (alive) hold the lease of: (session id,
+        holder), for a files restore to refuse while one of them runs there."""
+        me = lease_owner()
+        cur = await self._conn.execute(
+            "SELECT l.session_id, l.owner FROM session_leases l JOIN sessions s ON s.id = l.session_id "
+            "WHERE s.workspace_folder = ? AND l.owner != ? ORDER BY l.session_id",
+            (folder, me),
+        )
+        return [(str(r[0]), str(r[1])) for r in await cur.fetchall() if not lease_holder_gone(r[1])]
+
     async def release_lease(self, session_id: str) -> None:
         await self._transaction(
             [("DELETE FROM session_leases WHERE session_id = ? AND owner = ?", (session_id, lease_owner()))]

@@ -195,3 +195,27 @@ async def test_without_git_the_commands_are_not_offered_and_say_why(
     assert "Checkpoints are off on this server: no runnable git" in await told(client, session, "/rewind")
     error = await error_of(client, session, "/rewind 1")
     assert "git" in error.message
+
+
+async def test_a_rewound_and_a_forked_session_keep_the_turns_reasoning(acp, wire_factory, provider, workspace: Path):
+    """The thinking of each turn survives a conversation restore and its undo, and a fork: the
+    session loaded again (ACP's replay) and cody/getSession show it."""
+    provider.add(
+        Reply(reasoning="Think about one.", text="One."),
+        Reply(reasoning="Think about two.", text="Two."),
+    )
+    client, session = await acp()
+    await client.prompt(session, "first")
+    await client.prompt(session, "second")
+    assert "ends before that turn (2 messages;" in await told(client, session, "/rewind 2 conversation")
+    assert (await told(client, session, "/rewind 2 both")).startswith("Rewound to checkpoint 2: ")  # its undo
+    forked = (await told(client, session, "/fork 2")).split("session, ")[1].split(" ")[0]
+
+    lsp = await wire_factory()
+    for sid, thoughts in ((session, ["Think about one.", "Think about two."]), (forked, ["Think about one."])):
+        page = await lsp.request("cody/getSession", {"sessionId": sid})
+        assert [m.get("reasoning") for m in page["messages"] if m["role"] == "assistant"] == thoughts, page
+        loader, _new = await acp()
+        await loader.call("loadSession", {"sessionId": sid, "cwd": str(workspace), "mcpServers": []})
+        await loader.wait_event(lambda e: e["event"] == "update" and "available_commands" in str(e["params"]["update"]))
+        assert [u["content"]["text"] for u in loader.updates(sid, "agent_thought_chunk")] == thoughts

@@ -21,7 +21,7 @@ from .database import MESSAGE_COLUMNS, Store, now
 
 Kind = Literal["run", "undo"]
 COLUMNS = "id, workspace_folder, session_id, kind, run_id, undoes, tree, skipped, created_at"
-HISTORY_COLUMNS = f"{MESSAGE_COLUMNS}, compaction"
+HISTORY_COLUMNS = f"{MESSAGE_COLUMNS}, compaction, reasoning"
 # A run's prompt: its first message (steered messages taken into the run come after it).
 PROMPTS = (
     "SELECT run_id, MIN(position) AS position FROM messages WHERE session_id = ? AND run_id IS NOT NULL "
@@ -208,8 +208,8 @@ class CheckpointRows:
                     (new_id, title, ts, ts, count, source.id),
                 ),
                 (
-                    f"INSERT INTO messages (session_id, {HISTORY_COLUMNS}, reasoning) "
-                    f"SELECT ?, {HISTORY_COLUMNS}, reasoning FROM messages WHERE session_id = ? AND position < ?",
+                    f"INSERT INTO messages (session_id, {HISTORY_COLUMNS}) "
+                    f"SELECT ?, {HISTORY_COLUMNS} FROM messages WHERE session_id = ? AND position < ?",
                     (new_id, source.id, count),
                 ),
             ]

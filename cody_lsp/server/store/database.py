@@ -226,6 +226,11 @@ MIGRATIONS: list[str] = [
     ALTER TABLE sessions ADD COLUMN mode TEXT NOT NULL DEFAULT 'code';
     ALTER TABLE sessions ADD COLUMN instructions TEXT;
     """,
+    # 13 → 14: a checkpoint's copy of the history keeps each message's reasoning too, so undoing a
+    # conversation restore brings the turns' thinking back with them.
+    """
+    ALTER TABLE checkpoint_messages ADD COLUMN reasoning TEXT;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 

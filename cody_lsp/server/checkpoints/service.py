@@ -112,8 +112,7 @@ class Checkpoints:
             row = CheckpointRow(
                 new_checkpoint_id(), folder, session_id, "run", run_id, None, snap.tree, snap.skipped, now()
             )
-            await store.keep([(row.id, row.tree)])
-            await self.rows.add(row)
+            await self.rows.add(row)  # its ref is made by housekeeping (shadow.py)
         return row
 
     # ------------------------------------------------------------------ listing and diffs

@@ -9,13 +9,17 @@ trees without parents, so dropping a checkpoint's ref frees whatever no other ch
 
 A snapshot (:meth:`ShadowStore.snapshot`):
 
-1. `git ls-files -o --exclude-standard` and `git diff-files` (at once): the files that are new (not
-   ignored), and those changed or gone since the last snapshot, from the index's stat cache (only
-   changed files are read);
+1. `git diff-files` and `git ls-files -o --exclude-standard` (at once): the files changed or gone
+   since the last snapshot, from the index's stat cache (only changed files are read), and those
+   that are new (not ignored);
 2. each of them is looked at (`lstat`): regular files over the size cap, and anything that is not a
    regular file or a symlink (a FIFO, a nested repository), are left out — and the oversized ones
-   reported; the rest go to `git update-index` (only changed content is stored anew);
-3. `git write-tree`: the tree of the folder now.
+   reported; the rest go to `git update-index` (only changed content is stored anew) — the changed
+   ones as soon as `diff-files` has answered, while the walk for new files goes on;
+3. `git write-tree`: the tree of the folder now (skipped when nothing changed).
+
+The checkpoint's ref is not made then: housekeeping makes the refs of every checkpoint the session
+store lists before it prunes anything (and git never prunes by itself here: `gc.auto = 0`).
 
 When the ignore rules changed (a `.gitignore` among the changed files, or the user's excludes),
 files the rules now ignore are dropped from the index. `.git` is never recorded (git itself never
@@ -190,7 +194,8 @@ class ShadowStore:
             self._housekeeping.cancel()
         try:
             async with self._lock:
-                await asyncio.to_thread(self._create)
+                if not self.exists():
+                    await asyncio.to_thread(self._create)
                 fd = os.open(self.dir / "lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
                 try:
                     while True:
@@ -230,24 +235,65 @@ class ShadowStore:
 
     async def snapshot(self, max_file_bytes: int) -> Snapshot:
         """The folder's state now, as a tree in the store (hold :meth:`locked`)."""
-        rules_changed = await self._sync_excludes()
-        # New files (not ignored), and recorded files that changed or are gone: two walks at once.
-        others, changed = await asyncio.gather(
-            self._git(["ls-files", "-z", "-o", "--exclude-standard"], timeout=SNAPSHOT_TIMEOUT, folder=True),
+        # Recorded files that changed or are gone (the index's stat cache), and new files (not
+        # ignored, once the user's excludes are synced): two walks at once. The recorded ones go
+        # into the index while the walk for new files goes on (an update only touches paths the
+        # index had, which that walk does not list — but one it drops for its size, listed as new
+        # if the walk read the index after the update, is skipped again: `skipped` is by path).
+        tracked = asyncio.ensure_future(
             self._git(
                 ["diff-files", "-z", "--name-only", "--ignore-submodules=all"], timeout=SNAPSHOT_TIMEOUT, folder=True
-            ),
+            )
         )
-        paths = dict.fromkeys((p for p in others.split(b"\0") if p), False)  # path → in the store's index
-        paths.update((p, True) for p in changed.split(b"\0") if p)
-        add, drop, skipped = await asyncio.to_thread(self._sort, paths, max_file_bytes)
-        if any(os.path.basename(p) == b".gitignore" for p in paths):
-            rules_changed = True
-        if rules_changed:
+        others: asyncio.Future[bytes] | None = None
+        try:
+            rules_changed = await self._sync_excludes()
+            others = asyncio.ensure_future(
+                self._git(["ls-files", "-z", "-o", "--exclude-standard"], timeout=SNAPSHOT_TIMEOUT, folder=True)
+            )
+            changed = dict.fromkeys((p for p in (await tracked).split(b"\0") if p), True)  # path → in the index
+            seen = list(changed)
+            updated = False
+            skipped: dict[bytes, int] = {}
+            if not others.done():
+                updated = await self._update(changed, max_file_bytes, skipped)
+                changed = {}
+            new = dict.fromkeys((p for p in (await others).split(b"\0") if p), False)
+            seen += new
+        except BaseException:
+            for task in (tracked, others):
+                if task is not None:
+                    task.cancel()
+            raise
+        paths = {**changed, **new}
+        updated = await self._update(paths, max_file_bytes, skipped) or updated
+        if rules_changed or any(os.path.basename(p) == b".gitignore" for p in seen):
+            # Files the rules now ignore leave the index (last: a changed file that is ignored now too).
             ignored = await self._git(
                 ["ls-files", "-z", "-c", "-i", "--exclude-standard"], timeout=SNAPSHOT_TIMEOUT, folder=True
             )
-            drop.extend(p for p in ignored.split(b"\0") if p)
+            drop = [p for p in ignored.split(b"\0") if p]
+            if drop:
+                await self._git(
+                    ["update-index", "-z", "--force-remove", "--stdin"], stdin=b"\0".join(drop) + b"\0", folder=True
+                )
+                updated = True
+        index = _stat_key(self.dir / "index")
+        if updated or self._tree is None or index != self._tree[1]:
+            tree = (await self._git(["write-tree"])).strip().decode()
+            self._tree = (tree, _stat_key(self.dir / "index"))
+        else:  # nothing changed since this process last wrote the tree, and no other process did
+            tree = self._tree[0]
+        return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in sorted(skipped.items())[:MAX_SKIPPED]))
+
+    async def _update(self, paths: dict[bytes, bool], max_file_bytes: int, skipped: dict[bytes, int]) -> bool:
+        """Record `paths` (path → whether the index has it) in the index: added or updated, or
+        dropped (gone, not a file any more); the oversized ones left out and added to `skipped`.
+        Whether the index changed."""
+        if not paths:
+            return False
+        add, drop, too_big = await asyncio.to_thread(self._sort, paths, max_file_bytes)
+        skipped.update(too_big)
         if drop:  # first: a path that changed from a file to a directory, or back, is added after
             await self._git(
                 ["update-index", "-z", "--force-remove", "--stdin"], stdin=b"\0".join(drop) + b"\0", folder=True
@@ -259,14 +305,7 @@ class ShadowStore:
                 timeout=SNAPSHOT_TIMEOUT,
                 folder=True,
             )
-        index = _stat_key(self.dir / "index")
-        if add or drop or self._tree is None or index != self._tree[1]:
-            tree = (await self._git(["write-tree"])).strip().decode()
-            self._tree = (tree, _stat_key(self.dir / "index"))
-        else:  # nothing changed since this process last wrote the tree, and no other process did
-            tree = self._tree[0]
-        skipped.sort()
-        return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in skipped[:MAX_SKIPPED]))
+        return bool(add or drop)
 
     def _sort(
         self, paths: dict[bytes, bool], max_file_bytes: int

@@ -172,6 +172,48 @@ async def test_only_changed_content_is_stored_again(env: Env):
     assert after - before == 3  # the blob, its directory's tree, the root tree
 
 
+@pytest.mark.parametrize("slow", ["diff-files", "ls-files"])
+async def test_every_change_is_recorded_whichever_walk_answers_first(env: Env, monkeypatch, slow: str):
+    """The changed files go into the index while the walk for new ones goes on (or with them, when
+    that walk answered first): either way a file that became a directory, a directory that became
+    a file, a file now over the cap, a new file, a deleted one and a changed .gitignore come out right."""
+    f = env.folder
+    write(f, "a", "a file, then a directory")
+    write(f, "b/inner.txt", "a directory, then a file")
+    write(f, "grows.txt", "small")
+    write(f, "gone.txt", "deleted later")
+    write(f, "kept.txt", "1")
+    write(f, "later.log", "recorded until the rules ignore it")
+    first = await env.turn()
+    assert git_tree(env, first.tree) == ["a", "b/inner.txt", "gone.txt", "grows.txt", "kept.txt", "later.log"]
+    store = env.cp.shadow(str(env.folder))
+    real = store._git
+
+    async def delayed(args, **kwargs):
+        if args[0] == slow and "-c" not in args:
+            await asyncio.sleep(0.3)
+        return await real(args, **kwargs)
+
+    monkeypatch.setattr(store, "_git", delayed)
+    os.remove(f / "a")
+    write(f, "a/now.txt", "in the directory")
+    os.remove(f / "b/inner.txt")
+    os.rmdir(f / "b")
+    write(f, "b", "now a file")
+    write(f, "grows.txt", b"x" * 4096)
+    os.remove(f / "gone.txt")
+    write(f, "kept.txt", "2")
+    write(f, "new/file.txt", "new")
+    write(f, ".gitignore", "*.log\n")
+    write(f, "later.log", "changed, and ignored now")
+    row = await env.turn(max_file_bytes=1024)
+    assert git_tree(env, row.tree) == [".gitignore", "a/now.txt", "b", "kept.txt", "new/file.txt"]
+    assert row.skipped == (("grows.txt", 4096),)
+    assert await env.cp.rows.get(row.id) == row
+    again = await env.turn(max_file_bytes=1024)  # nothing changed since: the same tree, the same skipped
+    assert (again.tree, again.skipped) == (row.tree, row.skipped)
+
+
 async def test_eol_and_filter_attributes_of_the_folder_do_not_change_what_is_recorded(env: Env):
     write(env.folder, ".gitattributes", "* text eol=lf\n*.txt filter=evil\n")
     write(env.folder, "crlf.txt", b"a\r\nb\r\n")

@@ -100,6 +100,19 @@ export interface FolderInfo {
   multiRoot: boolean;
 }
 
+/** A turn that has a checkpoint (recorded before its run): its actions go on its prompt (checkpoints.ts). */
+export interface CheckpointItem {
+  /** The run whose prompt the actions go on (a user message's `promptOf`). */
+  runId: string;
+  checkpointId: string;
+  /** The history position of the prompt ("Fork from here" forks before it). */
+  position: number;
+  /** Files the turn (and the user meanwhile) changed: up to the next checkpoint, or to now for the latest. */
+  changed: number;
+}
+
+export type RestoreChoice = 'files' | 'conversation' | 'both';
+
 /** Extension → webview. */
 export type ToWebview =
   | { type: 'session'; session: SessionInfo | null }
@@ -110,8 +123,8 @@ export type ToWebview =
   | { type: 'earlier'; available: boolean }
   /** A page of older history, rendered above what is shown. */
   | { type: 'prepend'; messages: ToWebview[] }
-  /** A user message; with `runId`, one that entered that running run (what the run shows next goes below it); `attached`: its attachments (their labels and types, for the icon). */
-  | { type: 'user'; text: string; runId?: string; attached?: AttachedChip[] }
+  /** A user message; with `runId`, one that entered that running run (what the run shows next goes below it); `attached`: its attachments (their labels and types, for the icon); `promptOf`: the run whose prompt it is (its checkpoint's actions go below it). */
+  | { type: 'user'; text: string; runId?: string; attached?: AttachedChip[]; promptOf?: string }
   /** What `@` completes to (files of the folder, problems, the selection), for the query typed. */
   | { type: 'completions'; query: string; items: Completion[] }
   /** Something to attach to the next message ("Add selection to Cody"). */
@@ -137,6 +150,12 @@ export type ToWebview =
   | { type: 'compacted'; runId?: string; text: string }
   /** Messages typed while a run goes, waiting for it (chips). */
   | { type: 'queue'; queued: QueuedMessage[] }
+  /** The session's turns that have a checkpoint (servers that advertise `checkpoints`). */
+  | { type: 'checkpoints'; items: CheckpointItem[] }
+  /** What "Restore…" would change (the files that differ from the checkpoint now), or why it cannot say. */
+  | { type: 'checkpointPreview'; checkpointId: string; files: string[]; more: boolean; error?: string }
+  /** A restore was done: what it did, and the checkpoint that undoes it. */
+  | { type: 'restored'; text: string; undoCheckpointId: string }
   /** What the server offers: steering (queue while a run goes, Send now) and compaction. */
   | { type: 'features'; steering: boolean; compaction: boolean };
 
@@ -165,7 +184,14 @@ export type FromWebview =
   | { type: 'listSessions'; allFolders: boolean }
   | { type: 'openSession'; sessionId: string }
   | { type: 'renameSession'; sessionId: string; title: string }
-  | { type: 'deleteSession'; sessionId: string };
+  | { type: 'deleteSession'; sessionId: string }
+  /** "Restore…" on a turn: what would change. */
+  | { type: 'previewCheckpoint'; checkpointId: string }
+  | { type: 'restoreCheckpoint'; checkpointId: string; restore: RestoreChoice }
+  /** "Fork from here": a new session with the history before that prompt, opened. */
+  | { type: 'forkSession'; position: number }
+  /** "N files changed": the diff from the checkpoint to now, in an editor. */
+  | { type: 'showCheckpointDiff'; checkpointId: string };
 
 type Check = (message: Record<string, unknown>) => boolean;
 const str = (key: string): Check => (m) => typeof m[key] === 'string';
@@ -199,6 +225,10 @@ const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
   openSession: str('sessionId'),
   renameSession: all(str('sessionId'), str('title')),
   deleteSession: str('sessionId'),
+  previewCheckpoint: str('checkpointId'),
+  restoreCheckpoint: (m) => typeof m.checkpointId === 'string' && (m.restore === 'files' || m.restore === 'conversation' || m.restore === 'both'),
+  forkSession: (m) => typeof m.position === 'number' && Number.isInteger(m.position) && m.position >= 0,
+  showCheckpointDiff: str('checkpointId'),
 };
 
 /** Checks the shape of a message from the webview before it is dispatched. */

@@ -36,6 +36,8 @@ export interface ServerFeatures {
   attachments?: boolean;
   /** Why there is no command sandbox (`sandbox.available: false`); undefined when there is one or the server does not say. */
   noSandbox?: string | undefined;
+  /** Checkpoints: cody/listCheckpoints, diffCheckpoint, restoreCheckpoint, forkSession. */
+  checkpoints?: boolean;
 }
 
 export function serverFeatures(initializeResult: unknown): ServerFeatures {
@@ -51,6 +53,7 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
     denyFeedback: cody?.denyFeedback === true,
     attachments: cody?.attachments === true,
     noSandbox: noSandbox(cody?.sandbox),
+    checkpoints: cody?.checkpoints === true,
   };
 }
 

@@ -5,7 +5,8 @@
 // `cody/requestPermission` with the user's click, and list, rename and delete sessions.
 import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
-import type { AttachedChip, FromWebview, PanelAttachment, ToWebview, ToWebviewOf } from '../messages';
+import { Checkpoints, restoredText } from './checkpoints';
+import type { AttachedChip, FromWebview, PanelAttachment, RestoreChoice, ToWebview, ToWebviewOf } from '../messages';
 import { permissionChoices } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
 import {
@@ -136,6 +137,8 @@ export class Session {
   private readonly post: (message: ToWebview) => void;
   private readonly newRunId: () => string;
   readonly changes: ChangeTracker;
+  /** The turns' checkpoints: restore, fork (checkpoints.ts). */
+  readonly checkpoints: Checkpoints;
   /** Each show/switch bumps this, so a slow page of an older view is dropped. */
   private view = 0;
   /** Views being changed (resume, switch, new session), and the latest one's end: a message sent meanwhile waits for it. */
@@ -151,6 +154,7 @@ export class Session {
     this.newRunId = options.newRunId ?? defaultRunId;
     this.changes = new ChangeTracker(this.folder);
     this.features = options.features ?? NO_FEATURES;
+    this.checkpoints = new Checkpoints(this.connection, this.post, this.features.checkpoints === true);
     this.subscriptions.push(
       this.connection.onNotification(Methods.chunk, (chunk) => this.onChunk(chunk)),
       this.connection.onNotification(Methods.queueChanged, (change) => {
@@ -227,6 +231,15 @@ export class Session {
         break;
       case 'retry':
         await this.retry(message.runId);
+        break;
+      case 'previewCheckpoint':
+        await this.checkpoints.preview(message.checkpointId);
+        break;
+      case 'restoreCheckpoint':
+        await this.restoreCheckpoint(message.checkpointId, message.restore);
+        break;
+      case 'forkSession':
+        await this.forkSession(message.position);
         break;
       default:
         break; // links, clipboard, diffs and actions are the extension's (extension.ts)
@@ -309,6 +322,7 @@ export class Session {
     this.post({ type: 'earlier', available: page.nextBefore !== undefined });
     for (const message of this.historyMessages(page.messages, page.runs, true)) this.post(message);
     if (page.session.contextTokens !== undefined) this.post({ type: 'context', contextTokens: page.session.contextTokens });
+    await this.checkpoints.show(page.session);
   }
 
   private get pageSize(): number {
@@ -457,7 +471,10 @@ export class Session {
       this.activeRunId = runId;
       this.activePrompt = prompt;
       this.shownMessages.add(messageId);
-      this.post(attachments.length > 0 ? { type: 'user', text: prompt, attached: attachments.map(attachedChip) } : { type: 'user', text: prompt });
+      const user: ToWebviewOf<'user'> = { type: 'user', text: prompt };
+      if (this.checkpoints.enabled) user.promptOf = runId;
+      if (attachments.length > 0) user.attached = attachments.map(attachedChip);
+      this.post(user);
       this.post({ type: 'runStarted', runId });
     }
     if (this.session !== null) params.sessionId = this.session.id;
@@ -482,6 +499,8 @@ export class Session {
       this.runs.delete(runId);
       this.shownMessages.delete(messageId);
       if (this.activeRunId === runId) this.activeRunId = this.otherLiveRun();
+      // The run's checkpoint (and what it changed) gets its actions once no run goes.
+      if (this.activeRunId === undefined) await this.checkpoints.show(this.session);
     }
   }
 
@@ -550,6 +569,38 @@ export class Session {
     pending.finish(picked.answer);
     this.post({ type: 'permissionClosed', id, label: picked.settled, allowed: picked.answer.outcome !== 'deny' });
     return true;
+  }
+
+  /**
+   * Restores a checkpoint of the session shown (not while a run goes: the server refuses too).
+   * A conversation restore shows the session again (the later messages are gone); the transcript
+   * then says what was done, with "Undo restore".
+   */
+  async restoreCheckpoint(checkpointId: string, choice: RestoreChoice): Promise<void> {
+    const session = this.session;
+    if (session === null) return;
+    if (this.activeRunId !== undefined) {
+      this.post({ type: 'notice', level: 'info', text: 'A run is in progress: stop it or wait for it to finish, then restore.' });
+      return;
+    }
+    await this.changeView(async () => {
+      const done = await this.checkpoints.restore(session.id, checkpointId, choice);
+      if (done === undefined) return;
+      if (done.result.conversation !== undefined) await this.show(session);
+      else await this.checkpoints.show(session);
+      this.post({ type: 'restored', text: restoredText(done.result, choice, done.undo), undoCheckpointId: done.result.undoCheckpointId });
+    });
+  }
+
+  /** Forks the session shown before the prompt at `position` and opens the fork. */
+  async forkSession(position: number): Promise<SessionInfo | undefined> {
+    const session = this.session;
+    if (session === null) return undefined;
+    const fork = await this.checkpoints.fork(session.id, position);
+    if (fork === undefined) return undefined;
+    await this.openSession(fork.id);
+    this.post({ type: 'notice', level: 'info', text: `Forked from “${session.title}”: this is a new session with the messages before that one; files are not touched.` });
+    return fork;
   }
 
   /** Sends a run's prompt again (its Retry button); false if the run is not known. */
@@ -663,7 +714,7 @@ export class Session {
 
   /** Stored history → the same webview messages a live run produces (and the diffs of its edits). */
   private historyMessages(messages: Message[], runs: RunEnd[] | undefined, newest: boolean): ToWebview[] {
-    const out = historyMessages(messages, runs, newest);
+    const out = historyMessages(messages, runs, newest, this.checkpoints.enabled);
     for (const message of messages) {
       if (message.role === 'user' && message.kind === 'message' && !this.prompts.has(historyRunId(message))) {
         this.remember(historyRunId(message), message.content ?? '');
@@ -707,9 +758,10 @@ const MARKER_STATUS = { interrupted: 'cancelled', circuit_breaker: 'circuit_brea
  * Turns stored history into the same webview messages a live run produces. `runs` (servers
  * that advertise `runEnds`) says how each run ended: a run that ended without a marker (done)
  * gets its end state, with its tokens, after its last message — on the `newest` page only for
- * its last run, which an older page may cut in two.
+ * its last run, which an older page may cut in two. With `prompts`, a run's prompt names its run
+ * (`promptOf`: its checkpoint's actions go below it).
  */
-export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest = true): ToWebview[] {
+export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest = true, prompts = false): ToWebview[] {
   const out: ToWebview[] = [];
   const ends = new Map(runs.map((end) => [end.runId, end]));
   const shownEnd = new Set<string>();
@@ -722,6 +774,7 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
         const joined = i > 0 && messages[i - 1]?.runId === message.runId && message.runId !== undefined;
         const text = message.content ?? '';
         const user: ToWebviewOf<'user'> = joined ? { type: 'user', text, runId } : { type: 'user', text };
+        if (prompts && !joined && message.runId !== undefined) user.promptOf = message.runId;
         if (message.attachments !== undefined && message.attachments.length > 0) user.attached = message.attachments.map(attachedChip);
         out.push(user);
       }

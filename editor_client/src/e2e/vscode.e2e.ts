@@ -66,6 +66,7 @@ const READABLE: Probe[] = [
   { name: 'Copy button', selector: '.code-block .code-copy', text: 4.5 },
   { name: 'link', selector: '.markdown a', text: 3 },
   { name: 'end state', selector: '.run-end', text: 3 },
+  { name: 'checkpoint action', selector: '.checkpoint-actions button', text: 3 },
   { name: 'prompt', selector: '#prompt', text: 4.5 },
   { name: 'Send button', selector: '#send', text: 4.5 },
 ];
@@ -93,6 +94,9 @@ const SCRIPT = [
   // Problems fed back: an edit that breaks the open config.json (VS Code's own JSON language server reports it).
   { tool_calls: [{ name: 'edit_file', arguments: { path: 'config.json', old_string: '"port": 8080', new_string: '"port": ' } }] },
   { text: 'config.json has a problem now.' },
+  // Checkpoints: a command changes data.txt on disk; the turn's checkpoint restores it.
+  { tool_calls: [{ name: 'run_command', arguments: { command: "printf 'changed by the agent\\n' > data.txt" } }] },
+  { text: 'Changed data.txt.' },
 ];
 
 describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, () => {
@@ -588,6 +592,43 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     const result = String(requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '');
     assert.match(result, /^edited config\.json/);
     assert.match(result, /\n\nNew problems in config\.json \(reported by the editor\):\n- line 1:\d+: error: /);
+  });
+
+  step('restores the files of a turn from its checkpoint, then forks from it (a new session)', async () => {
+    const data = join(workspace, 'data.txt');
+    writeFileSync(data, 'as the user left it\n');
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await send('Change data.txt');
+    const card = frame.locator('.permission:not(.settled)');
+    await card.waitFor({ timeout: 30_000 });
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    await frame.waitForFunction(() => /Changed data\.txt/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    assert.equal(readFileSync(data, 'utf8'), 'changed by the agent\n', 'the command wrote to the disk');
+    const bar = frame.locator('.checkpoint-bar').last();
+    await bar.waitFor({ timeout: 15_000 });
+    assert.equal(await bar.locator('.checkpoint-diff').innerText(), '1 file changed');
+    await screenshot('checkpoint-actions');
+    await bar.locator('.checkpoint-restore').click();
+    await bar.locator('.checkpoint-files', { hasText: 'data.txt' }).waitFor({ timeout: 15_000 });
+    assert.equal(await bar.locator('.checkpoint-files').innerText(), 'Files that will change: data.txt');
+    await screenshot('checkpoint-restore-choice');
+    await bar.locator('.checkpoint-choice button', { hasText: 'Files only' }).click();
+    const restored = frame.locator('.checkpoint-restored');
+    await restored.waitFor({ timeout: 15_000 });
+    assert.match(await restored.innerText(), /Restored to before that message: 1 file put back: data\.txt \(modified\)\./);
+    assert.equal(readFileSync(data, 'utf8'), 'as the user left it\n', 'back on disk');
+    await screenshot('checkpoint-restored');
+    // Fork from the turn: a new session with the conversation before its prompt (none), opened.
+    await frame.locator('.checkpoint-bar').last().locator('.checkpoint-fork').click();
+    await frame.waitForFunction(() => document.getElementById('session-title')?.textContent === 'Change data.txt (fork)', undefined, { timeout: 15_000 });
+    assert.match(await panelText(), /Forked from “Change data\.txt”/);
+    assert.equal(await frame.locator('.msg.user').count(), 0, 'the fork holds what came before that prompt: nothing');
+    await screenshot('checkpoint-forked');
+    await frame.click('#sessions-toggle');
+    const titles = await frame.locator('#sessions-list .session-title').allInnerTexts();
+    assert.ok(titles.includes('Change data.txt') && titles.includes('Change data.txt (fork)'), titles.join(', '));
+    await frame.click('#sessions-toggle');
   });
 
   step('keeps the Output channel readable: no error for a restart, no stray lines', async () => {

@@ -5,12 +5,13 @@ import * as vscode from 'vscode';
 import type { ActionCommand, FromWebview, ToWebview } from '../messages';
 import { complete } from './context';
 import type { Session } from '../core/session';
+import { showCheckpointDiff } from './checkpoints';
 import type { DiffDocuments } from './diffView';
 
 /** The webview messages that are the editor's (the rest are the session's). */
-export type EditorMessage = Extract<FromWebview, { type: 'action' | 'openLink' | 'copy' | 'insert' | 'showDiff' | 'complete' }>;
+export type EditorMessage = Extract<FromWebview, { type: 'action' | 'openLink' | 'copy' | 'insert' | 'showDiff' | 'complete' | 'showCheckpointDiff' }>;
 
-const EDITOR_MESSAGES: Record<EditorMessage['type'], true> = { action: true, openLink: true, copy: true, insert: true, showDiff: true, complete: true };
+const EDITOR_MESSAGES: Record<EditorMessage['type'], true> = { action: true, openLink: true, copy: true, insert: true, showDiff: true, complete: true, showCheckpointDiff: true };
 
 export function isEditorMessage(message: FromWebview): message is EditorMessage {
   return Object.prototype.hasOwnProperty.call(EDITOR_MESSAGES, message.type);
@@ -54,6 +55,11 @@ export class EditorActions {
       case 'showDiff': {
         const session = this.options.session();
         if (session) void this.options.diffs.show(session, message.runId, message.toolCallId);
+        return;
+      }
+      case 'showCheckpointDiff': {
+        const session = this.options.session();
+        if (session) void showCheckpointDiff(session, message.checkpointId);
         return;
       }
     }

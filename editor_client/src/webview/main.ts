@@ -9,6 +9,7 @@
 import { isActionCommand, type ToWebview, type ToWebviewOf } from '../messages';
 import type { SessionInfo } from '../protocol';
 import { Approvals } from './approvals';
+import { CheckpointActions } from './checkpoints';
 import { Composer } from './composer';
 import { byId, vscode } from './dom';
 import { Follow } from './follow';
@@ -30,6 +31,9 @@ const approvals = new Approvals(messagesEl, transcript, byId('prompt', HTMLTextA
 const working = new Working();
 transcript.el.after(working.el);
 const follow = new Follow(messagesEl, transcript.el);
+const checkpoints = new CheckpointActions(transcript.el);
+/** Prompts were shown since the last frame: their checkpoint actions are put on them then. */
+let promptsShown = false;
 let compaction = false;
 const composer = new Composer(
   () => welcome.update(),
@@ -71,9 +75,18 @@ const HANDLERS: Handlers = {
     earlierButton.hidden = !msg.available;
     earlierButton.disabled = false;
   },
-  prepend: (msg) => transcript.prepend(msg.messages, handle, messagesEl),
+  prepend: (msg) => {
+    transcript.prepend(msg.messages, handle, messagesEl);
+    promptsShown = true;
+  },
   sessions: (msg) => sessionList.show(msg.sessions, msg.allFolders, msg.currentId),
-  user: (msg) => transcript.user(msg),
+  user: (msg) => {
+    transcript.user(msg);
+    promptsShown ||= msg.promptOf !== undefined;
+  },
+  checkpoints: (msg) => checkpoints.show(msg),
+  checkpointPreview: (msg) => checkpoints.preview(msg),
+  restored: (msg) => transcript.el.appendChild(checkpoints.restored(msg)),
   context: (msg) => header.showContext(msg),
   compacted: (msg) => transcript.compacted(msg),
   queue: (msg) => composer.showQueue(msg.queued),
@@ -168,6 +181,10 @@ function flush(): void {
   }
   queue.splice(0, applied);
   transcript.renderDirty();
+  if (promptsShown) {
+    promptsShown = false;
+    checkpoints.apply();
+  }
   welcome.update();
   follow.settle();
   if (queue.length > 0) schedule();

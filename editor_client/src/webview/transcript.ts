@@ -92,6 +92,7 @@ export class Transcript {
 
   user(msg: ToWebviewOf<'user'>): void {
     const user = el('div', 'msg user', msg.text);
+    if (msg.promptOf !== undefined) user.dataset.promptOf = msg.promptOf; // its run's checkpoint actions go below it (checkpoints.ts)
     user.appendChild(iconButton('msg-edit', 'Edit and send again (puts the message in the input)'));
     if (msg.attached !== undefined && msg.attached.length > 0) {
       const chips = user.appendChild(el('div', 'attached'));

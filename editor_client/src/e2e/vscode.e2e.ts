@@ -626,8 +626,9 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.equal(await frame.locator('.msg.user').count(), 0, 'the fork holds what came before that prompt: nothing');
     await screenshot('checkpoint-forked');
     await frame.click('#sessions-toggle');
+    await frame.locator('#sessions-list .session-title', { hasText: 'Change data.txt (fork)' }).waitFor({ timeout: 15_000 });
     const titles = await frame.locator('#sessions-list .session-title').allInnerTexts();
-    assert.ok(titles.includes('Change data.txt') && titles.includes('Change data.txt (fork)'), titles.join(', '));
+    assert.ok(titles.includes('Change data.txt') && titles.includes('Change data.txt (fork)'), `the original is still there: ${titles.join(', ')}`);
     await frame.click('#sessions-toggle');
   });
 

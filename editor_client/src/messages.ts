@@ -129,6 +129,8 @@ export type ToWebview =
   | { type: 'completions'; query: string; items: Completion[] }
   /** Something to attach to the next message ("Add selection to Cody"). */
   | { type: 'attach'; attachment: PanelAttachment }
+  /** The active editor's file (relative to the folder), offered as removable context; null: none. */
+  | { type: 'currentFile'; path: string | null }
   | { type: 'runStarted'; runId: string }
   | { type: 'stepStart'; runId: string }
   | { type: 'text'; runId: string; text: string }

@@ -91,6 +91,8 @@ const SCRIPT = [
   { text: 'Added the second line.' },
   // Attachments: @app.py and a pasted image.
   { text: 'It prints hello; the picture is one red pixel.' },
+  // @terminal and a folder.
+  { text: 'The terminal said 42; src holds util.py.' },
   // Problems fed back: an edit that breaks the open config.json (VS Code's own JSON language server reports it).
   { tool_calls: [{ name: 'edit_file', arguments: { path: 'config.json', old_string: '"port": 8080', new_string: '"port": ' } }] },
   { text: 'config.json has a problem now.' },
@@ -204,6 +206,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     writeFileSync(join(workspace, 'app.py'), "print('hello')\n");
     writeFileSync(join(workspace, 'greet.py'), GREET);
     writeFileSync(join(workspace, 'config.json'), '{"name": "shop", "port": 8080}\n');
+    mkdirSync(join(workspace, 'src'));
+    writeFileSync(join(workspace, 'src', 'util.py'), 'def util():\n    pass\n');
     writeFileSync(join(home, 'script.json'), JSON.stringify(SCRIPT));
     provider = await startProvider(join(home, 'script.json'), join(home, 'requests.jsonl'));
     const settings = {
@@ -216,6 +220,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
       'files.autoSave': 'off',
       // The story starts many local servers; code-server would offer to forward each port.
       'remote.autoForwardPorts': false,
+      // A shell with VS Code's shell integration (what @terminal reads; sh has none).
+      'terminal.integrated.defaultProfile.linux': 'bash',
       'cody.pythonPath': PYTHON,
       'cody.model': 'scripted-model',
       'cody.modelImages': true, // the scripted model takes the pasted image
@@ -530,6 +536,11 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
   step('attaches a file with @ and a pasted image, and both reach the model', async () => {
     await frame.click('#new-session');
     await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    // The file the user is in is offered as context; removed here (✕), it is not sent.
+    const current = frame.locator('.attachments .current-file');
+    await current.waitFor({ timeout: 15_000 });
+    assert.deepEqual(await chips(current), ['file greet.py (current file)']);
+    await current.locator('.chip-cancel').click();
     await frame.focus('#prompt');
     await page.keyboard.type('What is in @app');
     await frame.locator('.at-menu .slash-name', { hasText: /^app\.py$/ }).waitFor({ timeout: 15_000 });
@@ -571,6 +582,36 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.equal(await frame.locator('#stop').isVisible(), false, 'no Stop once the run ended');
     assert.equal(await frame.locator('#send').innerText(), 'Send');
     await screenshot('attachments-answered');
+  });
+
+  step("attaches the terminal's output (@terminal) and a folder's listing (@src/)", async () => {
+    await command('Terminal: Create New Terminal');
+    const rows = page.locator('.terminal-wrapper.active .xterm-rows');
+    await rows.waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(1500); // the shell's prompt (and its shell integration) first
+    await page.keyboard.type('echo cody-terminal-$((6*7))');
+    await page.keyboard.press('Enter');
+    await page.waitForFunction(() => /cody-terminal-42/.test(document.querySelector('.terminal-wrapper.active .xterm-rows')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await frame.focus('#prompt');
+    await page.keyboard.type('What did @term');
+    const terminal = frame.locator('.at-menu .slash-item', { has: frame.locator('.slash-name', { hasText: /^@terminal$/ }) });
+    await terminal.waitFor({ timeout: 15_000 });
+    await terminal.click();
+    await page.keyboard.type('print, and what is in @src');
+    const folder = frame.locator('.at-menu .slash-item', { has: frame.locator('.slash-name', { hasText: /^src\/$/ }) });
+    await folder.waitFor({ timeout: 15_000 });
+    await screenshot('terminal-and-folder');
+    await folder.click();
+    assert.deepEqual((await chips(frame.locator('.attachments .chip'))).filter((c) => !c.includes('(current file)')), ['terminal bash (terminal)', 'folder src/']);
+    await page.keyboard.press('Enter');
+    await frame.waitForFunction(() => /The terminal said 42/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await frame.locator('.msg.assistant').last().locator('.run-end.done').waitFor({ timeout: 30_000 });
+    const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
+    const text = String(requests.at(-1)?.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
+    assert.match(text, /\[Attachment \d: terminal output \(bash\)\]\n[\s\S]*\$ echo cody-terminal-\$\(\(6\*7\)\)\n[\s\S]*cody-terminal-42/, 'the command and its output, from shell integration');
+    assert.match(text, /\[Attachment \d: file src\][\s\S]*util\.py/, "the folder's listing");
+    await screenshot('terminal-and-folder-answered');
+    await command('View: Close Panel');
   });
 
   step("feeds an edited file's new problems back to the model (cody/diagnostics)", async () => {

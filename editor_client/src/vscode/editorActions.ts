@@ -2,7 +2,7 @@
 // (Configure, Set API Key, Set Python Path, Install cody-lsp, Show Output, Restart, Approval rules), links opened
 // through VS Code, the clipboard, inserting a code block at the cursor, and a change's diff.
 import * as vscode from 'vscode';
-import type { ActionCommand, FromWebview, ToWebview } from '../messages';
+import type { ActionCommand, FromWebview, PanelAttachment, ToWebview } from '../messages';
 import { complete } from './context';
 import type { Session } from '../core/session';
 import { showCheckpointDiff } from './checkpoints';
@@ -26,6 +26,8 @@ export interface EditorActionsOptions {
   session: () => Session | undefined;
   /** Sends a message to the webview (what `@` completes to). */
   post: (message: ToWebview) => void;
+  /** The active terminal's recent output, for `@terminal`. */
+  terminal?: () => Promise<PanelAttachment | undefined>;
 }
 
 export class EditorActions {
@@ -49,7 +51,7 @@ export class EditorActions {
         const folder = this.options.session()?.workspaceFolder;
         if (folder === undefined) return;
         const query = message.query;
-        void complete(query, folder).then((items) => this.options.post({ type: 'completions', query, items }));
+        void complete(query, folder, this.options.terminal).then((items) => this.options.post({ type: 'completions', query, items }));
         return;
       }
       case 'showDiff': {

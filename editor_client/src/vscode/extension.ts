@@ -7,8 +7,10 @@ import type { FromWebview } from '../messages';
 import { Chat } from './chat';
 import { DiffDocuments } from './diffView';
 import { selection } from './context';
+import { currentFile, currentFolder } from './folders';
 import { EditorActions, isEditorMessage } from './editorActions';
 import { ServerInstaller } from './install';
+import { TerminalOutput } from './terminal';
 import { ChatPanel } from './panel';
 import { contributedKeys, type CodyServer } from './server';
 import { ApiKeyStore, promptForApiKey, pythonExtensionApi } from './setup';
@@ -21,7 +23,13 @@ export function activate(context: vscode.ExtensionContext): void {
   const log = (line: string): void => output.appendLine(`[cody] ${line}`);
   const keys = new ApiKeyStore(context.secrets);
   const diffs = new DiffDocuments();
-  const route = (message: FromWebview): void => (isEditorMessage(message) ? editor.handle(message) : chat.handle(message));
+  const route = (message: FromWebview): void => {
+    if (isEditorMessage(message)) editor.handle(message);
+    else chat.handle(message);
+    if (message.type === 'ready') postCurrentFile();
+  };
+  /** The composer's "current file" chip follows the active editor. */
+  const postCurrentFile = (): void => panel.post({ type: 'currentFile', path: currentFile(chat.session?.workspaceFolder ?? currentFolder()?.uri.fsPath) });
   const panel = new ChatPanel(context.extensionUri, route);
   const setup = new SetupReporter((state) => panel.post({ type: 'setup', setup: state }));
   const installer = new ServerInstaller({ extensionPath: context.extensionUri.fsPath, storagePath: context.globalStorageUri.fsPath, output });
@@ -37,7 +45,9 @@ export function activate(context: vscode.ExtensionContext): void {
     installer,
     settingKeys: contributedKeys(context.extension?.packageJSON),
   });
+  const terminals = new TerminalOutput();
   const editor: EditorActions = new EditorActions({
+    terminal: () => terminals.attachment(),
     output,
     diffs,
     restart: () => chat.connect(),
@@ -49,6 +59,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   context.subscriptions.push(
     output,
+    terminals,
     keys,
     diffs,
     vscode.workspace.registerTextDocumentContentProvider(DiffDocuments.scheme, diffs),
@@ -83,7 +94,10 @@ export function activate(context: vscode.ExtensionContext): void {
       else setup.report();
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => chat.workspaceFoldersChanged()),
-    vscode.window.onDidChangeActiveTextEditor(() => chat.followActiveFolder()),
+    vscode.window.onDidChangeActiveTextEditor(() => {
+      chat.followActiveFolder();
+      postCurrentFile();
+    }),
     chat,
   );
 

@@ -14,6 +14,8 @@ export class Attachments {
   private attached: PanelAttachment[] = [];
   private items: Completion[] = [];
   private selected = 0;
+  /** The active editor's file, offered as context (a chip) unless the user removed it. */
+  private current: { path: string; removed: boolean } | undefined;
   /** The `@query` being completed (its start in the input), if any. */
   private typing: { start: number; query: string } | undefined;
 
@@ -48,12 +50,28 @@ export class Attachments {
     });
   }
 
-  /** What the next message carries; cleared once it is sent. */
+  /** What the next message carries (the current file first, while offered); cleared once it is sent, but for the current file. */
   take(): PanelAttachment[] {
-    const taken = this.attached;
+    const current = this.currentOffered();
+    const taken = current !== undefined ? [{ type: 'file' as const, path: current, label: current }, ...this.attached] : this.attached;
     this.attached = [];
     this.render();
     return taken;
+  }
+
+  /** The active editor's file changed (null: none): offered again, even if the previous one was removed. */
+  setCurrentFile(path: string | null): void {
+    if (path === this.current?.path) return;
+    this.current = path === null ? undefined : { path, removed: false };
+    this.render();
+  }
+
+  /** The current file, unless removed or attached whole already (by @). */
+  private currentOffered(): string | undefined {
+    const current = this.current;
+    if (current === undefined || current.removed) return undefined;
+    const whole = this.attached.some((a) => a.type === 'file' && a.path === current.path && a.startLine === undefined);
+    return whole ? undefined : current.path;
   }
 
   add(attachment: PanelAttachment): void {
@@ -140,6 +158,23 @@ export class Attachments {
     this.add({ type: 'image', dataUrl, ...(file.name ? { name: file.name } : {}), label: `${file.name || 'pasted image'} (${Math.ceil(file.size / 1024)} KB)` });
   }
 
+  private currentChip(path: string): HTMLElement {
+    const label = `${path.split('/').at(-1) ?? path} (current file)`;
+    const chip = el('span', 'chip attachment file current-file');
+    chip.title = `${path}: the file you are in, sent with the message (✕: not this time)`;
+    chip.append(attachmentIcon('file'), el('span', 'chip-text', label));
+    const remove = chip.appendChild(el('button', 'icon chip-cancel', '✕'));
+    remove.type = 'button';
+    remove.title = 'Do not send the current file';
+    remove.setAttribute('aria-label', `Do not attach ${label}`);
+    remove.addEventListener('click', () => {
+      if (this.current !== undefined) this.current.removed = true;
+      this.render();
+      this.prompt.focus();
+    });
+    return chip;
+  }
+
   private closeMenu(): void {
     this.menu.hidden = true;
   }
@@ -162,13 +197,16 @@ export class Attachments {
   }
 
   private render(): void {
-    this.chips.hidden = this.attached.length === 0;
+    const current = this.currentOffered();
+    this.chips.hidden = this.attached.length === 0 && current === undefined;
+    const currentChip = current !== undefined ? [this.currentChip(current)] : [];
     this.chips.replaceChildren(
+      ...currentChip,
       ...this.attached.map((attachment, i) => {
         const chip = el('span', `chip attachment ${attachment.type}`);
         const label = attachment.label ?? attachment.path ?? attachment.type;
         chip.title = label;
-        chip.append(attachmentIcon(attachment.type), el('span', 'chip-text', label));
+        chip.append(attachmentIcon(attachment.type, label), el('span', 'chip-text', label));
         const remove = chip.appendChild(el('button', 'icon chip-cancel', '✕'));
         remove.type = 'button';
         remove.title = 'Do not attach';

@@ -39,6 +39,7 @@ export function icon(name: string): SVGSVGElement {
   return template.cloneNode(true) as SVGSVGElement;
 }
 
-export function attachmentIcon(type: AttachmentType): SVGSVGElement {
-  return icon(ATTACHMENT_ICONS[type] ?? 'file');
+/** A folder is a file attachment whose label ends with `/` (its listing). */
+export function attachmentIcon(type: AttachmentType, label = ''): SVGSVGElement {
+  return icon(type === 'file' && label.endsWith('/') ? 'folder' : (ATTACHMENT_ICONS[type] ?? 'file'));
 }

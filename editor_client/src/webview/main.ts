@@ -91,6 +91,7 @@ const HANDLERS: Handlers = {
   compacted: (msg) => transcript.compacted(msg),
   queue: (msg) => composer.showQueue(msg.queued),
   completions: (msg) => composer.attachments.completions(msg.query, msg.items),
+  currentFile: (msg) => composer.attachments.setCurrentFile(msg.path),
   attach: (msg) => {
     composer.attachments.add(msg.attachment);
     byId('prompt', HTMLTextAreaElement).focus();

@@ -98,7 +98,7 @@ export class Transcript {
       const chips = user.appendChild(el('div', 'attached'));
       for (const attached of msg.attached) {
         const chip = chips.appendChild(el('span', 'chip attached-chip'));
-        chip.append(attachmentIcon(attached.type), el('span', 'chip-text', attached.label));
+        chip.append(attachmentIcon(attached.type, attached.label), el('span', 'chip-text', attached.label));
       }
     }
     const run = msg.runId !== undefined ? this.runs.get(msg.runId) : undefined;

@@ -112,6 +112,7 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
   const secretChanged = new EventEmitter<{ key: string }>();
   const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
   const activeEditorChanged = new EventEmitter<unknown>();
+  const shellExecutionStarted = new EventEmitter<unknown>();
   const vscode = {
     Uri,
     EventEmitter,
@@ -154,6 +155,10 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
       activeTextEditor: undefined as unknown,
       visibleTextEditors: [],
       onDidChangeActiveTextEditor: activeEditorChanged.event,
+      activeTerminal: undefined as unknown,
+      onDidCloseTerminal: new EventEmitter<unknown>().event,
+      /** Shell integration (VS Code 1.93): fired by shellExecution(). */
+      onDidStartTerminalShellExecution: shellExecutionStarted.event,
     },
     extensions: { getExtension: () => undefined },
     RelativePattern: class {
@@ -235,7 +240,18 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
   };
   /** The language servers reported new diagnostics for `uris` (after setting record.diagnostics). */
   const diagnosticsChange = (uris: Uri[]) => diagnosticsChanged.fire({ uris });
-  return { vscode, record, changeSettings, secrets, diagnosticsChange };
+  /** A command ran in `terminal` with shell integration: its line and its output, in chunks. */
+  const shellExecution = (terminal: unknown, commandLine: string, chunks: string[]) =>
+    shellExecutionStarted.fire({
+      terminal,
+      execution: {
+        commandLine: { value: commandLine },
+        async *read() {
+          for (const chunk of chunks) yield chunk;
+        },
+      },
+    });
+  return { vscode, record, changeSettings, secrets, diagnosticsChange, shellExecution };
 }
 
 /** What the extension registers as the chat view (a ChatPanel), as the fake view calls it. */

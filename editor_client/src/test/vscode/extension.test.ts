@@ -134,8 +134,9 @@ describe('extension activation', () => {
     const first = view.webview.posted as ToWebview[];
     assert.deepEqual(
       first.map((m) => m.type),
-      ['setup', 'folder', 'features', 'queue', 'reset', 'session', 'earlier'],
+      ['setup', 'folder', 'features', 'currentFile', 'queue', 'reset', 'session', 'earlier'],
     );
+    assert.deepEqual(first[3], { type: 'currentFile', path: null }, 'no editor open');
     assert.deepEqual(first[0], {
       type: 'setup',
       setup: { python: FAKE_PYTHON, pythonSource: 'cody.pythonPath', model: 'gpt-test', baseUrl: 'http://127.0.0.1:9/v1', hasApiKey: true },
@@ -239,6 +240,33 @@ describe('extension activation', () => {
     const range = { start: { line: 11, character: 4 }, end: { line: 11, character: 5 } };
     const problem = { range, message: "undefined name 'x'", severity: 1, source: 'pyright', code: 'reportUndefinedVariable' };
     assert.deepEqual(problems.items[0]?.attachment, { type: 'diagnostics', files: [{ uri, diagnostics: [problem] }], label: 'problems (1)' });
+    // Folders: by their own name, each sent as a file attachment (the server gives its listing).
+    fake.record.files.push('/home/ada/shop/src/lib/util.py');
+    const completed = async (query: string) => {
+      const count = view.webview.posted.filter((m) => (m as ToWebview).type === 'completions').length;
+      view.webview.receive({ type: 'complete', query });
+      for (let i = 0; i < 50 && view.webview.posted.filter((m) => (m as ToWebview).type === 'completions').length === count; i++) await flush();
+      const last = view.webview.posted.filter((m) => (m as ToWebview).type === 'completions').at(-1) as ToWebview;
+      assert.ok(last.type === 'completions');
+      return last.items;
+    };
+    const lib = await completed('li');
+    assert.deepEqual(lib.map((i) => [i.label, i.detail]), [
+      ['src/lib/util.py', 'file'],
+      ['src/lib/', 'folder (its listing)'],
+    ]);
+    assert.deepEqual(lib[1]?.attachment, { type: 'file', path: 'src/lib', label: 'src/lib/' });
+    assert.deepEqual((await completed('')).filter((i) => i.detail.startsWith('folder')).map((i) => i.label), ['src/', 'src/lib/']);
+    // @terminal: the active terminal's output as its commands ran (shell integration), without escapes.
+    assert.deepEqual((await completed('term')).map((i) => i.label), [], 'no terminal: not offered');
+    const terminal = { name: 'bash' };
+    fake.vscode.window.activeTerminal = terminal;
+    fake.shellExecution(terminal, 'make test', ['\x1b]633;C\x07\x1b[31mFAILED\x1b[0m test_app.py::test_ok\r\n', '1 failed\r\n']);
+    await flush();
+    const term = await completed('term');
+    assert.deepEqual(term.map((i) => i.label), ['@terminal']);
+    assert.deepEqual(term[0]?.attachment, { type: 'terminal', name: 'bash', text: '$ make test\nFAILED test_app.py::test_ok\n1 failed\n', label: 'bash (terminal)' });
+    fake.vscode.window.activeTerminal = undefined;
     fake.record.files.length = 0;
     fake.record.diagnostics.length = 0;
   });
@@ -384,7 +412,7 @@ describe('extension activation', () => {
       const view = fakeWebviewView();
       fake.record.viewProviders.get('cody.chat')!.provider.resolveWebviewView(view);
       view.webview.receive({ type: 'ready' });
-      const notice = view.webview.posted.at(-1) as { type: string; level: string; text: string };
+      const notice = (view.webview.posted as ToWebview[]).filter((m) => m.type !== 'currentFile').at(-1) as { type: string; level: string; text: string };
       assert.equal(notice.type, 'notice');
       assert.equal(notice.level, 'error');
       assert.match(notice.text, /^Could not start cody-lsp: the server speaks cody protocol version \(none\)/);

@@ -121,6 +121,36 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
     assert.deepEqual(await chips(view.page.locator('.msg.user').last().locator('.attached-chip')), ['file app.py', 'file-media pixel.png (1 KB)']);
   });
 
+  it('offers the current file as removable context, sent with each message until removed; folders get their icon', async () => {
+    const sent = async (text: string) => {
+      await view.page.fill('#prompt', text);
+      await view.page.press('#prompt', 'Enter');
+      return (await last()) as { text: string; attachments?: Array<{ type: string; path?: string; label?: string }> };
+    };
+    await view.post({ type: 'currentFile', path: 'src/app.py' });
+    assert.deepEqual(await chips(view.page.locator('.attachments .chip')), ['file app.py (current file)']);
+    assert.deepEqual((await sent('What does it do?')).attachments, [{ type: 'file', path: 'src/app.py', label: 'src/app.py' }]);
+    assert.deepEqual(await chips(view.page.locator('.attachments .chip')), ['file app.py (current file)'], 'it stays for the next message');
+    // A folder from @: a file attachment of the folder, with the folder icon; the current file first.
+    await view.post({ type: 'attach', attachment: { type: 'file', path: 'src', label: 'src/' } });
+    assert.deepEqual(await chips(view.page.locator('.attachments .chip')), ['file app.py (current file)', 'folder src/']);
+    assert.deepEqual((await sent('And this folder?')).attachments?.map((a) => a.path), ['src/app.py', 'src']);
+    // Removed: not sent, until the active file changes.
+    await view.page.locator('.attachments .current-file .chip-cancel').click();
+    assert.equal(await view.page.locator('.attachments').isVisible(), false);
+    assert.equal((await sent('Without it')).attachments, undefined);
+    await view.post({ type: 'currentFile', path: 'src/app.py' });
+    assert.equal(await view.page.locator('.attachments').isVisible(), false, 'the same file: still removed');
+    await view.post({ type: 'currentFile', path: 'README.md' });
+    assert.deepEqual(await chips(view.page.locator('.attachments .chip')), ['file README.md (current file)']);
+    // The same file attached whole by @: sent once.
+    await view.post({ type: 'attach', attachment: { type: 'file', path: 'README.md', label: 'README.md' } });
+    assert.deepEqual(await chips(view.page.locator('.attachments .chip')), ['file README.md']);
+    assert.deepEqual((await sent('Once')).attachments?.map((a) => a.path), ['README.md']);
+    await view.post({ type: 'currentFile', path: null });
+    assert.equal(await view.page.locator('.attachments').isVisible(), false);
+  });
+
   it('had no script errors or CSP violations', () => {
     assert.deepEqual(view.problems, []);
   });

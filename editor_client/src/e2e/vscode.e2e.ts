@@ -614,6 +614,22 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await command('View: Close Panel');
   });
 
+  step('Ctrl+Alt+C (Cody: Open Chat) opens the closed panel with the keys in the prompt', async () => {
+    const title = page.locator('.part.sidebar .title-label', { hasText: /cody/i });
+    await command('View: Close Primary Side Bar');
+    await title.waitFor({ state: 'hidden', timeout: 15_000 });
+    await page.locator('.part.editor').click({ position: { x: 300, y: 300 } });
+    await page.keyboard.press('Control+Alt+KeyC');
+    await title.waitFor({ timeout: 15_000 });
+    frame = await chatFrame(page, 30_000);
+    const focused = () => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id === 'prompt';
+    await frame.waitForFunction(focused, undefined, { timeout: 15_000 });
+    await page.keyboard.type('typed after Ctrl+Alt+C');
+    assert.equal(await frame.inputValue('#prompt'), 'typed after Ctrl+Alt+C');
+    await screenshot('open-chat-keybinding');
+    await frame.fill('#prompt', '');
+  });
+
   step("feeds an edited file's new problems back to the model (cody/diagnostics)", async () => {
     await page.keyboard.press('Control+P');
     await page.locator('.quick-input-widget input').fill('config.json');

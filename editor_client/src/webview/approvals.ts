@@ -12,8 +12,11 @@ export class Approvals {
     /** The composer's prompt: a card does not take the focus from a message being typed. */
     private readonly prompt: HTMLTextAreaElement,
   ) {
-    // The panel focused (its keybinding, a click on its tab): the waiting card has the keys.
-    window.addEventListener('focus', () => this.focusWaiting());
+    // The panel focused (its keybinding, a click on its tab): the waiting card has the keys, else
+    // the prompt (unless the user clicked into something else in the panel).
+    window.addEventListener('focus', () => {
+      if (!this.focusWaiting() && (document.activeElement === null || document.activeElement === document.body)) this.prompt.focus({ preventScroll: true });
+    });
   }
 
   /** Focuses the oldest card still waiting for an answer; false if there is none. */

@@ -46,6 +46,15 @@ describe('webview (dist/webview/main.js) in Chromium', { timeout: 60_000 }, () =
     assert.equal(await page.locator('#send').isEnabled(), true);
   });
 
+  it('gives the prompt the keys when the panel is focused (Cody: Open Chat) and no approval waits', async () => {
+    await page.evaluate(() => {
+      const win = globalThis as unknown as { document: { activeElement: { blur(): void } | null }; dispatchEvent(e: unknown): boolean; Event: new (type: string) => unknown };
+      win.document.activeElement?.blur();
+      win.dispatchEvent(new win.Event('focus'));
+    });
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id), 'prompt');
+  });
+
   it('says what is wrong with the interpreter in the checklist, with the install when the extension can', async () => {
     const problem = 'cody-lsp is not installed in /usr/bin/python3 (cody.pythonPath): No module named cody_lsp.';
     const setup = { python: '/usr/bin/python3', pythonSource: 'cody.pythonPath', pythonProblem: problem, model: 'm', baseUrl: 'http://x/v1', hasApiKey: true };

@@ -3,6 +3,9 @@ import type { FromWebview } from '../messages';
 
 interface VsCodeApi {
   postMessage(message: FromWebview): void;
+  /** The view's state, which VS Code keeps with it (across a reload of the window). */
+  getState(): unknown;
+  setState(state: unknown): void;
 }
 
 declare function acquireVsCodeApi(): VsCodeApi;

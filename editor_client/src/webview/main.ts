@@ -15,6 +15,7 @@ import { byId, vscode } from './dom';
 import { Follow } from './follow';
 import { Header } from './header';
 import { SessionList } from './sessions';
+import { Snapshot } from './snapshot';
 import { Transcript } from './transcript';
 import { Welcome } from './welcome';
 import { Working } from './working';
@@ -160,8 +161,27 @@ function handle(msg: ToWebview): void {
 const queue: ToWebview[] = [];
 let scheduled = false;
 const FRAME_BUDGET_MS = 10;
+const snapshot = new Snapshot();
+/**
+ * The view shows the snapshot of the last one (snapshot.ts): what arrives is held until the
+ * extension's answer is all there (its `reset`, then 100 ms without a message), then applied in
+ * one frame, so the snapshot is replaced without the page being drawn half-way.
+ */
+let holding = false;
+let holdTimer: ReturnType<typeof setTimeout> | undefined;
+let unbudgeted = false;
 
 function schedule(): void {
+  if (holding) {
+    if (!queue.some((m) => m.type === 'reset')) return;
+    clearTimeout(holdTimer);
+    holdTimer = setTimeout(() => {
+      holding = false;
+      unbudgeted = true;
+      schedule();
+    }, 100);
+    return;
+  }
   if (scheduled) return;
   scheduled = true;
   requestAnimationFrame(flush);
@@ -175,10 +195,15 @@ function flush(): void {
   if (!scheduled) return;
   scheduled = false;
   const started = performance.now();
+  const budget = unbudgeted ? Infinity : FRAME_BUDGET_MS;
+  unbudgeted = false;
   let applied = 0;
-  while (applied < queue.length && performance.now() - started < FRAME_BUDGET_MS) {
+  while (applied < queue.length && performance.now() - started < budget) {
     const message = queue[applied++];
-    if (message !== undefined) handle(message);
+    if (message !== undefined) {
+      handle(message);
+      snapshot.record(message);
+    }
   }
   queue.splice(0, applied);
   transcript.renderDirty();
@@ -257,4 +282,13 @@ messagesEl.addEventListener('click', (event) => {
 
 composer.setRunning(false);
 HANDLERS.session({ type: 'session', session: null });
+// The last view at once (a reload of the window), until the extension's answer replaces it.
+const restored = Snapshot.restore();
+if (restored !== undefined) {
+  for (const message of restored) if (message.type !== 'runStarted' || restored.some((m) => m.type === 'runEnded' && m.runId === message.runId)) handle(message);
+  transcript.renderDirty();
+  welcome.update();
+  follow.settle();
+  holding = true;
+}
 vscode.postMessage({ type: 'ready' });

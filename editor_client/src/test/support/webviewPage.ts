@@ -20,6 +20,8 @@ const FILES = new Map([
 /** The page's globals these tests use: the harness's, and the little of the DOM (not in this Node program's lib). */
 export interface PageGlobals {
   __posted: FromWebview[];
+  /** What the webview last gave setState (VS Code keeps it with the view). */
+  __state?: unknown;
   __inlineRan?: boolean;
   requestAnimationFrame(callback: () => void): number;
   acquireVsCodeApi: () => { postMessage(message: FromWebview): void; getState(): unknown; setState(state: unknown): void };
@@ -70,7 +72,8 @@ export class WebviewPage {
     private readonly server: Server,
   ) {}
 
-  static async open(viewport = { width: 420, height: 760 }): Promise<WebviewPage> {
+  /** `state`: what getState returns (the view's state VS Code kept, e.g. across a reload). */
+  static async open(viewport = { width: 420, height: 760 }, state?: unknown): Promise<WebviewPage> {
     assert.ok(existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: apt-get install -y chromium`);
     const served = await serve();
     const browser = await chromium.launch({
@@ -83,15 +86,18 @@ export class WebviewPage {
     page.on('console', (message) => {
       if (message.type() === 'error' || message.type() === 'warning') view.problems.push(`console ${message.type()}: ${message.text()}`);
     });
-    await page.addInitScript(() => {
+    await page.addInitScript((kept) => {
       const win = globalThis as unknown as PageGlobals;
       win.__posted = [];
+      win.__state = kept ?? undefined;
       win.acquireVsCodeApi = () => ({
         postMessage: (message) => win.__posted.push(message),
-        getState: () => undefined,
-        setState: () => undefined,
+        getState: () => win.__state,
+        setState: (value) => {
+          win.__state = value;
+        },
       });
-    });
+    }, state ?? null);
     await page.goto(served.origin);
     return view;
   }

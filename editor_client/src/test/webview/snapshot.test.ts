@@ -1,0 +1,89 @@
+// The last view kept in the webview's state: a reloaded panel shows it at once, and the
+// extension's answer replaces it in one frame (never drawn half-way, never doubled).
+import assert from 'node:assert/strict';
+import { after, describe, it } from 'node:test';
+import type { ToWebview } from '../../messages';
+import { WebviewPage, type PageGlobals } from '../support/webviewPage';
+
+const SESSION = { id: 'ses_1', title: 'A long session', workspaceFolder: '/w', model: 'm', messageCount: 40, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' };
+
+function page(n: number, from = 0): ToWebview[] {
+  const out: ToWebview[] = [{ type: 'reset' }, { type: 'session', session: SESSION }, { type: 'earlier', available: true }];
+  for (let i = from; i < from + n; i++) {
+    const runId = `history-${i}`;
+    out.push({ type: 'user', text: `Question ${i}` }, { type: 'stepStart', runId });
+    for (const word of `Answer ${i}: **fine**.`.split(' ')) out.push({ type: 'text', runId, text: `${word} ` });
+    out.push({ type: 'runEnded', runId, status: 'done', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } });
+  }
+  return out;
+}
+
+describe('the last view, kept across a reload of the window', () => {
+  const views: WebviewPage[] = [];
+  after(async () => {
+    for (const view of views) await view.close();
+  });
+
+  it('is shown at once on load, then replaced by the extension\'s answer in one frame', async () => {
+    const first = await WebviewPage.open();
+    views.push(first);
+    await first.post(...page(30));
+    assert.match(await first.text('#transcript'), /Answer 29: fine\./);
+    await first.page.waitForTimeout(1000); // saved a moment after the last change
+    const state = await first.page.evaluate(() => (globalThis as unknown as PageGlobals).__state) as { v: number; messages: ToWebview[] };
+    assert.equal(state.v, 1);
+    assert.ok(state.messages.filter((m) => m.type === 'text').length === 30, 'text deltas merged: one per answer');
+    assert.ok(!state.messages.some((m) => m.type === 'reset' || m.type === 'earlier'));
+
+    // The reloaded view: the kept transcript before the extension said anything (only `ready` posted).
+    const second = await WebviewPage.open(undefined, state);
+    views.push(second);
+    await second.page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
+    assert.deepEqual(await second.postedBack(), [{ type: 'ready' }]);
+    assert.match(await second.text('#transcript'), /Answer 29: fine\./);
+    assert.equal(await second.text('#session-title'), 'A long session');
+    const scroll = await second.scroll();
+    assert.ok(scroll.aboveBottom <= 2, `at the newest message (${scroll.aboveBottom} px above the bottom)`);
+    assert.equal(await second.page.locator('#welcome').isVisible(), false);
+
+    // The extension's answer (a newer page): held until all there, then drawn at once.
+    await second.page.evaluate(() => {
+      const win = globalThis as unknown as PageGlobals & { __frames: number[] };
+      win.__frames = [];
+      const count = (): void => {
+        win.__frames.push(win.document.getElementById('transcript') === null ? -1 : (win.document as unknown as { querySelectorAll(s: string): { length: number } }).querySelectorAll('#transcript .msg').length);
+        win.requestAnimationFrame(count);
+      };
+      win.requestAnimationFrame(count);
+    });
+    await second.post(...page(30, 10));
+    await second.page.waitForTimeout(400);
+    const frames = await second.page.evaluate(() => (globalThis as unknown as { __frames: number[] }).__frames);
+    assert.deepEqual([...new Set(frames)], [60], 'every frame showed a whole transcript (60 messages: the kept one, then the new one)');
+    const text = await second.text('#transcript');
+    assert.match(text, /Answer 39: fine\./);
+    assert.doesNotMatch(text, /Answer 9: /, 'the kept view replaced, not added to');
+    assert.equal(text.split('Answer 39:').length, 2, 'once');
+  });
+
+  it('keeps nothing too large, and an empty view is not kept', async () => {
+    const view = await WebviewPage.open();
+    views.push(view);
+    await view.post({ type: 'reset' }, { type: 'session', session: null });
+    await view.page.waitForTimeout(1000);
+    const state = await view.page.evaluate(() => (globalThis as unknown as PageGlobals).__state) as { messages: unknown[] };
+    assert.deepEqual(state.messages, [{ type: 'session', session: null }]);
+    const reopened = await WebviewPage.open(undefined, state);
+    views.push(reopened);
+    await reopened.page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
+    assert.equal(await reopened.page.locator('#welcome').isVisible(), true, 'nothing kept: the empty panel');
+    // Over 600 messages since the reset: nothing is kept.
+    await reopened.post(...page(160));
+    await reopened.page.waitForTimeout(1000);
+    assert.equal(await reopened.page.evaluate(() => (globalThis as unknown as PageGlobals).__state), undefined);
+  });
+
+  it('had no script errors or CSP violations', () => {
+    for (const view of views) assert.deepEqual(view.problems, []);
+  });
+});

@@ -85,6 +85,25 @@ export class Approvals {
     const hadFocus = card.contains(document.activeElement);
     card.querySelector('.permission-buttons')?.replaceChildren(el('span', 'permission-outcome', msg.label));
     card.querySelector('.permission-keys')?.remove();
+    // One line; a click (or Enter on it) shows what was asked, again one line on the next.
+    card.tabIndex = 0;
+    card.setAttribute('role', 'button');
+    card.setAttribute('aria-expanded', 'false');
+    card.title = 'Show what was asked';
+    const toggle = (): void => {
+      const open = card.classList.toggle('expanded');
+      card.setAttribute('aria-expanded', String(open));
+      card.title = open ? 'Show one line' : 'Show what was asked';
+    };
+    card.addEventListener('click', (event) => {
+      if (!(event.target instanceof Element && event.target.closest('a, button'))) toggle();
+    });
+    card.addEventListener('keydown', (event) => {
+      if (event.target === card && (event.key === 'Enter' || event.key === ' ')) {
+        event.preventDefault();
+        toggle();
+      }
+    });
     // The next waiting card, if any, takes the keys.
     if (hadFocus && !this.focusWaiting()) this.prompt.focus({ preventScroll: true });
   }

@@ -59,6 +59,16 @@ describe('approval cards and the working indicator', { timeout: 60_000 }, () => 
     const box = await settled.boundingBox();
     assert.ok(box !== null && box.height < 30, `one line (${box?.height} px)`);
     assert.match(await settled.innerText(), /Allow write_file\?\s*write_file notes\.txt\s*Allowed once/);
+    // Expandable: a click shows what was asked (the detail), another folds it to one line again.
+    await settled.click();
+    assert.equal(await settled.getAttribute('aria-expanded'), 'true');
+    assert.equal(await settled.locator('.permission-detail').isVisible(), true, 'expanded: the detail');
+    await settled.click();
+    assert.equal(await settled.locator('.permission-detail').isVisible(), false, 'one line again');
+    await settled.focus();
+    await view.page.keyboard.press('Enter');
+    assert.equal(await settled.getAttribute('aria-expanded'), 'true', 'from the keyboard too');
+    await view.page.keyboard.press('Enter');
   });
 
   it('Escape denies', async () => {

@@ -290,5 +290,12 @@ if (restored !== undefined) {
   welcome.update();
   follow.settle();
   holding = true;
+  // Never held for good (an extension that answers without a reset): applied after 20 s anyway.
+  setTimeout(() => {
+    if (!holding) return;
+    holding = false;
+    unbudgeted = true;
+    schedule();
+  }, 20_000);
 }
 vscode.postMessage({ type: 'ready' });

@@ -408,7 +408,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.equal(await frame.locator('#session-title').innerText(), 'Create notes.txt');
     const text = await panelText();
     assert.match(text, /Wrote notes\.txt\./);
-    assert.deepEqual(await frame.locator('.msg.user').allInnerTexts(), ['Create notes.txt', 'Think it over', 'Think again', 'Do this instead']);
+    // Each bubble's text (its first line: the chips of what it carried follow, e.g. the current file).
+    assert.deepEqual((await frame.locator('.msg.user').allInnerTexts()).map((t) => t.split('\n')[0]), ['Create notes.txt', 'Think it over', 'Think again', 'Do this instead']);
     assert.equal(await frame.locator('.run-end.cancelled').count(), 2, 'the interrupted markers are states');
     assert.doesNotMatch(text, /\[This turn/, 'never the marker text the model reads');
     assert.match(text, /Let me think/, "the stopped answer's text, as it streamed");
@@ -588,10 +589,11 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await command('Terminal: Create New Terminal');
     const rows = page.locator('.terminal-wrapper.active .xterm-rows');
     await rows.waitFor({ timeout: 30_000 });
-    await page.waitForTimeout(1500); // the shell's prompt (and its shell integration) first
+    await page.waitForTimeout(3000); // the shell's prompt (and its shell integration) first
     await page.keyboard.type('echo cody-terminal-$((6*7))');
     await page.keyboard.press('Enter');
-    await page.waitForFunction(() => /cody-terminal-42/.test(document.querySelector('.terminal-wrapper.active .xterm-rows')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    // The terminal draws on a canvas (no text in the DOM): the model request below shows what it printed.
+    await page.waitForTimeout(2000);
     await frame.focus('#prompt');
     await page.keyboard.type('What did @term');
     const terminal = frame.locator('.at-menu .slash-item', { has: frame.locator('.slash-name', { hasText: /^@terminal$/ }) });

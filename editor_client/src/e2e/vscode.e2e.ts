@@ -613,7 +613,6 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.match(text, /\[Attachment \d: terminal output \(bash\)\]\n[\s\S]*\$ echo cody-terminal-\$\(\(6\*7\)\)\n[\s\S]*cody-terminal-42/, 'the command and its output, from shell integration');
     assert.match(text, /\[Attachment \d: file src\][\s\S]*util\.py/, "the folder's listing");
     await screenshot('terminal-and-folder-answered');
-    await command('View: Close Panel');
   });
 
   step('Ctrl+Alt+C (Cody: Open Chat) opens the closed panel with the keys in the prompt', async () => {

@@ -45,6 +45,7 @@ class CodyWire:
         self.all_chunks: list[dict[str, Any]] = []
         self.permission_requests: list[dict[str, Any]] = []
         self.queue_changes: list[dict[str, Any]] = []  # cody/queueChanged params, in order
+        self.session_changes: list[dict[str, Any]] = []  # cody/sessionChanged params, in order
         self.permission_answer: Callable[[dict], Any] = lambda params: {"outcome": "allow"}
         self.capabilities: dict[str, Any] = {}  # initialize's capabilities.experimental.cody
         self._chunk_waiters: list[tuple[Callable[[dict], bool], asyncio.Future]] = []
@@ -60,6 +61,10 @@ class CodyWire:
         @client.feature("cody/queueChanged")
         def on_queue_changed(params: Any) -> None:
             self.queue_changes.append(params)
+
+        @client.feature("cody/sessionChanged")
+        def on_session_changed(params: Any) -> None:
+            self.session_changes.append(params)
 
         @client.feature("cody/requestPermission")
         async def on_permission(params: Any) -> Any:

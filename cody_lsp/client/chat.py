@@ -180,6 +180,7 @@ class Chat:
             self.console.print(f"[red]could not start the cody-lsp server:[/] {escape(exc.message)}")
             return 1
         self.client.on_chunk.append(self.show)
+        self.client.on_session_changed.append(self.changed_elsewhere)
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGINT, self.on_sigint)
@@ -668,6 +669,22 @@ class Chat:
         self.session_id, self.mode = session.id, session.mode or "code"
         what = {"code": "changes files and runs commands", "ask": "read-only", "plan": "read-only, answers with a plan"}
         self.console.print(f"mode: {self.mode} [dim]({what[self.mode]}; for this session's next runs)[/]")
+
+    def changed_elsewhere(self, params: dict[str, Any]) -> None:
+        """`cody/sessionChanged`: another client (an editor's panel, an ACP agent's) changed this
+        session's mode or model; the next messages go with it, and the user is told."""
+        session = params.get("session")
+        changed = params.get("changed")
+        if not isinstance(session, dict) or session.get("id") != self.session_id or not isinstance(changed, list):
+            return
+        mode = next((m for m in typing.get_args(SessionMode) if m == session.get("mode")), None)
+        if "mode" in changed and mode is not None and mode != self.mode:
+            self.mode = mode
+            print_line(self.console, f"[dim]mode: {mode} (set in another client; for this session's next runs)[/]")
+        model = session.get("model")
+        if "model" in changed and isinstance(model, str) and model and model != self.model:
+            self.model = model
+            print_line(self.console, f"[dim]model: {escape(model)} (set in another client)[/]")
 
     def resumed(self, session: SessionInfo, messages: list[Message]) -> None:
         self.session_id = session.id

@@ -229,6 +229,9 @@ class CodyClient:
         # Ask for `user_message` chunks and `cody/queueChanged` (sent to `on_queue_changed`).
         self.steering = steering
         self.on_queue_changed: list[Callable[[dict[str, Any]], Any]] = []
+        # `cody/sessionChanged` (declared to servers that advertise it): a session this client
+        # follows, changed by another server process — its params to each `on_session_changed`.
+        self.on_session_changed: list[Callable[[dict[str, Any]], Any]] = []
         self.protocol: _Protocol = self._transport.protocol  # type: ignore[assignment]
         self._stop = threading.Event()  # ends the reader loop
         self.server_process: asyncio.subprocess.Process | None = None
@@ -256,6 +259,14 @@ class CodyClient:
                     callback(params)
                 except Exception:
                     log.exception("an on_queue_changed callback failed")
+
+        @self._transport.feature("cody/sessionChanged")
+        def on_session_changed(params: Any) -> None:
+            for callback in list(self.on_session_changed):
+                try:
+                    callback(params)
+                except Exception:
+                    log.exception("an on_session_changed callback failed")
 
         for method in ("window/logMessage", "window/showMessage", "$/logTrace", "$/progress", "telemetry/event"):
             self._transport.feature(method)(_ignore)
@@ -434,7 +445,7 @@ class CodyClient:
         self.protocol.notify("initialized", {})
 
     def _declared(self) -> dict[str, bool]:
-        declared = {"permissions": self.permission_handler is not None}
+        declared = {"permissions": self.permission_handler is not None, "sessionChanges": True}
         if self.steering:
             declared["steering"] = True
         return declared

@@ -51,6 +51,9 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     # Project instructions (AGENTS.md, …) and session modes (protocol.md, "Instructions", "Modes").
     "instructions": True,
     "modes": ["code", "ask", "plan"],
+    # cody/sessionChanged: a session this client follows changed in another server process
+    # (its title, model or mode; e.g. an ACP client set its mode), for clients that declare it.
+    "sessionChanges": True,
 }
 
 

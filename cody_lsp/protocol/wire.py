@@ -515,6 +515,20 @@ class QueueChanged:
     queued: list[QueuedMessage]
 
 
+SessionField = Literal["title", "model", "mode"]
+
+
+# The params of the `cody/sessionChanged` notification: another server process sharing the
+# database (an ACP agent, the terminal chat, another editor window) changed a session this client
+# follows — one it created, ran or named in a request. Sent to clients that declare
+# `sessionChanges`, by servers that advertise it (protocol.md, "Sessions changed elsewhere").
+@attrs.frozen
+class SessionChanged:
+    session: SessionInfo
+    # What changed since this client last saw the session (its title, model or mode).
+    changed: list[SessionField]
+
+
 @attrs.frozen
 class ListSessionsParams:
     workspace_folder: str | None = None
@@ -1084,7 +1098,11 @@ METHODS: dict[str, tuple[type, Any]] = {
     "cody/forkSession": (ForkSessionParams, SessionInfo),
     "cody/listInstructions": (ListInstructionsParams, InstructionList),
 }
-NOTIFICATIONS: dict[str, Any] = {"cody/chunk": CHUNK_TYPES, "cody/queueChanged": QueueChanged}
+NOTIFICATIONS: dict[str, Any] = {
+    "cody/chunk": CHUNK_TYPES,
+    "cody/queueChanged": QueueChanged,
+    "cody/sessionChanged": SessionChanged,
+}
 SERVER_REQUESTS: dict[str, tuple[type, type]] = {
     "cody/requestPermission": (PermissionParams, PermissionResult),
     "cody/diagnostics": (DiagnosticsParams, DiagnosticsResult),

@@ -166,4 +166,5 @@ class Application:
             except TimeoutError:
                 log.error("MCP servers did not stop within %.0f s; closing anyway", RUNS_STOP_TIMEOUT)
             await manager.checkpoints.close()
+            await manager.watch.aclose()
             await manager.store.close()

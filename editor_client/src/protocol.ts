@@ -29,6 +29,8 @@ export type RunStatus = "done" | "cancelled" | "circuit_breaker" | "error";
 
 export type SandboxNetwork = "blocked" | "tcp-blocked" | "open" | "allowed";
 
+export type SessionField = "title" | "model" | "mode";
+
 export type SessionMode = "code" | "ask" | "plan";
 
 /** Context sent with a `cody/run` message (protocol.md, "Attachments"); the same shape in the history (`Message.attachments`), where an image has no `dataUrl`. */
@@ -455,6 +457,12 @@ export interface RunResult {
   messageId?: string;
 }
 
+export interface SessionChanged {
+  session: SessionInfo;
+  /** What changed since this client last saw the session (its title, model or mode). */
+  changed: SessionField[];
+}
+
 export interface SessionInfo {
   id: string;
   title: string;
@@ -722,6 +730,7 @@ export interface Requests {
 export interface Notifications {
   "cody/chunk": { params: Chunk };
   "cody/queueChanged": { params: QueueChanged };
+  "cody/sessionChanged": { params: SessionChanged };
 }
 
 /** Requests from the server to the client: method → params and result. */
@@ -760,5 +769,6 @@ export const Methods = {
   revokeMcpApproval: "cody/revokeMcpApproval",
   revokePermissionRule: "cody/revokePermissionRule",
   run: "cody/run",
+  sessionChanged: "cody/sessionChanged",
   updateSession: "cody/updateSession",
 } as const;

@@ -83,3 +83,26 @@ async def test_a_resumed_ask_session_shows_its_mode_refusals_and_nested_rules(
     assert not (workspace / "ran").exists()
     term.send_line("/exit")
     assert await term.exit_status() == 0
+
+
+async def test_a_mode_set_in_another_client_is_told_in_the_chat_and_its_next_run_has_it(
+    chat, provider, db_path: Path, workspace: Path
+):
+    provider.add(Reply(text="Hello."), Reply(text="1. Read app.py."))
+    term = await chat("--yes")
+    term.send_line("hi")
+    await term.expect("Hello.")
+    await term.expect(PROMPT)
+    async with await CodyClient.spawn(env=cli_env(provider, db_path), workspace_folders=[workspace]) as client:
+        latest = await client.latest_session(workspace)
+        assert latest is not None
+        await client.update_session(latest.id, mode="plan")  # another editor window, Zed, …
+    await term.expect("mode: plan (set in another client")
+    term.send_line("plan it")
+    await term.expect("1. Read app.py.")
+    await term.expect(PROMPT)
+    assert offered(provider.requests[1]) == ["read_file", "list_dir", "glob", "grep"]
+    term.send_line("/mode")
+    await term.expect("mode: plan")
+    term.send_line("/exit")
+    assert await term.exit_status() == 0

@@ -25,7 +25,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ...config import ServerConfig
-from ...protocol.wire import InvalidParams, PermissionParams, PermissionResult, QueueChanged, RuleScope, SessionStart
+from ...protocol.wire import (
+    InvalidParams,
+    PermissionParams,
+    PermissionResult,
+    QueueChanged,
+    RuleScope,
+    SessionChanged,
+    SessionStart,
+)
 from ..core.events import RunEvent
 from ..core.port import ClientFeatures, ClientPort
 from ..tools.editor_view import ReadLogs
@@ -95,7 +103,10 @@ class AcpClient(ClientPort):
         self._agent = agent
         # Approvals: the client answers session/request_permission. Steering: user_message
         # events (a prompt taken in from the queue). Usage: usage_update.
-        self.features = ClientFeatures(approvals=True, steering=True, usage=True, compaction=False)
+        # Session changes: a mode, model or title set by another server process (core/session_watch.py).
+        self.features = ClientFeatures(
+            approvals=True, steering=True, usage=True, compaction=False, session_changes=True
+        )
         self._streams: dict[str, UpdateStream] = {}
         self._reads = ReadLogs()
 
@@ -134,6 +145,23 @@ class AcpClient(ClientPort):
 
     def queue_changed(self, change: QueueChanged) -> None:
         pass  # ACP has no queue to show: a queued prompt's request is simply answered later
+
+    def session_changed(self, change: SessionChanged) -> None:
+        """A session this client opened, changed by another server process (the editor's panel,
+        the terminal chat): its mode as `current_mode_update`, its options (model and mode) as
+        `config_option_update`, its title as `session_info_update`."""
+        from .modes import mode_update
+        from .server import options_told
+
+        session = change.session
+        if session.id not in self._streams:
+            return  # a session this client does not have open
+        if "mode" in change.changed:
+            self.update(session.id, mode_update(session.mode or "code"))
+        if "mode" in change.changed or "model" in change.changed:
+            options_told(self._agent, session)
+        if "title" in change.changed:
+            self.update(session.id, {"sessionUpdate": "session_info_update", "title": session.title})
 
     # ------------------------------------------------------------------ permissions
 

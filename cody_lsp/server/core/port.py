@@ -19,6 +19,8 @@ asks of a client:
 - `diagnostics(path, wait)`: the editor's problems of a file a tool changed, once they settled
   (at most `wait` seconds; 0: at once), or None (no answer). Only asked of a client whose
   features say `diagnostics`; a port without the method keeps the default (None).
+- `session_changed(change)`: another server process changed a session this client follows
+  (core/session_watch.py). Only told to a client whose features say `session_changes`.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ...config import ServerConfig
-from ...protocol.wire import Diagnostic, PermissionParams, PermissionResult, QueueChanged
+from ...protocol.wire import Diagnostic, PermissionParams, PermissionResult, QueueChanged, SessionChanged
 from ..tools.workspace import ToolConfig
 from .events import RunEvent
 
@@ -42,6 +44,7 @@ class ClientFeatures:
     compaction: bool = False  # it wants compact events
     checkpoints: bool = False  # it wants checkpoint events
     diagnostics: bool = False  # it reports the problems of a changed file (ClientPort.diagnostics)
+    session_changes: bool = False  # it wants to hear of sessions changed elsewhere (ClientPort.session_changed)
 
 
 class ClientPort(Protocol):
@@ -61,4 +64,8 @@ class ClientPort(Protocol):
 
     async def diagnostics(self, path: str, wait: float) -> list[Diagnostic] | None:
         """The default, for a port that cannot report problems (subclass ClientPort to inherit it)."""
+        return None
+
+    def session_changed(self, change: SessionChanged) -> None:
+        """The default, for a port that does not follow sessions."""
         return None

@@ -105,6 +105,7 @@ from .permissions import NoApprover, Permissions, ToolPolicy, Verdict
 from .port import ClientPort
 from .queue import JOINED, SessionQueue, Waiting
 from .replay import replay
+from .session_watch import SessionWatch
 
 log = logging.getLogger(__name__)
 
@@ -207,6 +208,8 @@ class RunManager:
             let_go=self._let_go,
             folder_holders=store.folder_leases,
         )
+        # Sessions another server process changes, told to a client that follows them.
+        self.watch = SessionWatch(store, client.session_changed)
 
     # ------------------------------------------------------------------ folders
 
@@ -218,6 +221,12 @@ class RunManager:
         session = None if session_id in self._deleting else await self.store.get_session(session_id)
         if session is None:
             raise UnknownSession(f"unknown session '{session_id}': it does not exist or was deleted")
+        return self._followed(session)
+
+    def _followed(self, session: SessionInfo) -> SessionInfo:
+        """`session`, which the client sees now: followed from here on (session_watch.py)."""
+        if self.client.features.session_changes:
+            self.watch.follow(session)
         return session
 
     # ------------------------------------------------------------------ sessions
@@ -227,9 +236,10 @@ class RunManager:
         config = await self._config_for(folder)
         model = params.model or config.model.model or ""
         found = await self._instructions(folder, config)
-        return await self.store.create_session(
+        created = await self.store.create_session(
             new_id("ses"), params.title or None, model, folder, mode=params.mode or "code", instructions=found.paths
         )
+        return self._followed(created)
 
     async def _instructions(self, folder: str, config: ServerConfig) -> Instructions:
         """The instruction files a run in `folder` is given up front, as they are now. Read on a
@@ -288,12 +298,13 @@ class RunManager:
         if params.title is not None and len(params.title) > MAX_TITLE:
             raise InvalidParams(f"'title' is {len(params.title)} characters long; the limit is {MAX_TITLE}")
         await self._session(params.session_id)
-        updated = await self.store.update_session(
-            params.session_id, title=params.title, model=params.model, mode=params.mode
-        )
-        if updated is None:
-            raise UnknownSession(f"unknown session '{params.session_id}': it was deleted")
-        return updated
+        with self.watch.writing(params.session_id):  # a client hears its own change in the answer only
+            updated = await self.store.update_session(
+                params.session_id, title=params.title, model=params.model, mode=params.mode
+            )
+            if updated is None:
+                raise UnknownSession(f"unknown session '{params.session_id}': it was deleted")
+            return self._followed(updated)
 
     async def delete_session(self, params: DeleteSessionParams) -> bool:
         """Its runs end (cancelled, committed), then it is gone; from the first moment it is
@@ -303,13 +314,14 @@ class RunManager:
         try:
             await self.cancel_session(session_id, wait=True)
             self._forget(session_id)
+            self.watch.forget(session_id)
             return await self.store.delete_session(session_id)
         finally:
             self._deleting.discard(session_id)
             self.checkpoints.ended(self.config)  # its checkpoints are pruned by the next housekeeping
 
     async def fork_session(self, params: ForkSessionParams) -> SessionInfo:
-        return await self.checkpoints.fork(params, new_id("ses"))
+        return self._followed(await self.checkpoints.fork(params, new_id("ses")))
 
     def _busy_for_restore(self, session: SessionInfo, files: bool) -> str | None:
         """Why a restore of the session cannot be done now (a files restore: of its folder), or None."""
@@ -521,6 +533,7 @@ class RunManager:
                 mode=params.mode or "code",
                 instructions=run.instructions.paths,
             )
+            self._followed(session)
             run.created_session = True
         if run.config is None:
             run.config = await self._config_for(session.workspace_folder)

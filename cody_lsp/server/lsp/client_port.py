@@ -26,6 +26,7 @@ from ...protocol.wire import (
     PermissionParams,
     PermissionResult,
     QueueChanged,
+    SessionChanged,
     UserMessage,
     parse,
     to_wire,
@@ -34,7 +35,14 @@ from ..core.events import RunEvent
 from ..core.port import ClientFeatures, ClientPort
 from ..tools.editor_view import editor_uri
 from .client_requests import ask_client
-from .notifications import CHUNK, QUEUE_CHANGED, chunk_params, queue_changed_params
+from .notifications import (
+    CHUNK,
+    QUEUE_CHANGED,
+    SESSION_CHANGED,
+    chunk_params,
+    queue_changed_params,
+    session_changed_params,
+)
 
 if TYPE_CHECKING:
     from ..tools.workspace import ToolConfig
@@ -59,6 +67,7 @@ def features_from(experimental: Any) -> ClientFeatures:
         compaction=bool(cody.get("compaction")),
         checkpoints=bool(cody.get("checkpoints")),
         diagnostics=bool(cody.get("diagnostics")),
+        session_changes=bool(cody.get("sessionChanges")),
     )
 
 
@@ -125,6 +134,9 @@ class LspClient(ClientPort):
         changes, self._queues = self._queues, {}
         for change in changes.values():
             self._lsp.notify(QUEUE_CHANGED, queue_changed_params(change))
+
+    def session_changed(self, change: SessionChanged) -> None:
+        self._lsp.notify(SESSION_CHANGED, session_changed_params(change))
 
     async def ask_permission(self, request: PermissionParams) -> PermissionResult:
         progress = self._lsp.editor.progress  # the status bar says the run waits, not that the tool runs

@@ -2,18 +2,20 @@
 
 A run's `RunEvent` (core/events.py) becomes the params of one `cody/chunk` notification
 (`runId`, `sessionId`, `seq`, `type` and the payload's fields in camelCase); a queue change
-becomes the params of `cody/queueChanged`. The one place these wire dicts are made.
+becomes the params of `cody/queueChanged`, a session changed elsewhere those of
+`cody/sessionChanged`. The one place these wire dicts are made.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ...protocol.wire import QueueChanged, chunk_to_wire, to_wire
+from ...protocol.wire import QueueChanged, SessionChanged, chunk_to_wire, to_wire
 from ..core.events import RunEvent
 
 CHUNK = "cody/chunk"
 QUEUE_CHANGED = "cody/queueChanged"
+SESSION_CHANGED = "cody/sessionChanged"
 
 
 def chunk_params(event: RunEvent) -> dict[str, Any]:
@@ -21,5 +23,10 @@ def chunk_params(event: RunEvent) -> dict[str, Any]:
 
 
 def queue_changed_params(change: QueueChanged) -> dict[str, Any]:
+    result: dict[str, Any] = to_wire(change)
+    return result
+
+
+def session_changed_params(change: SessionChanged) -> dict[str, Any]:
     result: dict[str, Any] = to_wire(change)
     return result

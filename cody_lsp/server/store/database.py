@@ -40,6 +40,7 @@ from .errors import SESSION_GONE, SessionGone, StoreError
 from .queries import (
     LATEST_SESSION,
     SESSION_BY_ID,
+    SESSION_COLUMNS,
     UNTITLED,
     list_sessions_query,
     next_cursor,
@@ -629,6 +630,21 @@ class Store:
         cur = await self._conn.execute(SESSION_BY_ID, (session_id,))
         row = await cur.fetchone()
         return _session(row) if row else None
+
+    async def sessions_by_id(self, session_ids: list[str]) -> list[SessionInfo]:
+        """The sessions of those ids that exist (in no particular order)."""
+        found: list[SessionInfo] = []
+        for start in range(0, len(session_ids), 500):  # under SQLite's bound on parameters
+            ids = session_ids[start : start + 500]
+            sql = f"SELECT {SESSION_COLUMNS} FROM sessions WHERE id IN ({', '.join('?' * len(ids))})"
+            found += [_session(r) for r in await (await self._conn.execute(sql, ids)).fetchall()]
+        return found
+
+    async def data_version(self) -> int:
+        """SQLite's `data_version`: it moves when another connection (another server process)
+        committed a change since the last time it was read on this one."""
+        row = await (await self._conn.execute("PRAGMA data_version")).fetchone()
+        return int(row[0]) if row else 0
 
     async def list_sessions(
         self, folder: str | None, limit: int, cursor: str | None

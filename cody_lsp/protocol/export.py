@@ -130,6 +130,8 @@ class Spec:
     chunk_types: Mapping[str, type]
     terminal_types: frozenset[str]
     aliases: Mapping[str, Any] = field(default_factory=dict)  # name → a Literal type
+    # Strings a client sends as they are (CARRY_OUT_PROMPT): name → value.
+    constants: Mapping[str, str] = field(default_factory=dict)
 
 
 def spec_from_wire(module: types.ModuleType = wire) -> Spec:
@@ -146,6 +148,7 @@ def spec_from_wire(module: types.ModuleType = wire) -> Spec:
         chunk_types=module.CHUNK_TYPES,
         terminal_types=frozenset(module.TERMINAL_TYPES),
         aliases=aliases,
+        constants={"CARRY_OUT_PROMPT": module.CARRY_OUT_PROMPT},
     )
 
 
@@ -548,6 +551,8 @@ def render_ts(spec: Spec) -> str:
         "",
         f"export const PROTOCOL_VERSION = {spec.version};",
     ]
+    for name, value in sorted(spec.constants.items()):
+        out.append(f"export const {name} = {json.dumps(value)};")
     for name, alias in sorted(spec.aliases.items()):
         out += ["", f"export type {name} = {_ts_literal(alias)};"]
 

@@ -1,7 +1,7 @@
 // The messages between the extension and the webview (src/webview/main.ts). The webview only
 // renders these; every protocol decision is made in session.ts. Both sides compile against
 // this file and the generated protocol types.
-import type { Attachment, AttachmentType, QueuedMessage, RunStatus, SessionInfo, Usage } from './protocol';
+import type { Attachment, AttachmentType, QueuedMessage, RunStatus, SessionInfo, SessionMode, Usage } from './protocol';
 
 /** Something the extension does for the user when a button is clicked (configure, set a key…). */
 export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'installServer' | 'showOutput' | 'restart' | 'approvalRules' | 'retry';
@@ -158,8 +158,10 @@ export type ToWebview =
   | { type: 'checkpointPreview'; checkpointId: string; files: string[]; more: boolean; error?: string }
   /** A restore was done: what it did, and the checkpoint that undoes it. */
   | { type: 'restored'; text: string; undoCheckpointId: string }
-  /** What the server offers: steering (queue while a run goes, Send now) and compaction. */
-  | { type: 'features'; steering: boolean; compaction: boolean };
+  /** What the server offers: steering (queue while a run goes, Send now), compaction, and the modes of the picker (none: no picker). */
+  | { type: 'features'; steering: boolean; compaction: boolean; modes?: SessionMode[] }
+  /** A plan-mode run answered with its plan: the panel offers to carry it out. */
+  | { type: 'planReady'; runId: string };
 
 /** One kind of message to the webview, by its `type`. */
 export type ToWebviewOf<T extends ToWebview['type']> = Extract<ToWebview, { type: T }>;
@@ -193,7 +195,11 @@ export type FromWebview =
   /** "Fork from here": a new session with the history before that prompt, opened. */
   | { type: 'forkSession'; position: number }
   /** "N files changed": the diff from the checkpoint to now, in an editor. */
-  | { type: 'showCheckpointDiff'; checkpointId: string };
+  | { type: 'showCheckpointDiff'; checkpointId: string }
+  /** The mode picker: the session's mode for its next runs (a session not made yet starts in it). */
+  | { type: 'setMode'; mode: SessionMode }
+  /** "Carry out the plan": the session switched to code, and the plan's prompt sent. */
+  | { type: 'carryOut' };
 
 type Check = (message: Record<string, unknown>) => boolean;
 const str = (key: string): Check => (m) => typeof m[key] === 'string';
@@ -231,6 +237,8 @@ const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
   restoreCheckpoint: (m) => typeof m.checkpointId === 'string' && (m.restore === 'files' || m.restore === 'conversation' || m.restore === 'both'),
   forkSession: (m) => typeof m.position === 'number' && Number.isInteger(m.position) && m.position >= 0,
   showCheckpointDiff: str('checkpointId'),
+  setMode: (m) => m.mode === 'code' || m.mode === 'ask' || m.mode === 'plan',
+  carryOut: ok,
 };
 
 /** Checks the shape of a message from the webview before it is dispatched. */

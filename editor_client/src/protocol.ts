@@ -4,6 +4,7 @@
 // Optional fields (`?`) are absent, never null, in what the server sends.
 
 export const PROTOCOL_VERSION = 1;
+export const CARRY_OUT_PROMPT = "Carry out the plan.";
 
 export type AttachmentType = "file" | "selection" | "diagnostics" | "terminal" | "image";
 

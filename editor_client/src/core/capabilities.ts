@@ -4,13 +4,22 @@
 // shows the context meter and compactions (usage, compaction chunks), and answers
 // `cody/diagnostics` with an edited file's problems (diagnostics; src/vscode/diagnostics.ts), and
 // takes the `checkpoint` chunk (checkpoints: the panel's Restore… and Fork actions, core/checkpoints.ts).
+// and hears of a session changed in another server process (sessionChanges: `cody/sessionChanged`).
 // vscode-languageclient lets a StaticFeature add to the client capabilities it sends
 // (`fillClientCapabilities`), which is what CodyCapabilitiesFeature is registered for.
 // Only types are imported from vscode-languageclient, so the integration test can
 // use this module without a `vscode` module.
 import type { ClientCapabilities, FeatureState, StaticFeature } from 'vscode-languageclient';
 
-export const CLIENT_FEATURES = { permissions: true, steering: true, usage: true, compaction: true, diagnostics: true, checkpoints: true } as const;
+export const CLIENT_FEATURES = {
+  permissions: true,
+  steering: true,
+  usage: true,
+  compaction: true,
+  diagnostics: true,
+  checkpoints: true,
+  sessionChanges: true,
+} as const;
 
 /** Adds this client's cody features to `capabilities.experimental.cody`, keeping whatever else is there. */
 export function addCodyCapabilities(capabilities: ClientCapabilities): void {

@@ -1,6 +1,6 @@
 // Which protocol the server speaks: `capabilities.experimental.cody.protocolVersion` of its
 // initialize result must be the PROTOCOL_VERSION this extension was generated for.
-import { PROTOCOL_VERSION } from '../protocol';
+import { PROTOCOL_VERSION, type SessionMode } from '../protocol';
 
 /** The version the server's initialize result advertises, or undefined if it advertises none. */
 export function serverProtocolVersion(initializeResult: unknown): number | undefined {
@@ -34,6 +34,8 @@ export interface ServerFeatures {
   denyFeedback?: boolean;
   /** cody/run takes `attachments`. */
   attachments?: boolean;
+  /** The modes a session may have (`modes`: code, ask, plan); none when the server has no modes. */
+  modes?: SessionMode[];
   /** Why there is no command sandbox (`sandbox.available: false`); undefined when there is one or the server does not say. */
   noSandbox?: string | undefined;
   /** Checkpoints: cody/listCheckpoints, diffCheckpoint, restoreCheckpoint, forkSession. */
@@ -54,7 +56,16 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
     attachments: cody?.attachments === true,
     noSandbox: noSandbox(cody?.sandbox),
     checkpoints: cody?.checkpoints === true,
+    modes: knownModes(cody?.modes),
   };
+}
+
+const MODES: readonly SessionMode[] = ['code', 'ask', 'plan'];
+
+/** The modes the server advertises that this client knows, in its order. */
+function knownModes(modes: unknown): SessionMode[] {
+  if (!Array.isArray(modes)) return [];
+  return MODES.filter((mode) => modes.includes(mode));
 }
 
 function noSandbox(sandbox: unknown): string | undefined {

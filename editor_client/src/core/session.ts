@@ -10,6 +10,7 @@ import type { AttachedChip, FromWebview, PanelAttachment, RestoreChoice, ToWebvi
 import { permissionChoices } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
 import {
+  CARRY_OUT_PROMPT,
   Methods,
   type Chunk,
   type Message,
@@ -27,6 +28,7 @@ import {
   type ServerRequestMethod,
   type ServerRequests,
   type SessionInfo,
+  type SessionMode,
   type SessionPage,
 } from '../protocol';
 import { compactionText, endedMessage, RunTranscript, toolCallMessage, toolResultMessage } from './runTranscript';
@@ -146,6 +148,10 @@ export class Session {
   private viewChanged: Promise<void> = Promise.resolve();
   /** The panel says once that the server has no command sandbox. */
   private saidNoSandbox = false;
+  /** The mode picked before the session exists: the run that makes it starts in it. */
+  private nextMode: SessionMode | undefined;
+  /** The mode of each live run (its session_start's), to offer carrying out a plan. */
+  private readonly runModes = new Map<string, SessionMode>();
 
   constructor(private readonly options: SessionOptions) {
     this.connection = options.connection;
@@ -159,6 +165,15 @@ export class Session {
       this.connection.onNotification(Methods.chunk, (chunk) => this.onChunk(chunk)),
       this.connection.onNotification(Methods.queueChanged, (change) => {
         if (change.sessionId === this.session?.id) this.post({ type: 'queue', queued: change.queued });
+      }),
+      // Another client (Zed, the terminal chat) changed the session shown: its mode, model or title.
+      this.connection.onNotification(Methods.sessionChanged, (change) => {
+        if (change.session.id !== this.session?.id) return;
+        this.session = change.session;
+        this.post({ type: 'session', session: change.session });
+        if (change.changed.includes('mode')) {
+          this.post({ type: 'notice', level: 'info', text: `Mode set to ${change.session.mode ?? 'code'} in another client.` });
+        }
       }),
       this.connection.onRequest(Methods.requestPermission, (params, token) => this.askPermission(params, token)),
     );
@@ -241,6 +256,12 @@ export class Session {
       case 'forkSession':
         await this.forkSession(message.position);
         break;
+      case 'setMode':
+        await this.setMode(message.mode);
+        break;
+      case 'carryOut':
+        await this.carryOut();
+        break;
       default:
         break; // links, clipboard, diffs and actions are the extension's (extension.ts)
     }
@@ -256,7 +277,8 @@ export class Session {
   }
 
   private async resumeNow(): Promise<void> {
-    this.post({ type: 'features', steering: this.features.steering, compaction: this.features.compaction });
+    const modes = this.features.modes ?? [];
+    this.post({ type: 'features', steering: this.features.steering, compaction: this.features.compaction, ...(modes.length > 0 ? { modes } : {}) });
     if (this.features.noSandbox !== undefined && !this.saidNoSandbox) {
       this.saidNoSandbox = true;
       this.post({ type: 'notice', level: 'info', text: noSandboxNotice(this.features.noSandbox) });
@@ -305,6 +327,7 @@ export class Session {
   private async show(session: SessionInfo | null, page?: SessionPage): Promise<void> {
     const view = ++this.view;
     this.session = session;
+    this.nextMode = undefined;
     this.nextBefore = undefined;
     this.post({ type: 'queue', queued: [] });
     if (session === null || session.messageCount === 0) {
@@ -478,6 +501,7 @@ export class Session {
       this.post({ type: 'runStarted', runId });
     }
     if (this.session !== null) params.sessionId = this.session.id;
+    else if (this.nextMode !== undefined) params.mode = this.nextMode; // the session it makes starts in it
     try {
       const result = await this.connection.sendRequest(Methods.run, params);
       if (!transcript.ended && (priority === undefined || transcript.started)) {
@@ -640,7 +664,19 @@ export class Session {
         createdAt: now,
         updatedAt: now,
       };
-      this.post({ type: 'session', session: this.session });
+      this.nextMode = undefined;
+    }
+    if (chunk.type === 'session_start') {
+      // The run's mode and the instruction files it was given (the header's "Rules:").
+      if (chunk.mode !== undefined) this.runModes.set(chunk.runId, chunk.mode);
+      if (this.session?.id === chunk.sessionId) {
+        const updated: SessionInfo = { ...this.session };
+        const mode = this.session.mode ?? chunk.mode;
+        if (mode !== undefined) updated.mode = mode;
+        if (chunk.instructions !== undefined) updated.instructions = chunk.instructions;
+        this.session = updated;
+        this.post({ type: 'session', session: this.session });
+      }
     }
     if (chunk.type === 'tool_call' && changesFiles(chunk.toolName)) {
       this.changes.record(chunk.runId, chunk.toolCallId, chunk.toolName, chunk.args, true);
@@ -655,7 +691,39 @@ export class Session {
       return;
     }
     for (const message of transcript.apply(chunk)) this.post(message);
-    if (transcript.ended) this.withdrawPermissions(chunk.runId);
+    if (chunk.type === 'done' && this.runModes.get(chunk.runId) === 'plan' && chunk.output.trim() !== '') {
+      this.post({ type: 'planReady', runId: chunk.runId });
+    }
+    if (transcript.ended) {
+      this.runModes.delete(chunk.runId);
+      this.withdrawPermissions(chunk.runId);
+    }
+  }
+
+  /** The mode picker: the session's mode for its next runs (`cody/updateSession {mode}`); before the session exists, the mode its first run makes it in. */
+  async setMode(mode: SessionMode): Promise<void> {
+    if (this.session === null) {
+      this.nextMode = mode;
+      return;
+    }
+    try {
+      const session = await this.connection.sendRequest(Methods.updateSession, { sessionId: this.session.id, mode });
+      if (session.id === this.session?.id) {
+        this.session = session;
+        this.post({ type: 'session', session });
+      }
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not change the mode: ${errorText(error)}` });
+      if (this.session !== null) this.post({ type: 'session', session: this.session }); // the picker shows the mode it has
+    }
+  }
+
+  /** "Carry out the plan": the session switched to code, then CARRY_OUT_PROMPT sent (protocol.md, "Modes"). */
+  async carryOut(): Promise<RunResult | undefined> {
+    if (this.session === null || this.activeRunId !== undefined) return undefined;
+    if ((this.session.mode ?? 'code') !== 'code') await this.setMode('code');
+    if ((this.session?.mode ?? 'code') !== 'code') return undefined; // the change failed (said)
+    return this.send(CARRY_OUT_PROMPT);
   }
 
   private askPermission(params: PermissionParams, token: CancellationTokenLike): Promise<PermissionResult> {

@@ -7,7 +7,8 @@
 // untouched) and the editor's Undo restores it, a write is approved "always" and the approval
 // holds, Stop, a reload restores the session with its end states and the stopped answer's text,
 // the sessions list switches sessions, every kind of theme is readable (computed colours, in
-// contrast.txt), a long session lands on and follows its newest message, and a wrong
+// contrast.txt), a long session lands on and follows its newest message, a plan made in plan mode
+// (the composer's picker) is carried out in code mode with its write asked for, and a wrong
 // cody.pythonPath is one message with a button.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
@@ -69,6 +70,7 @@ const READABLE: Probe[] = [
   { name: 'checkpoint action', selector: '.checkpoint-actions button', text: 3 },
   { name: 'prompt', selector: '#prompt', text: 4.5 },
   { name: 'Send button', selector: '#send', text: 4.5 },
+  { name: 'mode picker', selector: '#mode-picker', text: 4.5 },
 ];
 
 // One reply per model request, in the order the story makes them.
@@ -99,6 +101,10 @@ const SCRIPT = [
   // Checkpoints: a command changes data.txt on disk; the turn's checkpoint restores it.
   { tool_calls: [{ name: 'run_command', arguments: { command: "printf 'changed by the agent\\n' > data.txt" } }] },
   { text: 'Changed data.txt.' },
+  // Modes: a plan-mode answer (read-only tools), then "Carry out the plan" in code mode: an edit that asks.
+  { text: '1. Make greeting.txt greet the shop.\n2. Read it back.' },
+  { tool_calls: [{ name: 'edit_file', arguments: { path: 'greeting.txt', old_string: 'Hello.', new_string: 'Hello, shop!' } }] },
+  { text: 'Carried out the plan: greeting.txt greets the shop.' },
 ];
 
 describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, () => {
@@ -688,6 +694,39 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     const titles = await frame.locator('#sessions-list .session-title').allInnerTexts();
     assert.ok(titles.includes('Change data.txt') && titles.includes('Change data.txt (fork)'), `the original is still there: ${titles.join(', ')}`);
     await frame.click('#sessions-toggle');
+  });
+
+  step('plans in plan mode (picked in the composer), then "Carry out the plan" switches to code and asks for the write', async () => {
+    writeFileSync(join(workspace, 'AGENTS.md'), 'Greet politely.\n'); // project instructions: the Rules line names them
+    writeFileSync(join(workspace, 'greeting.txt'), 'Hello.\n');
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await frame.selectOption('#mode-picker', 'plan');
+    await send('Plan a greeting for the shop');
+    await frame.locator('#plan-bar').waitFor({ state: 'visible', timeout: 30_000 });
+    assert.equal(await frame.locator('#rules-line').innerText(), 'Rules: AGENTS.md');
+    assert.equal(await frame.inputValue('#mode-picker'), 'plan');
+    await screenshot('plan-ready');
+    assert.equal(readFileSync(join(workspace, 'greeting.txt'), 'utf8'), 'Hello.\n', 'a plan changes nothing');
+    const requests = () =>
+      readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string } }> });
+    const planned = requests().at(-1);
+    assert.deepEqual(planned?.tools?.map((t) => t.function.name), ['read_file', 'list_dir', 'glob', 'grep'], 'plan mode offers only read-only tools');
+    assert.match(String(planned?.messages[0]?.content), /# Mode: plan/);
+    assert.match(String(planned?.messages[0]?.content), /Greet politely\./);
+    await frame.click('#plan-bar .plan-carry');
+    const card = frame.locator('.permission:not(.settled)');
+    await card.waitFor({ timeout: 30_000 });
+    assert.equal(await frame.inputValue('#mode-picker'), 'code', 'the session is in code mode now');
+    assert.equal(await frame.locator('#plan-bar').isVisible(), false);
+    await screenshot('carry-out-asks');
+    const carry = requests().at(-1);
+    assert.deepEqual(carry?.messages.at(-1), { role: 'user', content: 'Carry out the plan.' });
+    assert.ok(carry?.tools?.some((t) => t.function.name === 'edit_file'), 'code mode offers every tool');
+    await card.locator('button', { hasText: 'Allow once' }).click();
+    await frame.waitForFunction(() => /Carried out the plan/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await screenshot('plan-carried-out');
+    assert.equal(readFileSync(join(workspace, 'greeting.txt'), 'utf8'), 'Hello, shop!\n');
   });
 
   step('keeps the Output channel readable: no error for a restart, no stray lines', async () => {

@@ -14,6 +14,7 @@ import { Composer } from './composer';
 import { byId, vscode } from './dom';
 import { Follow } from './follow';
 import { Header } from './header';
+import { Modes } from './modes';
 import { SessionList } from './sessions';
 import { Snapshot } from './snapshot';
 import { Transcript } from './transcript';
@@ -50,6 +51,7 @@ const composer = new Composer(
   ],
 );
 const sessionList = new SessionList(() => session?.id ?? null);
+const modes = new Modes();
 
 type Handlers = { [K in ToWebview['type']]: (msg: ToWebviewOf<K>) => void };
 
@@ -60,11 +62,13 @@ const HANDLERS: Handlers = {
     transcript.clear();
     welcome.update();
     working.stop();
+    modes.reset();
     follow.follow(); // the session shown next lands on its newest message
   },
   session: (msg) => {
     session = msg.session;
     header.showSession(msg.session);
+    modes.showSession(msg.session);
     sessionList.markCurrent(msg.session?.id ?? null);
   },
   folder: (msg) => {
@@ -101,11 +105,14 @@ const HANDLERS: Handlers = {
     compaction = msg.compaction;
     compactButton.hidden = !msg.compaction;
     composer.setSteering(msg.steering);
+    modes.setModes(msg.modes);
   },
+  planReady: () => modes.planReady(),
   runStarted: (msg) => {
     transcript.runStarted(msg.runId);
     working.start(msg.runId);
     composer.setRunning(true);
+    modes.setRunning(true);
   },
   stepStart: (msg) => transcript.stepStart(msg),
   text: (msg) => {
@@ -140,7 +147,10 @@ const HANDLERS: Handlers = {
   runTokens: (msg) => working.setTokens(msg.runId, msg.tokens),
   runEnded: (msg) => {
     working.stop(msg.runId);
-    if (transcript.runEnded(msg)) composer.setRunning(false);
+    if (transcript.runEnded(msg)) {
+      composer.setRunning(false);
+      modes.setRunning(false);
+    }
   },
   notice: (msg) => transcript.notice(msg),
 };

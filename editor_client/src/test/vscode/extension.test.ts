@@ -108,7 +108,7 @@ describe('extension activation', () => {
     assert.deepEqual(client.clientOptions.documentSelector, [{ scheme: 'file' }], 'open files are synchronized');
     assert.deepEqual(client.clientCapabilities().experimental, {
       other: 1,
-      cody: { permissions: true, steering: true, usage: true, compaction: true, diagnostics: true, checkpoints: true },
+      cody: { permissions: true, steering: true, usage: true, compaction: true, diagnostics: true, checkpoints: true, sessionChanges: true },
     });
     assert.ok(client.started);
     assert.deepEqual(client.requests, [], 'the session is shown when the view asks for it');

@@ -252,21 +252,18 @@ class CodyClient:
         def on_chunk(params: Any) -> None:  # sync: runs in message order
             self._dispatch_chunk(params)
 
-        @self._transport.feature("cody/queueChanged")
-        def on_queue_changed(params: Any) -> None:
-            for callback in list(self.on_queue_changed):
-                try:
-                    callback(params)
-                except Exception:
-                    log.exception("an on_queue_changed callback failed")
+        def to_each(callbacks: list[Callable[[dict[str, Any]], Any]], name: str) -> Callable[[Any], None]:
+            def dispatch(params: Any) -> None:
+                for callback in list(callbacks):
+                    try:
+                        callback(params)
+                    except Exception:
+                        log.exception("an %s callback failed", name)
 
-        @self._transport.feature("cody/sessionChanged")
-        def on_session_changed(params: Any) -> None:
-            for callback in list(self.on_session_changed):
-                try:
-                    callback(params)
-                except Exception:
-                    log.exception("an on_session_changed callback failed")
+            return dispatch
+
+        self._transport.feature("cody/queueChanged")(to_each(self.on_queue_changed, "on_queue_changed"))
+        self._transport.feature("cody/sessionChanged")(to_each(self.on_session_changed, "on_session_changed"))
 
         for method in ("window/logMessage", "window/showMessage", "$/logTrace", "$/progress", "telemetry/event"):
             self._transport.feature(method)(_ignore)

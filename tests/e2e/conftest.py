@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import pytest_asyncio
 
 from ..conftest import server_env
+from .acp_support import SdkClient
 from .cli_support import PROMPT, Terminal, cli_env
 from .socket_support import runtime_dir, start_socket_server  # noqa: F401 - the socket tests' fixtures
 
@@ -42,3 +44,22 @@ def mcp_env(provider, db_path: Path, tmp_path: Path):
         return env
 
     return make
+
+
+@pytest_asyncio.fixture
+async def acp(provider, db_path: Path, workspace: Path):
+    """Start ACP agents behind the official SDK's client, initialized (several may share one DB);
+    all are stopped at the end, and none may have sent what ACP v1 does not allow."""
+    started: list[SdkClient] = []
+
+    async def start() -> SdkClient:
+        client = await SdkClient.start(server_env(provider, db_path), workspace)
+        started.append(client)
+        await client.initialize()
+        return client
+
+    yield start
+    for client in started:
+        problems = client.problems()
+        await client.stop()
+        assert not problems, problems

@@ -6,29 +6,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-import pytest_asyncio
-
 from cody_lsp.testing.provider import Reply, ToolCall
-
-from ..conftest import server_env
-from .acp_support import SdkClient
-
-
-@pytest_asyncio.fixture
-async def acp(provider, db_path: Path, workspace: Path):
-    started: list[SdkClient] = []
-
-    async def start() -> SdkClient:
-        client = await SdkClient.start(server_env(provider, db_path), workspace)
-        started.append(client)
-        await client.initialize()
-        return client
-
-    yield start
-    for client in started:
-        problems = client.problems()
-        await client.stop()
-        assert not problems, problems
 
 
 def opened(workspace: Path, session: str) -> dict:

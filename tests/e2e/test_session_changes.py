@@ -12,32 +12,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-import pytest_asyncio
 
 from cody_lsp.testing.provider import Reply
 
-from ..conftest import CodyWire, server_env
+from ..conftest import CodyWire
 from .acp_support import SdkClient
 
 pytestmark = pytest.mark.timeout(90)
-
-
-@pytest_asyncio.fixture
-async def agents(provider, db_path: Path, workspace: Path):
-    """ACP agents behind the SDK's client, initialized (as test_acp_sessions.py's `acp`)."""
-    started: list[SdkClient] = []
-
-    async def start() -> SdkClient:
-        client = await SdkClient.start(server_env(provider, db_path), workspace)
-        started.append(client)
-        await client.initialize()
-        return client
-
-    yield start
-    for client in started:
-        problems = client.problems()
-        await client.stop()
-        assert not problems, problems
 
 
 async def until(condition: Callable[[], Any], timeout: float = 10.0) -> Any:
@@ -59,13 +40,13 @@ def mode_options(client: SdkClient, session_id: str) -> list[str]:
 
 
 async def test_a_mode_set_in_acp_reaches_the_panel_and_the_panels_reaches_acp(
-    wire_factory, agents, provider, workspace: Path
+    wire_factory, acp, provider, workspace: Path
 ):
     panel: CodyWire = await wire_factory(capabilities={"sessionChanges": True})
     provider.add(Reply(text="Hello."))
     result, _ = await panel.run("hi")
     session = result["sessionId"]
-    zed = await agents()
+    zed = await acp()
     loaded = await zed.call("loadSession", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
     assert loaded["modes"]["currentModeId"] == "code"
 
@@ -99,13 +80,13 @@ async def test_a_mode_set_in_acp_reaches_the_panel_and_the_panels_reaches_acp(
 
 
 async def test_a_title_or_model_changed_elsewhere_is_told_and_acp_hears_the_model_as_its_option(
-    wire_factory, agents, provider, workspace: Path
+    wire_factory, acp, provider, workspace: Path
 ):
     panel = await wire_factory(capabilities={"sessionChanges": True})
     created = await panel.request("cody/createSession", {"title": "Draft"})
     session = created["id"]
     other = await wire_factory()  # another editor window (it follows nothing: it did not declare it)
-    zed = await agents()
+    zed = await acp()
     await zed.call("loadSession", {"sessionId": session, "cwd": str(workspace), "mcpServers": []})
     await other.request("cody/updateSession", {"sessionId": session, "title": "Health endpoint"})
     [change] = await until(lambda: panel.session_changes)
@@ -121,10 +102,10 @@ async def test_a_title_or_model_changed_elsewhere_is_told_and_acp_hears_the_mode
     assert other.session_changes == []
 
 
-async def test_a_client_that_does_not_declare_it_is_never_told(wire_factory, agents, provider, workspace: Path):
+async def test_a_client_that_does_not_declare_it_is_never_told(wire_factory, acp, provider, workspace: Path):
     panel = await wire_factory()
     created = await panel.request("cody/createSession", {})
-    zed = await agents()
+    zed = await acp()
     await zed.call("loadSession", {"sessionId": created["id"], "cwd": str(workspace), "mcpServers": []})
     await zed.call("setSessionMode", {"sessionId": created["id"], "modeId": "ask"})
     await asyncio.sleep(1.5)

@@ -521,6 +521,7 @@ export class Session {
       return undefined;
     } finally {
       this.runs.delete(runId);
+      this.runModes.delete(runId);
       this.shownMessages.delete(messageId);
       if (this.activeRunId === runId) this.activeRunId = this.otherLiveRun();
       // The run's checkpoint (and what it changed) gets its actions once no run goes.

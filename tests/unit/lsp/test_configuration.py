@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -275,5 +276,10 @@ def test_the_extension_offers_every_setting_and_no_other():
     """editor_client/package.json contributes each server setting (its own settings besides)."""
     package = json.loads((Path(__file__).parents[3] / "editor_client" / "package.json").read_text())
     contributed = {key.removeprefix("cody.") for key in package["contributes"]["configuration"]["properties"]}
-    client_only = {"pythonPath", "serverArgs", "modelApiKey", "modelBaseUrl"}  # editor_client/src/vscode/server.ts
+    # The extension's own settings, as editor_client/src/vscode/server.ts lists them (never sent to the server).
+    server_ts = (Path(__file__).parents[3] / "editor_client" / "src" / "vscode" / "server.ts").read_text()
+    listed = re.search(r"CLIENT_ONLY_SETTINGS = new Set\(\[([^\]]*)\]\)", server_ts)
+    assert listed is not None
+    client_only = set(re.findall(r"'([A-Za-z]+)'", listed.group(1)))
+    assert {"pythonPath", "modelApiKey"} <= client_only
     assert contributed - client_only == set(KEYS)

@@ -240,17 +240,20 @@ class AcpAgent:
         return send
 
     async def _models_listed(self) -> None:
-        """The endpoint listed more models: each session this client opened is told its options."""
+        """The endpoint listed more models: each session this client opened is told its options.
+        In the requests' order (a place taken now): a set_mode or set_config_option read before
+        has taken effect, so the mode told with the models is never an older one."""
         manager = self.app.running
         if manager is None:
             return
-        for session_id in self.client.opened():
-            try:
-                session = await manager._session(session_id)
-            except RequestError:
-                continue  # deleted meanwhile
-            update = {"sessionUpdate": "config_option_update", "configOptions": config_options(self, session)}
-            self.client.update(session_id, update)
+        async with self.requests.ticket():
+            for session_id in self.client.opened():
+                try:
+                    session = await manager._session(session_id)
+                except RequestError:
+                    continue  # deleted meanwhile
+                update = {"sessionUpdate": "config_option_update", "configOptions": config_options(self, session)}
+                self.client.update(session_id, update)
 
 
 def _normalize(raw: str) -> str:

@@ -48,11 +48,15 @@ class SessionWatch:
         self._version: int | None = None
         self._task: asyncio.Task[None] | None = None
         self._writing: dict[str, int] = {}  # sessions this process is changing now
+        # Bumped whenever this process learns a session anew (follow, writing): a look whose read
+        # began before such a change may hold the older state, and must not tell it.
+        self._learned: dict[str, int] = {}
 
     def follow(self, session: SessionInfo) -> None:
         """The client saw `session` as it is now (it named, created, ran or changed it)."""
         self._seen.pop(session.id, None)
         self._seen[session.id] = _seen(session)
+        self._learned[session.id] = self._learned.get(session.id, 0) + 1
         while len(self._seen) > MAX_FOLLOWED:
             del self._seen[next(iter(self._seen))]
         if self._task is None:
@@ -60,11 +64,13 @@ class SessionWatch:
 
     def forget(self, session_id: str) -> None:
         self._seen.pop(session_id, None)
+        self._learned.pop(session_id, None)
 
     @contextlib.contextmanager
     def writing(self, session_id: str) -> Iterator[None]:
         """This process changes the session meanwhile (then `follow`s it): not told back."""
         self._writing[session_id] = self._writing.get(session_id, 0) + 1
+        self._learned[session_id] = self._learned.get(session_id, 0) + 1
         try:
             yield
         finally:
@@ -84,12 +90,14 @@ class SessionWatch:
             return
         self._version = version
         ids = list(self._seen)
+        learned = {session_id: self._learned.get(session_id, 0) for session_id in ids}
         now = {s.id: s for s in await self._store.sessions_by_id(ids)}
         for session_id in ids:
             before = self._seen.get(session_id)
             if before is None:
                 continue  # forgotten meanwhile
-            if session_id in self._writing:  # what was read may be this process's own change
+            # What was read may be older than (or be) this process's own change, made meanwhile.
+            if session_id in self._writing or self._learned.get(session_id, 0) != learned[session_id]:
                 self._version = None  # the next look reads again
                 continue
             session = now.get(session_id)

@@ -88,6 +88,14 @@ def shadow_env(git_dir: str, work_tree: str | None) -> dict[str, str]:
             "GIT_AUTHOR_EMAIL": "cody-lsp@localhost",
             "GIT_COMMITTER_NAME": "cody-lsp",
             "GIT_COMMITTER_EMAIL": "cody-lsp@localhost",
+            # Git's untracked cache, for every command (also on stores made before their configuration
+            # said so): `update-index` drops the cache where the configuration does not want it, and
+            # it serves `status --untracked-files=all` only when the configuration asks for all.
+            "GIT_CONFIG_COUNT": "2",
+            "GIT_CONFIG_KEY_0": "core.untrackedCache",
+            "GIT_CONFIG_VALUE_0": "true",
+            "GIT_CONFIG_KEY_1": "status.showUntrackedFiles",
+            "GIT_CONFIG_VALUE_1": "all",
         }
     )
     if work_tree is not None:

@@ -9,17 +9,18 @@ trees without parents, so dropping a checkpoint's ref frees whatever no other ch
 
 A snapshot (:meth:`ShadowStore.snapshot`):
 
-1. `git diff-files` and `git ls-files -o --exclude-standard` (at once): the files changed or gone
-   since the last snapshot, from the index's stat cache (only changed files are read), and those
-   that are new (not ignored);
+1. `git status` (one walk): the files changed or gone since the last snapshot, from the index's
+   stat cache (only changed files are read), and those that are new (not ignored), from git's
+   untracked cache (only directories whose stat data changed are read again; racy ones too);
 2. each of them is looked at (`lstat`): regular files over the size cap, and anything that is not a
    regular file or a symlink (a FIFO, a nested repository), are left out — and the oversized ones
-   reported; the rest go to `git update-index` (only changed content is stored anew) — the changed
-   ones as soon as `diff-files` has answered, while the walk for new files goes on;
+   reported; the rest go to `git update-index` (only changed content is stored anew);
 3. `git write-tree`: the tree of the folder now (skipped when nothing changed).
 
 The checkpoint's ref is not made then: housekeeping makes the refs of every checkpoint the session
-store lists before it prunes anything (and git never prunes by itself here: `gc.auto = 0`).
+store lists before it prunes anything (and git never prunes by itself here: `gc.auto = 0`). It also
+points HEAD (`refs/heads/main`) at a commit of the latest tree, which `git status` compares the
+index with (its first column, not used here).
 
 When the ignore rules changed (a `.gitignore` among the changed files, or the user's excludes),
 files the rules now ignore are dropped from the index. `.git` is never recorded (git itself never
@@ -64,6 +65,16 @@ LOCK_POLL = 0.01
 MAX_SKIPPED = 1000  # oversized files named per snapshot
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 REF_PREFIX = "refs/cody/"
+# The snapshot's walk (with the untracked cache: shadow_env's configuration).
+STATUS_ARGS = (
+    "status",
+    "--porcelain",
+    "-z",
+    "--untracked-files=all",
+    "--no-renames",
+    "--ignore-submodules=all",
+)
+HEAD_REF = "refs/heads/main"  # HEAD: a commit of a recent snapshot (status compares the index with it)
 LOOSE_OBJECTS_TO_REPACK = 2000
 
 CONFIG = """\
@@ -79,7 +90,7 @@ CONFIG = """\
 \tlogallrefupdates = false
 \thooksPath = /dev/null
 \tfsmonitor = false
-\tuntrackedCache = false
+\tuntrackedCache = true
 \tquotePath = false
 \tlooseCompression = 1
 \tfsync = none
@@ -98,6 +109,8 @@ CONFIG = """\
 \tmnemonicPrefix = false
 [commit]
 \tgpgSign = false
+[status]
+\tshowUntrackedFiles = all
 """
 # Highest precedence of all attribute files: no conversion of content between the folder and the store.
 ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge\n"
@@ -153,6 +166,7 @@ class ShadowStore:
         self._global_excludes: Path | None | bool = False  # False: not looked up yet
         self._changes: OrderedDict[tuple[str, str], list[Change]] = OrderedDict()
         self._tree: tuple[str, tuple[int, int, int] | None] | None = None  # the last tree written, and its index
+        self._head_tree: str | None = None  # the tree of the commit HEAD is at (as this process made it)
 
     # ------------------------------------------------------------------ setup and locking
 
@@ -224,49 +238,41 @@ class ShadowStore:
         stdin: bytes | None = None,
         timeout: float = QUICK_TIMEOUT,
         folder: bool = False,
+        optional_locks: bool = False,
     ) -> bytes:
-        """Run git on the store; `folder`: a command that reads the folder (refused when it is gone)."""
+        """Run git on the store; `folder`: a command that reads the folder (refused when it is gone);
+        `optional_locks`: it may write the index when it wants to (only `git status`)."""
         cwd = self._cwd()
         if folder and cwd != self.folder:
             raise FolderGone(self.folder)
-        return (await run_git(self.git, args, env=self._env, cwd=cwd, stdin=stdin, timeout=timeout)).stdout
+        env = self._env
+        if optional_locks:
+            env = {k: v for k, v in env.items() if k != "GIT_OPTIONAL_LOCKS"}
+        return (await run_git(self.git, args, env=env, cwd=cwd, stdin=stdin, timeout=timeout)).stdout
 
     # ------------------------------------------------------------------ snapshots
 
     async def snapshot(self, max_file_bytes: int) -> Snapshot:
         """The folder's state now, as a tree in the store (hold :meth:`locked`)."""
-        # Recorded files that changed or are gone (the index's stat cache), and new files (not
-        # ignored, once the user's excludes are synced): two walks at once. The recorded ones go
-        # into the index while the walk for new files goes on (an update only touches paths the
-        # index had, which that walk does not list — but one it drops for its size, listed as new
-        # if the walk read the index after the update, is skipped again: `skipped` is by path).
-        tracked = asyncio.ensure_future(
-            self._git(
-                ["diff-files", "-z", "--name-only", "--ignore-submodules=all"], timeout=SNAPSHOT_TIMEOUT, folder=True
-            )
-        )
-        others: asyncio.Future[bytes] | None = None
-        try:
-            rules_changed = await self._sync_excludes()
-            others = asyncio.ensure_future(
-                self._git(["ls-files", "-z", "-o", "--exclude-standard"], timeout=SNAPSHOT_TIMEOUT, folder=True)
-            )
-            changed = dict.fromkeys((p for p in (await tracked).split(b"\0") if p), True)  # path → in the index
-            seen = list(changed)
-            updated = False
-            skipped: dict[bytes, int] = {}
-            if not others.done():
-                updated = await self._update(changed, max_file_bytes, skipped)
-                changed = {}
-            new = dict.fromkeys((p for p in (await others).split(b"\0") if p), False)
-            seen += new
-        except BaseException:
-            for task in (tracked, others):
-                if task is not None:
-                    task.cancel()
-            raise
-        paths = {**changed, **new}
-        updated = await self._update(paths, max_file_bytes, skipped) or updated
+        index_before = _stat_key(self.dir / "index")  # only this holder of the lock changes it meanwhile
+        rules_changed = await self._sync_excludes()
+        # One walk: recorded files that changed or are gone (the index's stat cache) and new files
+        # (not ignored), with the untracked cache (directories whose stat data did not change are not
+        # read again). `git status` may write the index (its refreshed stat data and that cache): it
+        # is the one command here allowed the index's optional lock.
+        out = await self._git(STATUS_ARGS, timeout=SNAPSHOT_TIMEOUT, folder=True, optional_locks=True)
+        paths: dict[bytes, bool] = {}  # path → whether the index has it
+        for entry in out.split(b"\0"):
+            if len(entry) < 4:
+                continue
+            code, path = entry[:2], entry[3:]
+            if code == b"??":
+                paths[path] = False
+            elif code[1:] != b" ":  # the folder's file differs from the index (X is the index against HEAD)
+                paths[path] = True
+        seen = list(paths)
+        skipped: dict[bytes, int] = {}
+        updated = await self._update(paths, max_file_bytes, skipped)
         if rules_changed or any(os.path.basename(p) == b".gitignore" for p in seen):
             # Files the rules now ignore leave the index (last: a changed file that is ignored now too).
             ignored = await self._git(
@@ -278,8 +284,7 @@ class ShadowStore:
                     ["update-index", "-z", "--force-remove", "--stdin"], stdin=b"\0".join(drop) + b"\0", folder=True
                 )
                 updated = True
-        index = _stat_key(self.dir / "index")
-        if updated or self._tree is None or index != self._tree[1]:
+        if updated or self._tree is None or index_before != self._tree[1]:
             tree = (await self._git(["write-tree"])).strip().decode()
             self._tree = (tree, _stat_key(self.dir / "index"))
         else:  # nothing changed since this process last wrote the tree, and no other process did
@@ -451,12 +456,23 @@ class ShadowStore:
     async def housekeep(self) -> None:
         """Drop the objects no checkpoint keeps, pack loose ones (hold :meth:`locked`). Only after
         the refs of every checkpoint were made: a tree the refs do not reach is gone."""
+        await self._point_head()
         await self._git(["prune", "--expire=now"], timeout=HOUSEKEEPING_TIMEOUT)
         counts = await self.count_objects()
         if counts.get("count", 0) >= LOOSE_OBJECTS_TO_REPACK or counts.get("packs", 0) > 1:
             await self._git(["repack", "-a", "-d", "-q"], timeout=HOUSEKEEPING_TIMEOUT)
             await self._git(["prune-packed", "-q"], timeout=HOUSEKEEPING_TIMEOUT)
         await self._git(["pack-refs", "--all", "--prune"], timeout=HOUSEKEEPING_TIMEOUT)
+
+    async def _point_head(self) -> None:
+        """HEAD at a commit of the last snapshot's tree: the next snapshot's `git status` compares the
+        index with nearly the same tree (with no HEAD it would list every recorded file)."""
+        if self._tree is None or self._tree[0] == self._head_tree:
+            return
+        tree = self._tree[0]
+        commit = (await self._git(["commit-tree", tree, "-m", "the latest snapshot"])).strip().decode()
+        await self._git(["update-ref", HEAD_REF, commit])
+        self._head_tree = tree
 
     async def count_objects(self) -> dict[str, int]:
         out = await self._git(["count-objects", "-v"])

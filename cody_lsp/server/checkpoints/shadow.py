@@ -11,7 +11,9 @@ A snapshot (:meth:`ShadowStore.snapshot`):
 
 1. `git status` (one walk): the files changed or gone since the last snapshot, from the index's
    stat cache (only changed files are read), and those that are new (not ignored), from git's
-   untracked cache (only directories whose stat data changed are read again; racy ones too);
+   untracked cache (only directories whose stat data changed are read again; the index is dated
+   back to before the snapshot began, so a directory changed within a tick of the clock of a look
+   at it is read again next time, as git re-reads racily clean files);
 2. each of them is looked at (`lstat`): regular files over the size cap, and anything that is not a
    regular file or a symlink (a FIFO, a nested repository), are left out — and the oversized ones
    reported; the rest go to `git update-index` (only changed content is stored anew);
@@ -44,6 +46,7 @@ import os
 import secrets
 import shutil
 import stat
+import time
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Iterable, Sequence
 from dataclasses import dataclass
@@ -76,6 +79,9 @@ STATUS_ARGS = (
 )
 HEAD_REF = "refs/heads/main"  # HEAD: a commit of a recent snapshot (status compares the index with it)
 LOOSE_OBJECTS_TO_REPACK = 2000
+# How far before a snapshot's start the index is dated (`_date_back`): more than any file system's
+# timestamp granularity (coarse clocks tick every few ms; FAT's is 2 s).
+RACY_MARGIN_NS = 3_000_000_000
 
 CONFIG = """\
 [core]
@@ -254,6 +260,7 @@ class ShadowStore:
 
     async def snapshot(self, max_file_bytes: int) -> Snapshot:
         """The folder's state now, as a tree in the store (hold :meth:`locked`)."""
+        started = time.time_ns()
         index_before = _stat_key(self.dir / "index")  # only this holder of the lock changes it meanwhile
         rules_changed = await self._sync_excludes()
         # One walk: recorded files that changed or are gone (the index's stat cache) and new files
@@ -286,9 +293,10 @@ class ShadowStore:
                 updated = True
         if updated or self._tree is None or index_before != self._tree[1]:
             tree = (await self._git(["write-tree"])).strip().decode()
-            self._tree = (tree, _stat_key(self.dir / "index"))
         else:  # nothing changed since this process last wrote the tree, and no other process did
             tree = self._tree[0]
+        await asyncio.to_thread(_date_back, self.dir / "index", started - RACY_MARGIN_NS)
+        self._tree = (tree, _stat_key(self.dir / "index"))
         return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in sorted(skipped.items())[:MAX_SKIPPED]))
 
     async def _update(self, paths: dict[bytes, bool], max_file_bytes: int, skipped: dict[bytes, int]) -> bool:
@@ -509,6 +517,20 @@ class FolderGone(Exception):
     def __init__(self, folder: str):
         super().__init__(f"the folder {folder} does not exist (any more)")
         self.folder = folder
+
+
+def _date_back(index: Path, mtime_ns: int) -> None:
+    """Blocking: the index's mtime no later than `mtime_ns`. Git takes it as the time its stat data
+    was taken: a file or directory whose mtime is not older is looked at again (read, or listed
+    again) by the next snapshot. Dated back to before this snapshot began, a directory changed
+    while it was being read, within the same tick of the file system's clock as a change before
+    (the same mtime: the untracked cache would take it as unchanged), is read again next time."""
+    try:
+        st = os.stat(index)
+        if st.st_mtime_ns > mtime_ns:
+            os.utime(index, ns=(st.st_atime_ns, mtime_ns))
+    except OSError:
+        pass  # no index yet (an empty folder)
 
 
 def _stat_key(path: Path) -> tuple[int, int, int] | None:

@@ -2,7 +2,7 @@
 // e2e/install-code-server.sh) with the packaged extension, in a temporary user-data folder,
 // on 127.0.0.1, driven by playwright-core in Debian's Chromium.
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { chromium, type Browser, type Frame, type Page } from 'playwright-core';
@@ -43,6 +43,7 @@ export class CodeServer {
     readonly url: string,
     readonly userSettingsFile: string,
     private readonly log: () => string,
+    private readonly userData: string,
   ) {}
 
   static async start(options: CodeServerOptions): Promise<CodeServer> {
@@ -79,11 +80,21 @@ export class CodeServer {
       if (Date.now() > deadline) throw new Error(`code-server did not answer in 30 s: ${log}`);
       await new Promise((resolve) => setTimeout(resolve, 200));
     }
-    return new CodeServer(child, url, userSettingsFile, () => log);
+    return new CodeServer(child, url, userSettingsFile, () => log, userData);
   }
 
   get output(): string {
     return this.log();
+  }
+
+  /** Copies VS Code's logs (the extension host's, each Output channel's: Cody's) to `dest`, for a failed step. */
+  copyLogs(dest: string): void {
+    try {
+      cpSync(join(this.userData, 'logs'), dest, { recursive: true });
+      writeFileSync(join(dest, 'code-server.log'), this.log());
+    } catch {
+      // no logs yet
+    }
   }
 
   /** Stops code-server and everything it started (its extension hosts and their servers). */

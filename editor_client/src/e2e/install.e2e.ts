@@ -69,7 +69,9 @@ describe('the install action in a fresh profile (code-server)', { timeout: 600_0
       try {
         await fn();
       } catch (error) {
-        await page?.screenshot({ path: join(ARTIFACTS, `FAILED-${name.replace(/\W+/g, '-').slice(0, 60)}.png`) }).catch(() => undefined);
+        const failed = `FAILED-${name.replace(/\W+/g, '-').slice(0, 60)}`;
+        await page?.screenshot({ path: join(ARTIFACTS, `${failed}.png`) }).catch(() => undefined);
+        codeServer?.copyLogs(join(ARTIFACTS, `${failed}-logs`));
         throw error;
       }
     });

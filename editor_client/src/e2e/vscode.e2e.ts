@@ -168,7 +168,9 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
       try {
         await fn();
       } catch (error) {
-        await page?.screenshot({ path: join(ARTIFACTS, `FAILED-${name.replace(/\W+/g, '-').slice(0, 60)}.png`) }).catch(() => undefined);
+        const failed = `FAILED-${name.replace(/\W+/g, '-').slice(0, 60)}`;
+        await page?.screenshot({ path: join(ARTIFACTS, `${failed}.png`) }).catch(() => undefined);
+        codeServer?.copyLogs(join(ARTIFACTS, `${failed}-logs`));
         throw error;
       }
     });
@@ -200,6 +202,19 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await input.waitFor({ timeout: 15_000 });
     await input.fill(value);
     await page.keyboard.press('Tab');
+    // The settings editor writes a typed value after a delay: it is in settings.json before the editor closes.
+    const written = (): boolean => {
+      try {
+        return ((JSON.parse(readFileSync(codeServer.userSettingsFile, 'utf8')) as Record<string, unknown>)[id] ?? '') === value; // a default ('') is written as no entry
+      } catch {
+        return false; // being written
+      }
+    };
+    for (let i = 0; i < 150 && !written(); i++) await new Promise((r) => setTimeout(r, 100));
+    assert.ok(written(), `${id} is ${JSON.stringify(value)} in settings.json`);
+    // Closed again: what opens the settings next (the Configure button) opens them afresh.
+    await page.locator('.tabs-container .tab.active', { hasText: 'Settings' }).locator('.tab-actions .action-label').click();
+    await page.locator('.settings-editor').waitFor({ state: 'detached', timeout: 15_000 });
   };
 
   before(async () => {
@@ -596,7 +611,10 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     const rows = page.locator('.terminal-wrapper.active .xterm-rows');
     await rows.waitFor({ timeout: 30_000 });
     await page.waitForTimeout(3000); // the shell's prompt (and its shell integration) first
-    await page.keyboard.type('echo cody-terminal-$((6*7))');
+    // VS Code's shell integration streams a command's output from the moment the extension host
+    // hears the command started: an instant command's first bytes can come before that (then only its
+    // line is recorded). The output comes a moment after the start here, as most commands' does.
+    await page.keyboard.type('sleep 0.5; echo cody-terminal-$((6*7))');
     await page.keyboard.press('Enter');
     // The terminal draws on a canvas (no text in the DOM): the model request below shows what it printed.
     await page.waitForTimeout(2000);
@@ -616,7 +634,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await frame.locator('.msg.assistant').last().locator('.run-end.done').waitFor({ timeout: 30_000 });
     const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
     const text = String(requests.at(-1)?.messages.filter((m) => m.role === 'user').at(-1)?.content ?? '');
-    assert.match(text, /\[Attachment \d: terminal output \(bash\)\]\n[\s\S]*\$ echo cody-terminal-\$\(\(6\*7\)\)\n[\s\S]*cody-terminal-42/, 'the command and its output, from shell integration');
+    assert.match(text, /\[Attachment \d: terminal output \(bash\)\]\n[\s\S]*\$ sleep 0\.5; echo cody-terminal-\$\(\(6\*7\)\)\n[\s\S]*cody-terminal-42/, 'the command and its output, from shell integration');
     assert.match(text, /\[Attachment \d: file src\][\s\S]*util\.py/, "the folder's listing");
     await screenshot('terminal-and-folder-answered');
   });

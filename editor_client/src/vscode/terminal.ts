@@ -8,6 +8,8 @@ import type { PanelAttachment } from '../messages';
 
 /** What a terminal keeps, and what an attachment takes (its last characters; the server bounds it too). */
 export const MAX_TERMINAL_CHARS = 20_000;
+/** How long after a command starts `@terminal` waits for it to end (a longer one is attached as far as it got). */
+const COMMAND_WAIT_MS = 2000;
 
 /** The shell integration API (VS Code 1.93), not in the @types/vscode this extension builds against (1.85). */
 interface ShellExecutionEvent {
@@ -27,18 +29,30 @@ export function plainTerminalText(data: string): string {
 
 export class TerminalOutput implements vscode.Disposable {
   private readonly output = new Map<vscode.Terminal, string>();
+  /** Each terminal's command still running (its output is read until it ends) and when it started. */
+  private readonly running = new Map<vscode.Terminal, { ended: Promise<void>; started: number }>();
   private readonly disposables: vscode.Disposable[] = [];
 
   constructor() {
     const started = (vscode.window as unknown as { onDidStartTerminalShellExecution?: ShellExecutionStart }).onDidStartTerminalShellExecution;
-    if (started !== undefined) this.disposables.push(started((event) => void this.record(event)));
-    this.disposables.push(vscode.window.onDidCloseTerminal((terminal) => this.output.delete(terminal)));
+    if (started !== undefined) this.disposables.push(started((event) => this.started(event)));
+    this.disposables.push(
+      vscode.window.onDidCloseTerminal((terminal) => {
+        this.output.delete(terminal);
+        this.running.delete(terminal);
+      }),
+    );
   }
 
   /** The active terminal's recent output (or its selection), as an attachment; undefined when there is none. */
   async attachment(): Promise<PanelAttachment | undefined> {
     const terminal = vscode.window.activeTerminal;
     if (terminal === undefined) return undefined;
+    // A command just started (typed, then @terminal at once) is given a moment to print and end; one
+    // running for longer (a dev server, a watch) is attached as far as it got, without waiting.
+    const running = this.running.get(terminal);
+    const wait = running === undefined ? 0 : running.started + COMMAND_WAIT_MS - Date.now();
+    if (running !== undefined && wait > 0) await Promise.race([running.ended, new Promise((resolve) => setTimeout(resolve, wait))]);
     const text = this.output.get(terminal) || (await copiedSelection());
     if (text.trim() === '') return undefined;
     return { type: 'terminal', name: terminal.name, text: text.slice(-MAX_TERMINAL_CHARS), label: `${terminal.name} (terminal)` };
@@ -48,6 +62,15 @@ export class TerminalOutput implements vscode.Disposable {
     for (const disposable of this.disposables) disposable.dispose();
   }
 
+  private started(event: ShellExecutionEvent): void {
+    const running = { ended: this.record(event), started: Date.now() };
+    this.running.set(event.terminal, running);
+    void running.ended.then(() => {
+      if (this.running.get(event.terminal) === running) this.running.delete(event.terminal);
+    });
+  }
+
+  /** Reads one command's line and output until it ends (its stream closes). */
   private async record(event: ShellExecutionEvent): Promise<void> {
     const append = (text: string): void => {
       const kept = (this.output.get(event.terminal) ?? '') + text;

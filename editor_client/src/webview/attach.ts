@@ -130,7 +130,9 @@ export class Attachments {
       // and…"), and the chip carries the content.
       const value = this.prompt.value;
       const end = this.typing.start + 1 + this.typing.query.length;
-      const mention = `@${item.attachment.label ?? item.label} `;
+      // `@terminal`, `@problems`, `@selection` stay as typed (their chip says which terminal, how many
+      // problems); a file or folder is named by its path.
+      const mention = `${item.label.startsWith('@') ? item.label : `@${item.label}`} `;
       this.prompt.value = value.slice(0, this.typing.start) + mention + value.slice(end).replace(/^ /, '');
       const caret = this.typing.start + mention.length;
       this.prompt.setSelectionRange(caret, caret);

@@ -121,6 +121,20 @@ describe('the composer and the messages\' actions', { timeout: 60_000 }, () => {
     assert.deepEqual(await chips(view.page.locator('.msg.user').last().locator('.attached-chip')), ['file app.py', 'file-media pixel.png (1 KB)']);
   });
 
+  it('keeps @terminal as typed in the text, its chip naming the terminal', async () => {
+    await view.page.fill('#prompt', '');
+    await view.page.focus('#prompt');
+    await view.page.keyboard.type('What did @te');
+    assert.deepEqual(await last(), { type: 'complete', query: 'te' });
+    const terminal = { type: 'terminal', name: 'bash', text: '$ make\nok\n', label: 'bash (terminal)' } as const;
+    await view.post({ type: 'completions', query: 'te', items: [{ label: '@terminal', detail: "The active terminal's recent output", attachment: terminal }] });
+    await view.page.locator('.at-menu .slash-item').first().waitFor();
+    await view.page.keyboard.press('Enter');
+    assert.equal(await view.page.inputValue('#prompt'), 'What did @terminal ');
+    assert.deepEqual(await chips(view.page.locator('.attachments .chip')), ['terminal bash (terminal)']);
+    await view.page.locator('.attachments .chip', { hasText: 'bash (terminal)' }).locator('.chip-cancel').click();
+  });
+
   it('offers the current file as removable context, sent with each message until removed; folders get their icon', async () => {
     const sent = async (text: string) => {
       await view.page.fill('#prompt', text);

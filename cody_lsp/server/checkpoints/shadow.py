@@ -295,7 +295,7 @@ class ShadowStore:
             tree = (await self._git(["write-tree"])).strip().decode()
         else:  # nothing changed since this process last wrote the tree, and no other process did
             tree = self._tree[0]
-        await asyncio.to_thread(_date_back, self.dir / "index", started - RACY_MARGIN_NS)
+        _date_back(self.dir / "index", started - RACY_MARGIN_NS)  # two system calls: no thread hop
         self._tree = (tree, _stat_key(self.dir / "index"))
         return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in sorted(skipped.items())[:MAX_SKIPPED]))
 
@@ -520,7 +520,7 @@ class FolderGone(Exception):
 
 
 def _date_back(index: Path, mtime_ns: int) -> None:
-    """Blocking: the index's mtime no later than `mtime_ns`. Git takes it as the time its stat data
+    """The index's mtime no later than `mtime_ns`. Git takes it as the time its stat data
     was taken: a file or directory whose mtime is not older is looked at again (read, or listed
     again) by the next snapshot. Dated back to before this snapshot began, a directory changed
     while it was being read, within the same tick of the file system's clock as a change before

@@ -205,7 +205,10 @@ function flush(): void {
   if (!scheduled) return;
   scheduled = false;
   const started = performance.now();
-  const budget = unbudgeted ? Infinity : FRAME_BUDGET_MS;
+  // A view replaced (a session picked, a restart's resume: a `reset`, then its page of history) is
+  // drawn in one frame: the user waits for it, and its newest message is its last. Streaming keeps
+  // to the budget.
+  const budget = unbudgeted || queue.some((m) => m.type === 'reset') ? Infinity : FRAME_BUDGET_MS;
   unbudgeted = false;
   let applied = 0;
   while (applied < queue.length && performance.now() - started < budget) {

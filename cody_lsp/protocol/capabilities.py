@@ -54,6 +54,8 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     # cody/sessionChanged: a session this client follows changed in another server process
     # (its title, model or mode; e.g. an ACP client set its mode), for clients that declare it.
     "sessionChanges": True,
+    # cody/listModels: the models the endpoint lists (a model picker; cody/updateSession sets one).
+    "listModels": True,
 }
 
 

@@ -588,6 +588,30 @@ class UpdateSessionParams:
 
 
 @attrs.frozen
+class ListModelsParams:
+    # The session whose model is `current` (the endpoint is its folder's); absent: the client's
+    # only folder and its configured model.
+    session_id: str | None = None
+    # true: ask the endpoint again instead of answering from the listing this server keeps.
+    refresh: bool | None = None
+
+
+@attrs.frozen
+class ModelInfo:
+    # As the endpoint lists it (printable, at most 200 characters): what cody/updateSession's `model` takes.
+    id: str
+
+
+@attrs.frozen
+class ModelList:
+    # What the endpoint lists (`GET {baseUrl}/models`), in its order, at most 200; empty when it
+    # lists none, has no listing, failed or took longer than 5 s (not an error).
+    models: list[ModelInfo]
+    # The session's model (or the configured one); absent when none is set.
+    current: str | None = None
+
+
+@attrs.frozen
 class ListInstructionsParams:
     # The folder (absent: the client's only one).
     workspace_folder: str | None = None
@@ -1097,6 +1121,7 @@ METHODS: dict[str, tuple[type, Any]] = {
     "cody/restoreCheckpoint": (RestoreCheckpointParams, RestoreResult),
     "cody/forkSession": (ForkSessionParams, SessionInfo),
     "cody/listInstructions": (ListInstructionsParams, InstructionList),
+    "cody/listModels": (ListModelsParams, ModelList),
 }
 NOTIFICATIONS: dict[str, Any] = {
     "cody/chunk": CHUNK_TYPES,

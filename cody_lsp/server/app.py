@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 
 from ..config import ServerConfig
 from .core.errors import StoreUnavailable
+from .core.models import ModelCatalog
 
 if TYPE_CHECKING:  # imported when the store opens, after the face answered its handshake
     from .core.port import ClientPort
@@ -45,6 +46,8 @@ class Application:
         self._manager: RunManager | None = None
         self._opening: asyncio.Future[RunManager] | None = None
         self._main: asyncio.Task[None] | None = None
+        # The endpoint's models, asked once per process (core/models.py): every face reads it.
+        self.models = ModelCatalog()
 
     # ------------------------------------------------------------------ the run manager
 
@@ -86,7 +89,9 @@ class Application:
         # Checkpoints (server/checkpoints/): their store beside the database, its housekeeping in
         # the background whenever no run is active — the first pass soon after start.
         checkpoints = await open_checkpoints(store, lambda: bool(self._manager and self._manager.runs))
-        self._manager = RunManager(store, self.config, self.client, mcp=McpHub(), checkpoints=checkpoints)
+        self._manager = RunManager(
+            store, self.config, self.client, mcp=McpHub(), checkpoints=checkpoints, models=self.models
+        )
         self._manager.checkpoints.ended(self.config)
         return self._manager
 
@@ -160,6 +165,7 @@ class Application:
 
     async def close_store(self) -> None:
         manager, self._manager = self._manager, None
+        await self.models.close()
         if manager is not None:
             try:  # no MCP server outlives the process (the guard process ends any that resists)
                 await asyncio.wait_for(manager.mcp.aclose(), RUNS_STOP_TIMEOUT)

@@ -6,7 +6,9 @@
 * ``POST /v1/chat/completions`` -- streaming Server-Sent Events when the request
   has ``"stream": true``, otherwise one plain ``chat.completion`` JSON object
   assembled from the same reply;
-* ``GET /v1/models`` -- a one-model list (or ``models``).
+* ``GET /v1/models`` -- a one-model list (or ``models``; ``models_status``: that HTTP error
+  instead, an endpoint without a listing; ``models_delay``: seconds before it answers); the
+  count of these requests is ``models_requests``.
 
 It plays a *script*: a FIFO queue of :class:`Reply` objects, one reply per
 chat-completions request.  When the queue is empty the optional ``responder``
@@ -318,6 +320,9 @@ class ScriptedProvider:
         self.responder = responder
         self.model_name = model_name
         self.models: list[str] | None = None  # what GET /v1/models lists (None: model_name)
+        self.models_status: int | None = None  # GET /v1/models answers this HTTP error instead
+        self.models_delay = 0.0  # seconds GET /v1/models waits before it answers
+        self.models_requests = 0  # GET /v1/models requests received
         self.requests: list[dict] = []
         self.request_bodies: list[bytes] = []
         self.request_headers: list[dict] = []
@@ -412,6 +417,13 @@ class ScriptedProvider:
     # ---------------------------------------------------------------- handlers
 
     async def _handle_models(self, request: web.Request) -> web.Response:
+        self.models_requests += 1
+        if self.models_delay:
+            await asyncio.sleep(self.models_delay)
+        if self.models_status is not None:
+            return web.json_response(
+                _error_body(self.models_status, "no model listing here"), status=self.models_status
+            )
         return web.json_response(
             {
                 "object": "list",
@@ -748,6 +760,8 @@ def load_script(path: str) -> list[Reply]:
 
 async def _serve(args: argparse.Namespace, script: list[Reply]) -> None:
     provider = ScriptedProvider(script, model_name=args.model_name, log=Path(args.log) if args.log else None)
+    if args.models is not None:
+        provider.models = [name for name in args.models.split(",") if name]
     base_url = await provider.start(port=args.port, host=args.host)
     print(base_url, flush=True)
     stop = asyncio.Event()
@@ -797,6 +811,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--port", type=int, default=0, help="port (default: a free one)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--model-name", default="scripted-demo-model")
+    parser.add_argument(
+        "--models", metavar="NAME,…", help="what GET /v1/models lists, comma-separated (default: the model name)"
+    )
     parser.add_argument("--log", metavar="FILE", help="append each request's JSON body to FILE, one a line")
     args = parser.parse_args(argv)
     try:

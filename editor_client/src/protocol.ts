@@ -228,6 +228,13 @@ export interface ListMcpServersParams {
   workspaceFolder?: string;
 }
 
+export interface ListModelsParams {
+  /** The session whose model is `current` (the endpoint is its folder's); absent: the client's only folder and its configured model. */
+  sessionId?: string;
+  /** true: ask the endpoint again instead of answering from the listing this server keeps. */
+  refresh?: boolean;
+}
+
 export interface ListPermissionRulesParams {
   workspaceFolder?: string;
   sessionId?: string;
@@ -286,6 +293,18 @@ export interface Message {
   reasoning?: string;
   /** On user messages sent with attachments: what the user attached (`content` is what they typed). */
   attachments?: Attachment[];
+}
+
+export interface ModelInfo {
+  /** As the endpoint lists it (printable, at most 200 characters): what cody/updateSession's `model` takes. */
+  id: string;
+}
+
+export interface ModelList {
+  /** What the endpoint lists (`GET {baseUrl}/models`), in its order, at most 200; empty when it lists none, has no listing, failed or took longer than 5 s (not an error). */
+  models: ModelInfo[];
+  /** The session's model (or the configured one); absent when none is set. */
+  current?: string;
 }
 
 export interface NotRestored {
@@ -717,6 +736,7 @@ export interface Requests {
   "cody/listCheckpoints": { params: ListCheckpointsParams; result: CheckpointList };
   "cody/listInstructions": { params: ListInstructionsParams; result: InstructionList };
   "cody/listMcpServers": { params: ListMcpServersParams; result: McpServerList };
+  "cody/listModels": { params: ListModelsParams; result: ModelList };
   "cody/listPermissionRules": { params: ListPermissionRulesParams; result: PermissionRuleList };
   "cody/listQueued": { params: ListQueuedParams; result: QueueList };
   "cody/listSessions": { params: ListSessionsParams; result: SessionList };
@@ -761,6 +781,7 @@ export const Methods = {
   listCheckpoints: "cody/listCheckpoints",
   listInstructions: "cody/listInstructions",
   listMcpServers: "cody/listMcpServers",
+  listModels: "cody/listModels",
   listPermissionRules: "cody/listPermissionRules",
   listQueued: "cody/listQueued",
   listSessions: "cody/listSessions",

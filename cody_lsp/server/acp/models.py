@@ -1,8 +1,9 @@
 """The models a session may switch to (its `model` configuration option, server.py).
 
 The session's own model, the environment's (`CODY_MODEL`), then those the endpoint lists
-(`GET {base_url}/models`: agent/model.list_models), asked once per agent process, in the
-background after the first session is opened (its answer never waits for the endpoint). When
+(`GET {base_url}/models`: the process's listing, core/models.py, which the LSP face's
+cody/listModels reads too), asked in the background after the first session is opened (its
+answer never waits for the endpoint). When
 the listing adds models, every session this client opened gets a `config_option_update` with
 the longer list. An endpoint without a listing leaves the first two.
 """
@@ -15,13 +16,15 @@ from collections.abc import Callable
 from typing import Any
 
 from ...config import ServerConfig
+from ..core.models import ModelCatalog
 
 log = logging.getLogger(__name__)
 
 
 class ModelChoices:
-    def __init__(self, config: ServerConfig):
+    def __init__(self, config: ServerConfig, catalog: ModelCatalog):
         self._config = config
+        self._catalog = catalog
         self.listed: list[str] = []  # what the endpoint listed, once it answered
         self._listing: asyncio.Task[None] | None = None
 
@@ -51,10 +54,8 @@ class ModelChoices:
         self._listing = asyncio.ensure_future(self._list(changed))
 
     async def _list(self, changed: Callable[[], Any]) -> None:
-        from ..agent.model import list_models
-
         before = set(self.of(""))
-        self.listed = await list_models(self._config.model, self._config.limits)
+        self.listed = await self._catalog.models(self._config.model, self._config.limits)
         if set(self.listed) - before:
             try:
                 await changed()

@@ -73,7 +73,7 @@ class AcpAgent:
         self.requests = RequestOrder()
         self.conn: Connection | None = None
         self.client_capabilities: dict[str, Any] = {}
-        self.models = ModelChoices(config)
+        self.models = ModelChoices(config, self.app.models)
         self.initialized = False
 
     # ---------------------------------------------------------------- the connection's handler

@@ -115,8 +115,9 @@ async def list_models(config: ModelConfig, limits: Limits) -> list[str]:
     """The ids of the models the endpoint lists (`GET {base_url}/models`, OpenAI-compatible; its
     first page), in its order: at most MAX_MODELS, each a printable id of at most MAX_MODEL_ID
     characters. [] when the model is not configured, or the endpoint lists none, fails or takes
-    longer than MODELS_TIMEOUT (said in the log at info level: many endpoints have no listing)."""
-    if config.problem() is not None:
+    longer than MODELS_TIMEOUT (said in the log at info level: many endpoints have no listing).
+    The listing needs no model named (one may be picked from it)."""
+    if config.problem(model=config.model or "any") is not None:
         return []
     await _openai_module()  # imported in a thread, not on the event loop
     try:

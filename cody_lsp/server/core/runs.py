@@ -24,6 +24,7 @@ import asyncio
 import logging
 import uuid
 from collections import OrderedDict
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -47,10 +48,13 @@ from ...protocol.wire import (
     InvalidParams,
     ListInstructionsParams,
     ListMcpServersParams,
+    ListModelsParams,
     ListPermissionRulesParams,
     ListSessionsParams,
     McpServer,
     Message,
+    ModelInfo,
+    ModelList,
     PermissionParams,
     PermissionResult,
     PermissionRule,
@@ -100,6 +104,7 @@ from .errors import SessionBusy, UnknownSession
 from .events import RunEventStream
 from .folders import normalize_folder
 from .mcp_approvals import McpApprovals
+from .models import ModelCatalog
 from .order import uncancel
 from .permissions import NoApprover, Permissions, ToolPolicy, Verdict
 from .port import ClientPort
@@ -173,6 +178,7 @@ class RunManager:
         tool_runner: ToolRunner = run_tool,
         mcp: McpHub | None = None,
         checkpoints: Checkpoints | str = "checkpoints are not set up in this server",
+        models: ModelCatalog | None = None,
     ):
         self.store = store
         self.config = config  # the environment's settings (a run's are `client.settings(folder)`)
@@ -210,6 +216,8 @@ class RunManager:
         )
         # Sessions another server process changes, told to a client that follows them.
         self.watch = SessionWatch(store, client.session_changed)
+        # The endpoint's models, asked once per process (the Application's, shared by the faces).
+        self.models = models if models is not None else ModelCatalog()
 
     # ------------------------------------------------------------------ folders
 
@@ -254,6 +262,26 @@ class RunManager:
         config = await self._config_for(folder)
         found = await self._instructions(folder, config)
         return InstructionList(found.paths, config.instructions.enabled)
+
+    async def begin_list_models(self, params: ListModelsParams) -> Callable[[], Awaitable[ModelList]]:
+        """The endpoint's models: the session looked up in request order (its model is `current`,
+        the endpoint its folder's; without a session the client's only folder's, else the
+        environment's), then the listing waited for (kept, or asked: bounded in time)."""
+        session = await self._session(params.session_id) if params.session_id is not None else None
+        folder = session.workspace_folder if session is not None else None
+        if folder is None:
+            try:
+                folder = self.resolve_folder(None)
+            except InvalidParams:
+                folder = None  # no folder, or several: the environment's settings
+
+        async def listing() -> ModelList:
+            config = await self._config_for(folder) if folder is not None else self.config
+            ids = await self.models.models(config.model, config.limits, refresh=bool(params.refresh))
+            current = (session.model if session is not None else None) or config.model.model or None
+            return ModelList([ModelInfo(model_id) for model_id in ids], current)
+
+        return listing
 
     async def _config_for(self, folder: str) -> ServerConfig:
         """The settings of a run in `folder`."""

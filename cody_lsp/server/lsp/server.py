@@ -44,6 +44,7 @@ from ...protocol.wire import (
     InterruptResult,
     InvalidParams,
     ListMcpServersParams,
+    ListModelsParams,
     ListPermissionRulesParams,
     ListQueuedParams,
     McpServerList,
@@ -351,6 +352,10 @@ async def _diff_checkpoint(manager: RunManager, params: Any) -> Later:
     return Later(await manager.checkpoints.begin_diff(params))
 
 
+async def _list_models(manager: RunManager, params: ListModelsParams) -> Later:
+    return Later(await manager.begin_list_models(params))
+
+
 async def _restore_checkpoint(manager: RunManager, params: Any) -> Later:
     work = await manager.checkpoints.begin_restore(params)
 
@@ -382,6 +387,7 @@ ROUTES: dict[str, Route] = {
     "cody/restoreCheckpoint": Route(_restore_checkpoint),
     "cody/forkSession": Route(lambda manager, params: manager.fork_session(params)),
     "cody/listInstructions": Route(lambda manager, params: manager.list_instructions(params)),
+    "cody/listModels": Route(_list_models),
 }
 
 

@@ -1,4 +1,4 @@
-"""The models the endpoint lists, asked once per server process (every face's).
+"""The models the endpoint lists, asked once per server process (whichever face it serves).
 
 `GET {base_url}/models` (agent/model.list_models: bounded in time, count and id length) is asked
 the first time a client wants the listing of an endpoint, and its answer kept: the LSP face's
@@ -29,13 +29,6 @@ class ModelCatalog:
     def _key(config: ModelConfig) -> _Key:
         return (config.base_url or "", config.api_key or "", config.model or "")
 
-    def known(self, config: ModelConfig) -> list[str] | None:
-        """What the endpoint of `config` listed, if it has answered (None: not asked yet, or still asking)."""
-        listing = self._listings.get(self._key(config))
-        if listing is None or not listing.done() or listing.cancelled():
-            return None
-        return listing.result()
-
     async def models(self, config: ModelConfig, limits: Limits, *, refresh: bool = False) -> list[str]:
         """The ids the endpoint of `config` lists, in its order ([] for none): its kept listing, or
         asked now (once for every caller waiting; `refresh`: asked again even if kept). A caller
@@ -44,7 +37,7 @@ class ModelCatalog:
 
         key = self._key(config)
         listing = self._listings.get(key)
-        if listing is None or refresh or (listing.done() and listing.cancelled()):
+        if listing is None or refresh or (listing.done() and (listing.cancelled() or listing.exception() is not None)):
             listing = self._listings[key] = asyncio.ensure_future(list_models(config, limits))
             while len(self._listings) > MAX_ENDPOINTS:
                 self._listings.popitem(last=False)  # its waiters still get its answer (bounded in time)

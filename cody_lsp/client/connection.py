@@ -657,6 +657,10 @@ class CodyClient:
         """The instruction files a run in the folder would be given up front now."""
         return await self._call(wire.ListInstructionsParams(_folder(workspace_folder)))
 
+    async def list_models(self, session_id: str | None = None, *, refresh: bool = False) -> wire.ModelList:
+        """The models the endpoint lists ([] when it lists none), and the session's (or the configured) model."""
+        return await self._call(wire.ListModelsParams(session_id, True if refresh else None))
+
     async def delete_session(self, session_id: str) -> bool:
         result = await self._call(wire.DeleteSessionParams(session_id))
         return result.deleted

@@ -91,6 +91,10 @@ async def test_stream_run_and_sessions(spawn, provider, workspace: Path):
 
     made = await client.create_session(title="second", workspace_folder=workspace)
     assert made.title == "second" and made.message_count == 0
+    provider.models = ["scripted-model", "big-model"]
+    listed = await client.list_models(made.id, refresh=True)
+    assert isinstance(listed, wire.ModelList) and [m.id for m in listed.models] == ["scripted-model", "big-model"]
+    assert listed.current == "scripted-model" and (await client.list_models()).models == listed.models
     assert await client.delete_session(made.id) is True
     assert await client.delete_session(made.id) is False
 

@@ -54,6 +54,8 @@ export interface Completion {
 
 /** The server's bound (protocol.md, "Attachments"). */
 export const MAX_ATTACHMENTS = 50;
+/** The longest model id the server lists (protocol.md, "cody/listModels"). */
+export const MAX_MODEL_ID = 200;
 const ATTACHMENT_TYPES = new Set(['file', 'selection', 'diagnostics', 'terminal', 'image']);
 
 /** The shape of an attachment from the webview (the server checks the rest: sizes, paths, data URLs). */
@@ -158,8 +160,10 @@ export type ToWebview =
   | { type: 'checkpointPreview'; checkpointId: string; files: string[]; more: boolean; error?: string }
   /** A restore was done: what it did, and the checkpoint that undoes it. */
   | { type: 'restored'; text: string; undoCheckpointId: string }
-  /** What the server offers: steering (queue while a run goes, Send now), compaction, and the modes of the picker (none: no picker). */
-  | { type: 'features'; steering: boolean; compaction: boolean; modes?: SessionMode[] }
+  /** What the server offers: steering (queue while a run goes, Send now), compaction, the modes of the picker (none: no picker), and the model picker (`listModels`). */
+  | { type: 'features'; steering: boolean; compaction: boolean; modes?: SessionMode[]; listModels?: boolean }
+  /** The endpoint's models (cody/listModels; [] when it lists none) and the model in effect. */
+  | { type: 'models'; models: string[]; current?: string }
   /** A plan-mode run answered with its plan: the panel offers to carry it out. */
   | { type: 'planReady'; runId: string };
 
@@ -198,6 +202,10 @@ export type FromWebview =
   | { type: 'showCheckpointDiff'; checkpointId: string }
   /** The mode picker: the session's mode for its next runs (a session not made yet starts in it). */
   | { type: 'setMode'; mode: SessionMode }
+  /** The model picker was opened: the endpoint's models, please (answered with a models message). */
+  | { type: 'listModels' }
+  /** The model picker: the session's model for its next runs (a session not made yet is made with it). */
+  | { type: 'setModel'; model: string }
   /** "Carry out the plan": the session switched to code, and the plan's prompt sent. */
   | { type: 'carryOut' };
 
@@ -239,6 +247,8 @@ const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
   showCheckpointDiff: str('checkpointId'),
   setMode: (m) => m.mode === 'code' || m.mode === 'ask' || m.mode === 'plan',
   carryOut: ok,
+  listModels: ok,
+  setModel: (m) => typeof m.model === 'string' && m.model.length > 0 && m.model.length <= MAX_MODEL_ID,
 };
 
 /** Checks the shape of a message from the webview before it is dispatched. */

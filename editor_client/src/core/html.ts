@@ -65,9 +65,12 @@ export function renderHtml({ cspSource, nonce, scriptUri, styleUri }: HtmlOption
   <div id="queue" hidden></div>
   <textarea id="prompt" rows="3" placeholder="Ask Cody… (Enter to send, Shift+Enter for a new line)"></textarea>
   <div id="composer-buttons">
-    <button id="stop" type="button" hidden>Stop</button>
-    <button id="send-now" type="button" hidden title="Stop the running run and send this message now">Send now</button>
-    <button id="send" type="submit">Send</button>
+    <div id="composer-pickers"></div>
+    <div id="composer-actions">
+      <button id="stop" type="button" hidden>Stop</button>
+      <button id="send-now" type="button" hidden title="Stop the running run and send this message now">Send now</button>
+      <button id="send" type="submit">Send</button>
+    </div>
   </div>
 </form>
 <script nonce="${attr(nonce)}" src="${attr(scriptUri)}"></script>

@@ -40,6 +40,8 @@ export interface ServerFeatures {
   noSandbox?: string | undefined;
   /** Checkpoints: cody/listCheckpoints, diffCheckpoint, restoreCheckpoint, forkSession. */
   checkpoints?: boolean;
+  /** cody/listModels: the endpoint's models, for the model picker. */
+  listModels?: boolean;
 }
 
 export function serverFeatures(initializeResult: unknown): ServerFeatures {
@@ -57,6 +59,7 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
     noSandbox: noSandbox(cody?.sandbox),
     checkpoints: cody?.checkpoints === true,
     modes: knownModes(cody?.modes),
+    listModels: cody?.listModels === true,
   };
 }
 

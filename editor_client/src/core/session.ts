@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
 import { Checkpoints, restoredText } from './checkpoints';
-import type { AttachedChip, FromWebview, PanelAttachment, RestoreChoice, ToWebview, ToWebviewOf } from '../messages';
+import { MAX_MODEL_ID, type AttachedChip, type FromWebview, type PanelAttachment, type RestoreChoice, type ToWebview, type ToWebviewOf } from '../messages';
 import { permissionChoices } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
 import {
@@ -150,6 +150,8 @@ export class Session {
   private saidNoSandbox = false;
   /** The mode picked before the session exists: the run that makes it starts in it. */
   private nextMode: SessionMode | undefined;
+  /** The model picked before the session exists: its first message makes it with that model. */
+  private nextModel: string | undefined;
   /** The mode of each live run (its session_start's), to offer carrying out a plan. */
   private readonly runModes = new Map<string, SessionMode>();
 
@@ -173,6 +175,9 @@ export class Session {
         this.post({ type: 'session', session: change.session });
         if (change.changed.includes('mode')) {
           this.post({ type: 'notice', level: 'info', text: `Mode set to ${change.session.mode ?? 'code'} in another client.` });
+        }
+        if (change.changed.includes('model')) {
+          this.post({ type: 'notice', level: 'info', text: `Model set to ${change.session.model} in another client.` });
         }
       }),
       this.connection.onRequest(Methods.requestPermission, (params, token) => this.askPermission(params, token)),
@@ -262,6 +267,12 @@ export class Session {
       case 'carryOut':
         await this.carryOut();
         break;
+      case 'listModels':
+        await this.listModels();
+        break;
+      case 'setModel':
+        await this.setModel(message.model);
+        break;
       default:
         break; // links, clipboard, diffs and actions are the extension's (extension.ts)
     }
@@ -278,7 +289,13 @@ export class Session {
 
   private async resumeNow(): Promise<void> {
     const modes = this.features.modes ?? [];
-    this.post({ type: 'features', steering: this.features.steering, compaction: this.features.compaction, ...(modes.length > 0 ? { modes } : {}) });
+    this.post({
+      type: 'features',
+      steering: this.features.steering,
+      compaction: this.features.compaction,
+      ...(modes.length > 0 ? { modes } : {}),
+      ...(this.features.listModels === true ? { listModels: true } : {}),
+    });
     if (this.features.noSandbox !== undefined && !this.saidNoSandbox) {
       this.saidNoSandbox = true;
       this.post({ type: 'notice', level: 'info', text: noSandboxNotice(this.features.noSandbox) });
@@ -328,6 +345,7 @@ export class Session {
     const view = ++this.view;
     this.session = session;
     this.nextMode = undefined;
+    this.nextModel = undefined;
     this.nextBefore = undefined;
     this.post({ type: 'queue', queued: [] });
     if (session === null || session.messageCount === 0) {
@@ -500,6 +518,7 @@ export class Session {
       this.post(user);
       this.post({ type: 'runStarted', runId });
     }
+    if (this.session === null && this.nextModel !== undefined) await this.makeSession(this.nextModel);
     if (this.session !== null) params.sessionId = this.session.id;
     else if (this.nextMode !== undefined) params.mode = this.nextMode; // the session it makes starts in it
     try {
@@ -707,15 +726,62 @@ export class Session {
       this.nextMode = mode;
       return;
     }
+    await this.updateShown({ mode }, 'mode');
+  }
+
+  /** The session shown, changed with cody/updateSession (a failure said, and the pickers put back to what it has). */
+  private async updateShown(change: { mode: SessionMode } | { model: string }, what: string): Promise<void> {
+    if (this.session === null) return;
     try {
-      const session = await this.connection.sendRequest(Methods.updateSession, { sessionId: this.session.id, mode });
+      const session = await this.connection.sendRequest(Methods.updateSession, { sessionId: this.session.id, ...change });
       if (session.id === this.session?.id) {
         this.session = session;
         this.post({ type: 'session', session });
       }
     } catch (error) {
-      this.post({ type: 'notice', level: 'error', text: `Could not change the mode: ${errorText(error)}` });
-      if (this.session !== null) this.post({ type: 'session', session: this.session }); // the picker shows the mode it has
+      this.post({ type: 'notice', level: 'error', text: `Could not change the ${what}: ${errorText(error)}` });
+      if (this.session !== null) this.post({ type: 'session', session: this.session }); // the picker shows what it has
+    }
+  }
+
+  /** The model picker was opened: the endpoint's models (cody/listModels; [] when it lists none or the request failed, said). */
+  async listModels(): Promise<void> {
+    if (this.features.listModels !== true) return;
+    try {
+      const listed = await this.connection.sendRequest(Methods.listModels, this.session !== null ? { sessionId: this.session.id } : {});
+      const models = listed.models.map((model) => model.id).filter((id) => typeof id === 'string' && id.length > 0 && id.length <= MAX_MODEL_ID);
+      this.post({ type: 'models', models, ...(listed.current !== undefined && listed.current !== null ? { current: listed.current } : {}) });
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not list the endpoint's models: ${errorText(error)}` });
+      this.post({ type: 'models', models: [] });
+    }
+  }
+
+  /** The model picker: the session's model for its next runs (`cody/updateSession {model}`); before the session exists, the model its first message makes it with. */
+  async setModel(model: string): Promise<void> {
+    if (this.session === null) {
+      this.nextModel = model;
+      return;
+    }
+    await this.updateShown({ model }, 'model');
+  }
+
+  /** The first message of a session whose model was picked before it existed: the session made with it (and the mode picked). */
+  private async makeSession(model: string): Promise<void> {
+    this.nextModel = undefined;
+    try {
+      const session = await this.connection.sendRequest(Methods.createSession, {
+        workspaceFolder: this.folder,
+        model,
+        ...(this.nextMode !== undefined ? { mode: this.nextMode } : {}),
+      });
+      if (this.session === null) {
+        this.session = session;
+        this.nextMode = undefined;
+        this.post({ type: 'session', session });
+      }
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not start a session with ${model}: ${errorText(error)}; the configured model answers` });
     }
   }
 

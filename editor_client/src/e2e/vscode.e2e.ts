@@ -71,6 +71,7 @@ const READABLE: Probe[] = [
   { name: 'prompt', selector: '#prompt', text: 4.5 },
   { name: 'Send button', selector: '#send', text: 4.5 },
   { name: 'mode picker', selector: '#mode-picker', text: 4.5 },
+  { name: 'model picker', selector: '#model-picker', text: 4.5 },
 ];
 
 // One reply per model request, in the order the story makes them.
@@ -105,7 +106,11 @@ const SCRIPT = [
   { text: '1. Make greeting.txt greet the shop.\n2. Read it back.' },
   { tool_calls: [{ name: 'edit_file', arguments: { path: 'greeting.txt', old_string: 'Hello.', new_string: 'Hello, shop!' } }] },
   { text: 'Carried out the plan: greeting.txt greets the shop.' },
+  // The model picker: the answer of the model picked.
+  { text: 'The big model answers.' },
 ];
+// What the provider's GET /v1/models lists (the model picker's choices; cody.model is the first).
+const LISTED_MODELS = ['scripted-model', 'big-model', 'small-model'];
 
 describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, () => {
   let home: string;
@@ -230,7 +235,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     mkdirSync(join(workspace, 'src'));
     writeFileSync(join(workspace, 'src', 'util.py'), 'def util():\n    pass\n');
     writeFileSync(join(home, 'script.json'), JSON.stringify(SCRIPT));
-    provider = await startProvider(join(home, 'script.json'), join(home, 'requests.jsonl'));
+    provider = await startProvider(join(home, 'script.json'), join(home, 'requests.jsonl'), LISTED_MODELS);
     const settings = {
       'security.workspace.trust.enabled': false,
       'workbench.startupEditor': 'none',
@@ -745,6 +750,25 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await frame.waitForFunction(() => /Carried out the plan/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
     await screenshot('plan-carried-out');
     assert.equal(readFileSync(join(workspace, 'greeting.txt'), 'utf8'), 'Hello, shop!\n');
+  });
+
+  step("picks a model in the composer (the endpoint's models, listed when opened), and the next model request uses it", async () => {
+    assert.equal(await frame.inputValue('#model-picker'), 'scripted-model', "the session's model");
+    await frame.focus('#model-picker'); // opened from the keyboard: the endpoint's models are asked for now
+    await frame.waitForFunction((n) => document.querySelectorAll('#model-picker option').length === n, LISTED_MODELS.length, { timeout: 15_000 });
+    assert.deepEqual(await frame.locator('#model-picker option').allInnerTexts(), LISTED_MODELS);
+    await frame.selectOption('#model-picker', 'big-model');
+    // The session's model changed (cody/updateSession): the header's tooltip says so.
+    await frame.locator('#session-title[title*="· big-model ·"]').waitFor({ state: 'attached', timeout: 15_000 });
+    const ended = await frame.locator('.run-end').count();
+    await send('Which model answers?');
+    await runEnded(ended + 1);
+    assert.match(await panelText(), /The big model answers\./);
+    const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { model: string });
+    assert.equal(requests.at(-1)?.model, 'big-model', 'the model request uses the model picked');
+    assert.equal(requests.at(-2)?.model, 'scripted-model', 'the one before it, the model of then');
+    assert.equal(await frame.inputValue('#model-picker'), 'big-model');
+    await screenshot('model-picked');
   });
 
   step('keeps the Output channel readable: no error for a restart, no stray lines', async () => {

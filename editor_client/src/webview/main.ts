@@ -14,6 +14,7 @@ import { Composer } from './composer';
 import { byId, vscode } from './dom';
 import { Follow } from './follow';
 import { Header } from './header';
+import { Models } from './models';
 import { Modes } from './modes';
 import { SessionList } from './sessions';
 import { Snapshot } from './snapshot';
@@ -52,6 +53,7 @@ const composer = new Composer(
 );
 const sessionList = new SessionList(() => session?.id ?? null);
 const modes = new Modes();
+const models = new Models();
 
 type Handlers = { [K in ToWebview['type']]: (msg: ToWebviewOf<K>) => void };
 
@@ -63,12 +65,14 @@ const HANDLERS: Handlers = {
     welcome.update();
     working.stop();
     modes.reset();
+    models.reset();
     follow.follow(); // the session shown next lands on its newest message
   },
   session: (msg) => {
     session = msg.session;
     header.showSession(msg.session);
     modes.showSession(msg.session);
+    models.showSession(msg.session);
     sessionList.markCurrent(msg.session?.id ?? null);
   },
   folder: (msg) => {
@@ -106,7 +110,9 @@ const HANDLERS: Handlers = {
     compactButton.hidden = !msg.compaction;
     composer.setSteering(msg.steering);
     modes.setModes(msg.modes);
+    models.setOffered(msg.listModels === true);
   },
+  models: (msg) => models.showModels(msg.models, msg.current),
   planReady: () => modes.planReady(),
   runStarted: (msg) => {
     transcript.runStarted(msg.runId);

@@ -33,8 +33,7 @@ export class Modes {
     this.planBar.append(el('span', 'plan-text', 'The plan is ready.'), this.carryButton);
     this.carryButton.type = 'button';
     this.carryButton.title = 'Switch this session to code mode and have the agent carry out the plan';
-    const buttons = byId('composer-buttons', HTMLElement);
-    buttons.prepend(this.picker);
+    byId('composer-pickers', HTMLElement).prepend(this.picker);
     byId('composer', HTMLFormElement).prepend(this.rules, this.planBar);
     this.picker.addEventListener('change', () => {
       const mode = this.modes.find((m) => m === this.picker.value);

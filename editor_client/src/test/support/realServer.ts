@@ -15,10 +15,15 @@ export interface Provider {
 
 /**
  * `python -m cody_lsp.testing.provider --script FILE`; resolves with the base URL it prints first.
- * `logFile`: where it appends each request's JSON body (what the model was sent), one a line.
+ * `logFile`: where it appends each request's JSON body (what the model was sent), one a line;
+ * `models`: what its GET /v1/models lists (default: its one model).
  */
-export function startProvider(scriptFile: string, logFile?: string): Promise<Provider> {
-  const args = ['-m', 'cody_lsp.testing.provider', '--script', scriptFile, ...(logFile !== undefined ? ['--log', logFile] : [])];
+export function startProvider(scriptFile: string, logFile?: string, models?: string[]): Promise<Provider> {
+  const args = [
+    ...['-m', 'cody_lsp.testing.provider', '--script', scriptFile],
+    ...(logFile !== undefined ? ['--log', logFile] : []),
+    ...(models !== undefined ? ['--models', models.join(',')] : []),
+  ];
   const child = spawn(PYTHON, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let stderr = '';
   child.stderr!.on('data', (data: Buffer) => (stderr += data.toString()));

@@ -88,14 +88,21 @@ def shadow_env(git_dir: str, work_tree: str | None) -> dict[str, str]:
             "GIT_AUTHOR_EMAIL": "cody-lsp@localhost",
             "GIT_COMMITTER_NAME": "cody-lsp",
             "GIT_COMMITTER_EMAIL": "cody-lsp@localhost",
-            # Git's untracked cache, for every command (also on stores made before their configuration
-            # said so): `update-index` drops the cache where the configuration does not want it, and
-            # it serves `status --untracked-files=all` only when the configuration asks for all.
-            "GIT_CONFIG_COUNT": "2",
+            # For every command (also on stores made before their configuration said so): git's
+            # untracked cache (`update-index` drops it where the configuration does not want it, and
+            # it serves `status --untracked-files=all` only when the configuration asks for all); a
+            # split index (a snapshot's three index writes write only what changed, not all 10,000
+            # entries of a large folder; a shared index no longer used is deleted at once — the
+            # store's lock keeps every other reader out).
+            "GIT_CONFIG_COUNT": "4",
             "GIT_CONFIG_KEY_0": "core.untrackedCache",
             "GIT_CONFIG_VALUE_0": "true",
             "GIT_CONFIG_KEY_1": "status.showUntrackedFiles",
             "GIT_CONFIG_VALUE_1": "all",
+            "GIT_CONFIG_KEY_2": "core.splitIndex",
+            "GIT_CONFIG_VALUE_2": "true",
+            "GIT_CONFIG_KEY_3": "splitIndex.sharedIndexExpire",
+            "GIT_CONFIG_VALUE_3": "now",
         }
     )
     if work_tree is not None:

@@ -97,6 +97,7 @@ CONFIG = """\
 \thooksPath = /dev/null
 \tfsmonitor = false
 \tuntrackedCache = true
+\tsplitIndex = true
 \tquotePath = false
 \tlooseCompression = 1
 \tfsync = none
@@ -117,6 +118,8 @@ CONFIG = """\
 \tgpgSign = false
 [status]
 \tshowUntrackedFiles = all
+[splitIndex]
+\tsharedIndexExpire = now
 """
 # Highest precedence of all attribute files: no conversion of content between the folder and the store.
 ATTRIBUTES = "* -text -filter -ident -working-tree-encoding !eol !diff !merge\n"

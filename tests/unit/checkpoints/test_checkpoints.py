@@ -236,6 +236,30 @@ async def test_new_files_are_found_with_the_untracked_cache_also_right_after_a_s
     assert began - RACY_MARGIN_NS <= index.stat().st_mtime_ns <= time.time_ns() - RACY_MARGIN_NS
 
 
+async def test_the_split_index_keeps_one_shared_index(env: Env):
+    """A split index: each write writes what changed; once many entries are new git writes a new
+    shared index, and the one no longer used is deleted then (none pile up in the store)."""
+    for i in range(40):
+        write(env.folder, f"d{i % 4}/f{i}.txt", f"{i}\n")
+    rows = [await env.turn()]
+    store = env.cp.shadow(str(env.folder))
+    made = set()
+    for round_ in range(5):
+        for i in range(20):
+            write(env.folder, f"d{i % 4}/new{round_}_{i}.txt", f"{round_} {i}\n")
+        write(env.folder, f"d{round_ % 4}/f{round_}.txt", "changed\n")
+        rows.append(await env.turn())
+        shared = [p.name for p in store.dir.iterdir() if p.name.startswith("sharedindex.")]
+        assert len(shared) == 1, shared
+        made.update(shared)
+    assert len(made) > 1  # new shared indexes were written (and the old ones deleted)
+    assert len(git_tree(env, rows[-1].tree)) == 40 + 5 * 20
+    restored = await env.cp.restore(rows[0], "ses_1", "files", MIB)
+    assert len(restored.files) == 5 * 20 + 5
+    assert (env.folder / "d1/f1.txt").read_text() == "1\n"
+    assert not (env.folder / "d0/new0_0.txt").exists()
+
+
 async def test_housekeeping_points_head_at_the_latest_tree(env: Env):
     """`git status` compares the index with HEAD (a column the snapshot does not use): housekeeping
     keeps HEAD at a commit of the latest snapshot, so that comparison stays small."""

@@ -192,7 +192,18 @@ async function main() {
       const at = Date.now();
       await page.reload();
       await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
-      frame = await chatFrame(page, 60_000);
+      try {
+        frame = await chatFrame(page, 60_000);
+      } catch (error) {
+        const kept = join(tmpdir(), 'cody-bench-reload'); // the run's home is removed at the end
+        rmSync(kept, { recursive: true, force: true });
+        mkdirSync(kept, { recursive: true });
+        await page.screenshot({ path: join(kept, 'reload.png') });
+        codeServer.copyLogs(join(kept, 'logs'));
+        const frames = page.frames().map((f) => f.url().slice(0, 160));
+        console.error(`no chat view after reload ${i + 1}: the screenshot and VS Code's logs in ${kept}; frames: ${JSON.stringify(frames)}`);
+        throw error;
+      }
       await newestShown(frame, newest);
       const shown = Date.now();
       const pageStart = await frame.evaluate(() => performance.timeOrigin);

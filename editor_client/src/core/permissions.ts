@@ -15,6 +15,11 @@ interface Choice extends PermissionChoice {
 
 const SCOPE_LABELS: Record<RuleScope, string> = { session: 'in this session', folder: 'in this folder' };
 
+/** A permission request's id in the client: its call's `runId/toolCallId` (one request per call). */
+export function permissionId(runId: string, toolCallId: string): string {
+  return `${runId}/${toolCallId}`;
+}
+
 export function permissionChoices(params: PermissionParams): Choice[] {
   const offered = params.options;
   const choices: Choice[] = [{ choice: 'allow', label: 'Allow once', primary: true, answer: { outcome: 'allow' }, settled: 'Allowed once' }];

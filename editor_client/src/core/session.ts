@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
 import { Checkpoints, restoredText } from './checkpoints';
 import { MAX_MODEL_ID, type AttachedChip, type FromWebview, type PanelAttachment, type RestoreChoice, type ToWebview, type ToWebviewOf } from '../messages';
-import { permissionChoices } from './permissions';
+import { permissionChoices, permissionId } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
 import {
   CARRY_OUT_PROMPT,
@@ -64,8 +64,10 @@ export interface SessionOptions {
   post: (message: ToWebview) => void;
   /** Chooses the runId of a new run (default: `vsc-` + 20 hex digits). */
   newRunId?: () => string;
-  /** Called when a permission request waits for the user (e.g. to reveal the panel). */
-  onPermissionRequested?: (params: PermissionParams) => void;
+  /** Called when a permission request waits for the user (e.g. to reveal the panel), with its id (`runId/toolCallId`). */
+  onPermissionRequested?: (params: PermissionParams, id: string) => void;
+  /** Called when a permission request no longer waits (answered, withdrawn, or the session disposed), with its id. */
+  onPermissionSettled?: (id: string) => void;
   /** How many history messages one page holds (`cody/getSession` limit). */
   pageSize?: number;
   /** What the server offers (steering: messages queue while a run goes). */
@@ -203,6 +205,11 @@ export class Session {
 
   get pendingPermissionIds(): string[] {
     return [...this.pendingPermissions.keys()];
+  }
+
+  /** Whether the permission request `runId/toolCallId` waits for an answer. */
+  isPermissionPending(id: string): boolean {
+    return this.pendingPermissions.has(id);
   }
 
   dispose(): void {
@@ -794,13 +801,14 @@ export class Session {
   }
 
   private askPermission(params: PermissionParams, token: CancellationTokenLike): Promise<PermissionResult> {
-    const id = `${params.runId}/${params.toolCallId}`;
+    const id = permissionId(params.runId, params.toolCallId);
     return new Promise((resolve) => {
       let cancelListener: Disposable | undefined;
       const finish = (answer: PermissionResult): void => {
         this.pendingPermissions.delete(id);
         cancelListener?.dispose();
         resolve(answer);
+        this.options.onPermissionSettled?.(id);
       };
       const choices = permissionChoices(params);
       const card: ToWebview = {
@@ -818,7 +826,7 @@ export class Session {
       // The server withdraws the request ($/cancelRequest) when the run is cancelled.
       cancelListener = token.onCancellationRequested(() => this.withdrawPermission(id));
       if (token.isCancellationRequested) this.withdrawPermission(id);
-      this.options.onPermissionRequested?.(params);
+      this.options.onPermissionRequested?.(params, id);
     });
   }
 

@@ -50,6 +50,8 @@ export interface ChatOptions {
   reveal: () => void;
   setup: SetupReporter;
   actions: () => EditorActions;
+  /** A permission request (`runId/toolCallId`) began or stopped waiting (the diffs' Accept / Reject follow it). */
+  permissionChanged?: (id: string, waiting: boolean) => void;
   /** Installs cody-lsp into a private environment (when the .vsix carries its wheel). */
   installer: ServerInstaller;
   /** The keys the extension contributes under `cody.` (the server's section). */
@@ -196,7 +198,11 @@ export class Chat implements vscode.Disposable {
         connection: client,
         workspaceFolder: folder.uri.fsPath,
         post,
-        onPermissionRequested: () => this.options.reveal(),
+        onPermissionRequested: (_params, id) => {
+          this.options.reveal();
+          this.options.permissionChanged?.(id, true);
+        },
+        onPermissionSettled: (id) => this.options.permissionChanged?.(id, false),
         features: serverFeatures(client.initializeResult),
         activeDocument,
       });

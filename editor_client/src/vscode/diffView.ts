@@ -26,17 +26,19 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider {
     return vscode.Uri.from({ scheme: DiffDocuments.scheme, path: key });
   }
 
-  async show(session: Session, runId: string, toolCallId: string): Promise<void> {
+  /** Opens the diff of a call's change; the URI of its proposed side (undefined if the change is not known). */
+  async show(session: Session, runId: string, toolCallId: string): Promise<vscode.Uri | undefined> {
     const change = await session.change(runId, toolCallId);
     if (change === undefined) {
       void vscode.window.showInformationMessage('Cody: this change is no longer known.');
-      return;
+      return undefined;
     }
     this.next++;
     const left = this.document('before', change.path, change.before);
     const right = this.document('after', change.path, change.after);
     const title = `${change.path} (Cody${change.wholeFile ? '' : ': the edited part'})`;
     await vscode.commands.executeCommand('vscode.diff', left, right, title, { preview: true });
+    return right;
   }
 
   dispose(): void {

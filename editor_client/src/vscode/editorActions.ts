@@ -4,6 +4,7 @@
 import * as vscode from 'vscode';
 import type { ActionCommand, FromWebview, PanelAttachment, ToWebview } from '../messages';
 import { complete } from './context';
+import { permissionId } from '../core/permissions';
 import type { Session } from '../core/session';
 import { showCheckpointDiff } from './checkpoints';
 import type { DiffDocuments } from './diffView';
@@ -26,6 +27,8 @@ export interface EditorActionsOptions {
   session: () => Session | undefined;
   /** Sends a message to the webview (what `@` completes to). */
   post: (message: ToWebview) => void;
+  /** A change's diff was opened (`uri`: its proposed side), for the call `runId/toolCallId`. */
+  diffOpened?: (permissionId: string, uri: vscode.Uri) => void;
   /** The active terminal's recent output, for `@terminal`. */
   terminal?: () => Promise<PanelAttachment | undefined>;
 }
@@ -56,7 +59,11 @@ export class EditorActions {
       }
       case 'showDiff': {
         const session = this.options.session();
-        if (session) void this.options.diffs.show(session, message.runId, message.toolCallId);
+        if (session === undefined) return;
+        const id = permissionId(message.runId, message.toolCallId);
+        void this.options.diffs.show(session, message.runId, message.toolCallId).then((uri) => {
+          if (uri !== undefined) this.options.diffOpened?.(id, uri);
+        });
         return;
       }
       case 'showCheckpointDiff': {

@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { FromWebview } from '../messages';
 import { Chat } from './chat';
 import { DiffDocuments } from './diffView';
+import { EditDiffActions } from './editDiffs';
 import { selection } from './context';
 import { currentFile, currentFolder } from './folders';
 import { EditorActions, isEditorMessage } from './editorActions';
@@ -43,6 +44,7 @@ export function activate(context: vscode.ExtensionContext): void {
     setup,
     actions: () => editor,
     installer,
+    permissionChanged: (id, waiting) => editDiffs.permissionChanged(id, waiting),
     settingKeys: contributedKeys(context.extension?.packageJSON),
   });
   const terminals = new TerminalOutput();
@@ -50,10 +52,13 @@ export function activate(context: vscode.ExtensionContext): void {
     terminal: () => terminals.attachment(),
     output,
     diffs,
+    diffOpened: (id, uri) => editDiffs.opened(id, uri),
     restart: () => chat.connect(),
     session: () => chat.session,
     post: (message) => panel.post(message),
   });
+  // Accept / Reject in the title bar of a proposed edit's diff (cody.acceptEdit, cody.rejectEdit).
+  const editDiffs = new EditDiffActions(() => chat.session);
   server = chat.server;
   const migrateKey = (): Promise<void> => moveKeyToSecretStorage(keys, log);
 
@@ -62,6 +67,7 @@ export function activate(context: vscode.ExtensionContext): void {
     terminals,
     keys,
     diffs,
+    editDiffs,
     vscode.workspace.registerTextDocumentContentProvider(DiffDocuments.scheme, diffs),
     vscode.window.registerWebviewViewProvider(ChatPanel.viewType, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand('cody.newSession', () => chat.session?.newSession()),

@@ -45,6 +45,20 @@ export class Uri {
   }
 }
 
+/** A diff editor's tab input (vscode.TabInputTextDiff). */
+export class TabInputTextDiff {
+  constructor(
+    readonly original: Uri,
+    readonly modified: Uri,
+  ) {}
+}
+
+export interface FakeTab {
+  label: string;
+  input: unknown;
+  isActive: boolean;
+}
+
 export interface FakeWebviewView {
   webview: {
     options: { enableScripts?: boolean; localResourceRoots?: Uri[] } | undefined;
@@ -105,6 +119,10 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     warningAnswers: [] as Array<string | undefined>,
     quickPicks: [] as unknown[][],
     opened: [] as string[],
+    /** The editor tabs (one group), the last opened active; the contexts set (setContext). */
+    tabs: [] as FakeTab[],
+    closedTabs: [] as string[],
+    contexts: new Map<string, unknown>(),
     /** The files findFiles finds, and the diagnostics the language servers report. */
     files: [] as string[],
     diagnostics: [] as unknown[],
@@ -113,10 +131,36 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
   const diagnosticsChanged = new EventEmitter<{ uris: Uri[] }>();
   const activeEditorChanged = new EventEmitter<unknown>();
   const shellExecutionStarted = new EventEmitter<unknown>();
+  const tabsChanged = new EventEmitter<unknown>();
+  const tabGroup = {
+    get tabs() {
+      return record.tabs;
+    },
+    get activeTab() {
+      return record.tabs.find((tab) => tab.isActive);
+    },
+  };
   const vscode = {
     Uri,
     EventEmitter,
+    TabInputTextDiff,
     window: {
+      tabGroups: {
+        get all() {
+          return [tabGroup];
+        },
+        activeTabGroup: tabGroup,
+        close(tabs: FakeTab[]) {
+          for (const tab of tabs) {
+            record.closedTabs.push(tab.label);
+            record.tabs.splice(record.tabs.indexOf(tab), 1);
+          }
+          tabsChanged.fire({});
+          return Promise.resolve(true);
+        },
+        onDidChangeTabs: tabsChanged.event,
+        onDidChangeTabGroups: new EventEmitter<unknown>().event,
+      },
       createOutputChannel: (name: string) => ({
         name,
         append: (text: string) => record.outputLines.push(text),
@@ -196,6 +240,13 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
       },
       executeCommand(id: string, ...args: unknown[]) {
         record.executed.push({ id, args });
+        if (id === 'setContext') record.contexts.set(String(args[0]), args[1]);
+        if (id === 'vscode.diff') {
+          // The diff editor opens as the active tab.
+          for (const tab of record.tabs) tab.isActive = false;
+          record.tabs.push({ label: String(args[2]), input: new TabInputTextDiff(args[0] as Uri, args[1] as Uri), isActive: true });
+          tabsChanged.fire({});
+        }
         const command = record.commands.get(id);
         return Promise.resolve(command ? command(...args) : undefined);
       },

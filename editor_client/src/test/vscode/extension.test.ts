@@ -207,6 +207,98 @@ describe('extension activation', () => {
     assert.deepEqual(diff?.args.slice(0, 3).map(String), ['cody-diff:///1/before/new.txt', 'cody-diff:///1/after/new.txt', 'new.txt (Cody)']);
   });
 
+  it('answers a waiting edit from its diff (Accept / Reject in the title bar, or the palette), once; the card settles', async () => {
+    const pkg = JSON.parse(readFileSync(join(__dirname, '..', '..', '..', 'package.json'), 'utf8')) as {
+      contributes: { menus: Record<string, Array<{ command: string; when?: string }>> };
+    };
+    const title = pkg.contributes.menus['editor/title'] ?? [];
+    assert.deepEqual(
+      title.map((m) => [m.command, m.when]),
+      [
+        ['cody.acceptEdit', 'resource in cody.pendingEditDiffs'],
+        ['cody.rejectEdit', 'resource in cody.pendingEditDiffs'],
+      ],
+    );
+    assert.ok((pkg.contributes.menus.commandPalette ?? []).every((m) => !m.command.endsWith('Edit') || m.when === 'cody.pendingEditDiffActive'));
+    const provider = fake.record.viewProviders.get('cody.chat')!.provider;
+    const view = fakeWebviewView();
+    provider.resolveWebviewView(view);
+    view.webview.receive({ type: 'ready' });
+    await flush();
+    const client = FakeLanguageClient.latest();
+    const answers: unknown[] = [];
+    let call = 0;
+    FakeLanguageClient.respond('cody/run', ((params: RunParams) => {
+      const runId = params.runId ?? 'r';
+      const toolCallId = `edit_${++call}`;
+      const args = { path: `edit${call}.txt`, content: 'proposed\n' };
+      const usage = { inputTokens: 1, outputTokens: 1, totalTokens: 2 };
+      client.notify('cody/chunk', { runId, sessionId: 'ses_1', seq: 0, type: 'session_start', workspaceFolder: '/home/ada/shop', model: 'm' });
+      client.notify('cody/chunk', { runId, sessionId: 'ses_1', seq: 1, type: 'tool_call', toolCallId, toolName: 'write_file', args });
+      const asked = { runId, sessionId: 'ses_1', toolCallId, toolName: 'write_file', args, workspaceFolder: '/home/ada/shop' };
+      return client.request('cody/requestPermission', asked).then((answer) => {
+        answers.push(answer);
+        client.notify('cody/chunk', { runId, sessionId: 'ses_1', seq: 2, type: 'done', output: '', usage });
+        return { runId, sessionId: 'ses_1', status: 'done', output: '', usage };
+      });
+    }) as unknown as Parameters<typeof FakeLanguageClient.respond<'cody/run'>>[1]);
+    const posted = () => view.webview.posted as ToWebview[];
+    const until = async (what: string, ok: () => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !ok(); i++) await new Promise((resolve) => setTimeout(resolve, 10));
+      assert.ok(ok(), what);
+    };
+    const pendingDiffs = () => fake.record.contexts.get('cody.pendingEditDiffs') as string[] | undefined;
+    /** A run whose write waits, its diff opened from the tool card: the proposed side's URI. */
+    const waitingWithDiff = async (n: number): Promise<string> => {
+      await flush(); // the run before has been answered
+      view.webview.receive({ type: 'send', text: `write edit${n}.txt` });
+      await until('the card asks', () => posted().some((m) => m.type === 'permission' && m.id.endsWith(`/edit_${n}`)));
+      const card = posted().find((m) => m.type === 'toolCall' && m.toolCallId === `edit_${n}`);
+      assert.ok(card?.type === 'toolCall');
+      view.webview.receive({ type: 'showDiff', runId: card.runId, toolCallId: `edit_${n}` });
+      await until('the diff answers the request', () => (pendingDiffs() ?? []).length === 1);
+      assert.equal(fake.record.contexts.get('cody.pendingEditDiffActive'), true, 'the palette offers Accept / Reject');
+      return pendingDiffs()![0]!;
+    };
+    const closed = (n: number) => posted().find((m) => m.type === 'permissionClosed' && m.id.endsWith(`/edit_${n}`));
+
+    // Accept in the title bar (the action gets the diff's URI): allowed once, the card settles, the diff closes.
+    const first = await waitingWithDiff(1);
+    assert.match(first, /^cody-diff:\/\/\/\d+\/after\/edit1\.txt$/);
+    assert.equal(await fake.vscode.commands.executeCommand('cody.acceptEdit', fake.vscode.Uri.parse(first)), true);
+    await until('the run goes on', () => answers.length === 1);
+    assert.deepEqual(answers[0], { outcome: 'allow' });
+    assert.deepEqual(closed(1), { type: 'permissionClosed', id: (closed(1) as { id: string }).id, label: 'Allowed once', allowed: true });
+    assert.deepEqual(fake.record.closedTabs, ['edit1.txt (Cody)']);
+    assert.deepEqual(pendingDiffs(), [], 'the actions are gone');
+    assert.equal(fake.record.contexts.get('cody.pendingEditDiffActive'), false);
+    // A second answer (the card clicked late, the action again) is ignored.
+    view.webview.receive({ type: 'permissionAnswer', id: (closed(1) as { id: string }).id, choice: 'deny' });
+    assert.equal(await fake.vscode.commands.executeCommand('cody.acceptEdit', fake.vscode.Uri.parse(first)), false);
+    await flush();
+    assert.equal(answers.length, 1);
+    assert.equal(posted().filter((m) => m.type === 'permissionClosed' && m.id === (closed(1) as { id: string }).id).length, 1);
+
+    // Reject from the palette or a key (no argument: the active diff): denied.
+    await waitingWithDiff(2);
+    assert.equal(await fake.vscode.commands.executeCommand('cody.rejectEdit'), true);
+    await until('the run goes on', () => answers.length === 2);
+    assert.deepEqual(answers[1], { outcome: 'deny' });
+    assert.equal((closed(2) as { label: string }).label, 'Denied');
+    assert.deepEqual(fake.record.closedTabs, ['edit1.txt (Cody)', 'edit2.txt (Cody)']);
+
+    // Answered on the card: the actions go, the diff stays open (harmless), and answers nothing.
+    const third = await waitingWithDiff(3);
+    view.webview.receive({ type: 'permissionAnswer', id: (posted().find((m) => m.type === 'permission' && m.id.endsWith('/edit_3')) as { id: string }).id, choice: 'allow' });
+    await until('the run goes on', () => answers.length === 3);
+    assert.deepEqual(pendingDiffs(), []);
+    assert.deepEqual(fake.record.closedTabs, ['edit1.txt (Cody)', 'edit2.txt (Cody)']);
+    assert.equal(await fake.vscode.commands.executeCommand('cody.rejectEdit', fake.vscode.Uri.parse(third)), false);
+    assert.deepEqual(answers[2], { outcome: 'allow' });
+    assert.ok(fake.record.infos.includes('Cody: this edit does not wait for an answer any more.'));
+    fake.record.tabs.length = 0;
+  });
+
   it('opens the setting a failure names (Open Settings), and ignores one that is not the extension\'s', async () => {
     const view = fakeWebviewView();
     fake.record.viewProviders.get('cody.chat')!.provider.resolveWebviewView(view);

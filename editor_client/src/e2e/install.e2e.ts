@@ -126,6 +126,7 @@ describe('the install action in a fresh profile (code-server)', { timeout: 600_0
     assert.match(await first.innerText(), new RegExp(`cody-lsp is not installed in ${bare.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/bin/python \\(cody\\.pythonPath\\)`));
     assert.deepEqual(await first.locator('button').allInnerTexts(), ['Install cody-lsp into a private environment', 'Set Python Path', 'Show Output']);
     assert.equal(await frame.locator('#transcript .notice').count(), 0, 'the checklist says it (it stays visible), not a notice over it');
+    assert.equal(await toast(/not installed/).count(), 0, 'nor a notification, which would stay after the install');
     await screenshot('not-installed');
   });
 
@@ -175,6 +176,14 @@ describe('the install action in a fresh profile (code-server)', { timeout: 600_0
     // The server restarts with it: the checklist's first step is done.
     await frame.waitForFunction((p) => (document.getElementById('welcome')?.textContent ?? '').includes(`Python: ${p} (cody.pythonPath)`), python, { timeout: 60_000 });
     assert.doesNotMatch(await welcome(), /not installed/);
+    // Nothing says "not installed" any more: no notification from before the install is left.
+    assert.equal(await toast(/not installed/).count(), 0);
+    await command('Notifications: Show Notifications');
+    const center = page.locator('.notifications-center.visible');
+    await center.waitFor({ timeout: 15_000 });
+    assert.equal(await center.locator('.monaco-list-row', { hasText: /not installed/ }).count(), 0, 'nor in the notification center');
+    await page.keyboard.press('Escape');
+    await center.waitFor({ state: 'hidden', timeout: 15_000 });
     await screenshot('installed');
   });
 

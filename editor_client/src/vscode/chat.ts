@@ -5,7 +5,6 @@ import * as vscode from 'vscode';
 import type { Action, FromWebview, ToWebview } from '../messages';
 import { serverFeatures } from '../core/protocolVersion';
 import { Session } from '../core/session';
-import type { EditorActions } from './editorActions';
 import { activeDocument, currentFolder, folderInfo } from './folders';
 import { showRules } from './rules';
 import { CodyServer, readSettings, StartError, type ServerSettings } from './server';
@@ -46,10 +45,9 @@ export interface ChatOptions {
   post: (message: ToWebview) => void;
   /** The view is loaded and has asked for the state. */
   viewReady: () => boolean;
-  /** Shows the view (a permission request waits for the user). */
+  /** Shows the view (a permission request waits for the user; the server cannot start: the panel says why). */
   reveal: () => void;
   setup: SetupReporter;
-  actions: () => EditorActions;
   /** A permission request (`runId/toolCallId`) began or stopped waiting (the diffs' Accept / Reject follow it). */
   permissionChanged?: (id: string, waiting: boolean) => void;
   /** Installs cody-lsp into a private environment (when the .vsix carries its wheel). */
@@ -223,10 +221,9 @@ export class Chat implements vscode.Disposable {
       // The interpreter's problem is the setup checklist's first step (with its buttons); the rest a notice.
       if (badPython) this.options.setup.pythonFailed(reason, canInstall);
       else post({ type: 'notice', level: 'error', text, actions });
-      void vscode.window.showErrorMessage(text, ...actions.map((a) => a.label)).then((choice) => {
-        const action = actions.find((a) => a.label === choice);
-        if (action) void this.options.actions().run(action.command);
-      });
+      // The panel says it, and is shown if it is not. Not a notification: VS Code cannot take one
+      // back, and it would stay after the fix (the install, a new setting) when the panel no longer says it.
+      this.options.reveal();
     } finally {
       starting.waiting.length = 0;
     }

@@ -42,7 +42,6 @@ export function activate(context: vscode.ExtensionContext): void {
     viewReady: () => panel.isReady,
     reveal: () => panel.reveal(),
     setup,
-    actions: () => editor,
     installer,
     permissionChanged: (id, waiting) => editDiffs.permissionChanged(id, waiting),
     settingKeys: contributedKeys(context.extension?.packageJSON),

@@ -837,10 +837,13 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await send('Where are you?');
     await frame.waitForFunction(() => /Answering from the secondary side bar\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
     await screenshot('secondary-side-bar');
-    // VS Code remembers where the view is: after a reload it opens there, with its session.
+    // VS Code remembers where the view is: after a reload it opens there (Cody: Open Chat, as the
+    // window may come back with the secondary side bar closed), with its session.
     await page.reload();
     await page.waitForSelector('.monaco-workbench', { timeout: 60_000 });
+    await command('Cody: Open Chat');
     await inSecondary.waitFor({ timeout: 60_000 });
+    assert.equal(await page.locator('.activitybar [aria-label^="Cody"]').count(), 0, 'not back in the side bar');
     frame = await chatFrame(page, 45_000);
     await frame.waitForFunction(() => /Answering from the secondary side bar\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
     await screenshot('secondary-side-bar-reloaded');

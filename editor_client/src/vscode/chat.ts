@@ -73,9 +73,14 @@ export class Chat implements vscode.Disposable {
     return this.state.kind === 'running' ? this.state.session : undefined;
   }
 
-  /** (Re)starts the server for the folder the panel follows, after any start under way. */
-  connect(): Promise<void> {
-    return (this.connecting = this.connecting.then(() => this.start()));
+  /**
+   * (Re)starts the server for the folder the panel follows, after any start under way. `settingsChanged`:
+   * asked for by a settings change, which restarts nothing when the server would start with the
+   * settings it runs with (VS Code can tell one change twice, and a second restart would drop the
+   * message sent meanwhile to the server it stops).
+   */
+  connect(settingsChanged = false): Promise<void> {
+    return (this.connecting = this.connecting.then(() => this.start(settingsChanged)));
   }
 
   /** A message from the webview about sessions and runs (and `ready`). */
@@ -169,8 +174,12 @@ export class Chat implements vscode.Disposable {
     this.session?.dispose();
   }
 
-  private async start(): Promise<void> {
+  private async start(settingsChanged = false): Promise<void> {
     const { post, log } = this.options;
+    if (settingsChanged && (await this.runsWithSettingsNow())) {
+      log('settings changed: the server runs with them already');
+      return;
+    }
     this.session?.dispose();
     this.state = { kind: 'down', problem: undefined };
     const folder = currentFolder();
@@ -227,6 +236,16 @@ export class Chat implements vscode.Disposable {
     } finally {
       starting.waiting.length = 0;
     }
+  }
+
+  /** Whether the running server was started with the settings a start would use now, in the folder followed now. */
+  private async runsWithSettingsNow(): Promise<boolean> {
+    const state = this.state;
+    const folder = currentFolder();
+    if (state.kind !== 'running' || this.server.running === undefined || folder === undefined || state.session.workspaceFolder !== folder.uri.fsPath) return false;
+    const config = vscode.workspace.getConfiguration('cody');
+    const settings: ServerSettings = { ...readSettings(config), python: await resolveInterpreter(config, folder.uri), apiKey: (await this.options.keys.get()) ?? '' };
+    return JSON.stringify(settings) === JSON.stringify(state.settings);
   }
 
   /** The running server ended without being asked to. */

@@ -95,7 +95,7 @@ export function activate(context: vscode.ExtensionContext): void {
     vscode.workspace.onDidChangeConfiguration((event) => {
       if (event.affectsConfiguration('cody.modelApiKey')) void migrateKey();
       if (!event.affectsConfiguration('cody')) return;
-      if (chat.configurationChange(event) === 'restart') void chat.connect();
+      if (chat.configurationChange(event) === 'restart') void chat.connect(true);
       else setup.report();
     }),
     vscode.workspace.onDidChangeWorkspaceFolders(() => chat.workspaceFoldersChanged()),

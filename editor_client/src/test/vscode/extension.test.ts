@@ -401,6 +401,19 @@ describe('extension activation', () => {
     assert.ok(second.stopped);
   });
 
+  it('restarts nothing for a settings change told again (the server runs with those settings already)', async () => {
+    const count = FakeLanguageClient.instances.length;
+    fake.changeSettings({ 'cody.model': 'gpt-twice' });
+    await started(count + 1);
+    fake.changeSettings({ 'cody.model': 'gpt-twice' }); // VS Code can tell one change twice
+    fake.changeSettings({ 'cody.model': 'gpt-twice' });
+    await flush();
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(FakeLanguageClient.instances.length, count + 1, 'no second restart: a message sent meanwhile would go to the server it stops');
+    assert.equal(FakeLanguageClient.latest().stopped, false);
+    assert.equal(FakeLanguageClient.latest().serverOptions.options?.env?.CODY_MODEL, 'gpt-twice');
+  });
+
   it('"Cody: Set API Key" keeps the key in the secret storage and restarts with it', async () => {
     fake.record.inputBoxAnswers.push('sk-typed');
     await fake.record.commands.get('cody.setApiKey')!();

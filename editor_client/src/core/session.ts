@@ -729,6 +729,8 @@ export class Session {
 
   /** The mode picker: the session's mode for its next runs (`cody/updateSession {mode}`); before the session exists, the mode its first run makes it in. */
   async setMode(mode: SessionMode): Promise<void> {
+    // A new session (or another one) being shown: the mode is for it, not the one it replaces.
+    if (this.viewChanges > 0) return this.viewChanged.then(() => this.setMode(mode));
     if (this.session === null) {
       this.nextMode = mode;
       return;
@@ -766,6 +768,7 @@ export class Session {
 
   /** The model picker: the session's model for its next runs (`cody/updateSession {model}`); before the session exists, the model its first message makes it with. */
   async setModel(model: string): Promise<void> {
+    if (this.viewChanges > 0) return this.viewChanged.then(() => this.setModel(model)); // as setMode
     if (this.session === null) {
       this.nextModel = model;
       return;

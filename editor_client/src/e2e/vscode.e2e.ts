@@ -732,8 +732,10 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     writeFileSync(join(workspace, 'AGENTS.md'), 'Greet politely.\n'); // project instructions: the Rules line names them
     writeFileSync(join(workspace, 'greeting.txt'), 'Hello.\n');
     await frame.click('#new-session');
-    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    // The mode is picked at once, while the new session is being made (the fork shown before has no
+    // messages either): it goes to the new session (CI once picked it for the fork).
     await frame.selectOption('#mode-picker', 'plan');
+    await frame.waitForFunction(() => document.getElementById('session-title')?.textContent === 'New session');
     await send('Plan a greeting for the shop');
     await frame.locator('#plan-bar').waitFor({ state: 'visible', timeout: 30_000 });
     assert.equal(await frame.locator('#rules-line').innerText(), 'Rules: AGENTS.md');

@@ -64,6 +64,22 @@ describe('Session modes', () => {
     assert.equal(sessions(posted).at(-1)?.mode, 'plan');
   });
 
+  it('gives a mode picked while a new session is being made to the new session, not the one it replaces', async () => {
+    const { connection, session } = setup(SESSION);
+    await session.handle({ type: 'ready' });
+    const made = new Deferred<SessionInfo>();
+    connection.respond('cody/createSession', () => made.promise);
+    const creating = session.handle({ type: 'newSession' });
+    await flush();
+    const picked = session.handle({ type: 'setMode', mode: 'plan' }); // picked at once after "New"
+    await flush();
+    assert.deepEqual(connection.sentOf('cody/updateSession'), [], 'not the session being replaced');
+    made.resolve({ ...SESSION, id: 'ses_2', title: 'New session', messageCount: 0 });
+    await creating;
+    await picked;
+    assert.deepEqual(connection.sentOf('cody/updateSession'), [{ sessionId: 'ses_2', mode: 'plan' }]);
+  });
+
   it('gives a mode picked before the first message to the run that makes the session', async () => {
     const { connection, session, end } = setup(null);
     await session.handle({ type: 'ready' });

@@ -415,9 +415,10 @@ describe('extension activation', () => {
   });
 
   it('"Cody: Set API Key" keeps the key in the secret storage and restarts with it', async () => {
+    const count = FakeLanguageClient.instances.length;
     fake.record.inputBoxAnswers.push('sk-typed');
     await fake.record.commands.get('cody.setApiKey')!();
-    await started(4);
+    await started(count + 1);
     assert.equal(fake.record.secrets.get('cody.modelApiKey'), 'sk-typed');
     assert.equal(FakeLanguageClient.latest().serverOptions.options?.env?.CODY_MODEL_API_KEY, 'sk-typed');
     assert.equal(settings['cody.modelApiKey'], undefined, 'never in the settings');

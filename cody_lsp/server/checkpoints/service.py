@@ -319,6 +319,8 @@ class Checkpoints:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+        for store in list(self._stores.values()):
+            await store.close()
 
     async def housekeep(self, store_max_bytes: int | None) -> None:
         """Drop what nothing lists, then the oldest while over the cap; let git free the space."""
@@ -344,10 +346,11 @@ class Checkpoints:
         of the lock as what git then prunes), pack it; the bytes it takes. A store without any
         checkpoint is removed."""
         store = self.shadow(folder)
-        async with store.locked(housekeeping=True):
+        async with store.locked(background=True):
             wanted = await self.rows.of_folder(folder)
             if not wanted:
                 if store.exists():
+                    await store.close()
                     await asyncio.to_thread(shutil.rmtree, store.dir, True)
                     self._stores.pop(folder, None)
                 return 0
@@ -373,7 +376,7 @@ class Checkpoints:
             if left.get(row.folder, 0) <= 1:
                 continue
             store = self.shadow(row.folder)
-            async with store.locked(housekeeping=True):
+            async with store.locked(background=True):
                 await self.rows.delete([row.id])
                 await store.drop([row.id])
                 usage[row.folder] = await store.usage()

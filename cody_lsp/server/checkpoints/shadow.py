@@ -16,8 +16,16 @@ A snapshot (:meth:`ShadowStore.snapshot`):
    at it is read again next time, as git re-reads racily clean files);
 2. each of them is looked at (`lstat`): regular files over the size cap, and anything that is not a
    regular file or a symlink (a FIFO, a nested repository), are left out — and the oversized ones
-   reported; the rest go to `git update-index` (only changed content is stored anew);
-3. `git write-tree`: the tree of the folder now (skipped when nothing changed).
+   reported; the rest are stored (only changed content is stored anew);
+3. the tree of the folder now. When the index's tree is known (this process wrote it, and no other
+   process changed the index since) and at most `DIRECT_MAX_PATHS` paths changed, the blobs and the
+   trees above them are written directly (trees.py), on top of that tree: a large folder's index is
+   then neither read nor written again on the way to the run. The index is brought up to date after
+   the snapshot, in the background (`_refresh`: `git update-index` of those paths, `git
+   write-tree`; stopped when anything else wants the store, and then done once it is free again):
+   until then `git status` lists those paths again, and they are written again. Otherwise (the
+   first snapshot of a process, the ignore rules changed, many paths, the index changed by another
+   process) `git update-index` and `git write-tree`.
 
 The checkpoint's ref is not made then: housekeeping makes the refs of every checkpoint the session
 store lists before it prunes anything (and git never prunes by itself here: `gc.auto = 0`). It also
@@ -56,6 +64,7 @@ from typing import Any, Literal
 from ..tools.names import vcs_component
 from .git import GitError, Stream, run_git, shadow_env
 from .ignores import find_repo, global_excludes, shadow_excludes
+from .trees import Entry, build_tree, load_trees, read_files, real_dir
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +91,9 @@ LOOSE_OBJECTS_TO_REPACK = 2000
 # How far before a snapshot's start the index is dated (`_date_back`): more than any file system's
 # timestamp granularity (coarse clocks tick every few ms; FAT's is 2 s).
 RACY_MARGIN_NS = 3_000_000_000
+# A snapshot with at most this many changed paths writes its objects directly (trees.py); with more,
+# git's `update-index` and `write-tree` (one pass over the index is then the cheaper way).
+DIRECT_MAX_PATHS = 256
 
 CONFIG = """\
 [core]
@@ -170,11 +182,19 @@ class ShadowStore:
         self._env = shadow_env(str(self.dir), folder)
         self._lock = asyncio.Lock()
         self._lock_file: int | None = None
-        self._housekeeping: asyncio.Task[Any] | None = None
+        self._background: set[asyncio.Task[Any]] = set()  # housekeeping, the refresh: they give way
+        self._closed = False
         self._excludes: bytes | None = None  # what info/exclude holds (as last written)
         self._global_excludes: Path | None | bool = False  # False: not looked up yet
         self._changes: OrderedDict[tuple[str, str], list[Change]] = OrderedDict()
-        self._tree: tuple[str, tuple[int, int, int] | None] | None = None  # the last tree written, and its index
+        # The tree the index holds, and the index's stat data then (None: not known — the next snapshot
+        # goes through git); paths written directly since (path → whether the index has it), with the
+        # size cap they were read with.
+        self._base: tuple[str, tuple[int, int, int] | None] | None = None
+        self._pending: dict[bytes, bool] = {}
+        self._pending_cap = 0
+        self._reader: Stream | None = None  # `git cat-file --batch`, for the trees of direct snapshots
+        self._refresh_task: asyncio.Task[None] | None = None
         self._head_tree: str | None = None  # the tree of the commit HEAD is at (as this process made it)
 
     # ------------------------------------------------------------------ setup and locking
@@ -206,15 +226,18 @@ class ShadowStore:
             shutil.rmtree(tmp, ignore_errors=True)
 
     @contextlib.asynccontextmanager
-    async def locked(self, *, housekeeping: bool = False) -> AsyncIterator[None]:
+    async def locked(self, *, background: bool = False) -> AsyncIterator[None]:
         """The store to oneself: in this process, and against other processes on the same state
-        directory. Housekeeping holds it only until anything else wants it: that stops it (its task
-        is cancelled)."""
+        directory. Background work (housekeeping, the index's refresh) holds it only until anything
+        else wants it: that stops it (its task is cancelled)."""
         task = asyncio.current_task()
-        if housekeeping:
-            self._housekeeping = task
-        elif self._housekeeping is not None and self._housekeeping is not task and not self._housekeeping.done():
-            self._housekeeping.cancel()
+        assert task is not None
+        if background:
+            self._background.add(task)
+        else:
+            for other in self._background:
+                if other is not task and not other.done():
+                    other.cancel()
         try:
             async with self._lock:
                 if not self.exists():
@@ -234,8 +257,10 @@ class ShadowStore:
                 finally:
                     os.close(fd)  # releases the flock
         finally:
-            if housekeeping and self._housekeeping is task:
-                self._housekeeping = None
+            if background:
+                self._background.discard(task)
+            elif self._pending and not self._closed:
+                self._schedule_refresh()  # it was stopped, or a snapshot wrote more directly
 
     def _cwd(self) -> str:
         return self.folder if os.path.isdir(self.folder) else str(self.dir)
@@ -264,12 +289,13 @@ class ShadowStore:
     async def snapshot(self, max_file_bytes: int) -> Snapshot:
         """The folder's state now, as a tree in the store (hold :meth:`locked`)."""
         started = time.time_ns()
-        index_before = _stat_key(self.dir / "index")  # only this holder of the lock changes it meanwhile
+        index = self.dir / "index"
+        index_before = _stat_key(index)  # only this holder of the lock changes it meanwhile
         rules_changed = await self._sync_excludes()
         # One walk: recorded files that changed or are gone (the index's stat cache) and new files
         # (not ignored), with the untracked cache (directories whose stat data did not change are not
-        # read again). `git status` may write the index (its refreshed stat data and that cache): it
-        # is the one command here allowed the index's optional lock.
+        # read again). `git status` may write the index (its refreshed stat data and that cache, never
+        # what it holds): it is the one command here allowed the index's optional lock.
         out = await self._git(STATUS_ARGS, timeout=SNAPSHOT_TIMEOUT, folder=True, optional_locks=True)
         paths: dict[bytes, bool] = {}  # path → whether the index has it
         for entry in out.split(b"\0"):
@@ -280,10 +306,31 @@ class ShadowStore:
                 paths[path] = False
             elif code[1:] != b" ":  # the folder's file differs from the index (X is the index against HEAD)
                 paths[path] = True
-        seen = list(paths)
         skipped: dict[bytes, int] = {}
-        updated = await self._update(paths, max_file_bytes, skipped)
-        if rules_changed or any(os.path.basename(p) == b".gitignore" for p in seen):
+        rules = rules_changed or any(os.path.basename(p) == b".gitignore" for p in paths)
+        base = self._base
+        tree = None
+        written: dict[bytes, bool] = {}
+        if base is not None and index_before == base[1] and not rules and len(paths) <= DIRECT_MAX_PATHS:
+            tree = await self._write_directly(base[0], paths, max_file_bytes, skipped, written)
+        if base is None or tree is None:
+            tree = base_tree = await self._write_with_git(paths, rules, max_file_bytes, skipped)
+            self._pending.clear()
+        else:  # the index still holds the base tree: brought up to date after the snapshot (_refresh)
+            base_tree = base[0]
+            self._pending.update(written)
+            self._pending_cap = max_file_bytes
+        _date_back(index, started - RACY_MARGIN_NS)  # two system calls: no thread hop
+        self._base = (base_tree, _stat_key(index))
+        return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in sorted(skipped.items())[:MAX_SKIPPED]))
+
+    async def _write_with_git(
+        self, paths: dict[bytes, bool], rules: bool, max_file_bytes: int, skipped: dict[bytes, int]
+    ) -> str:
+        """The snapshot's tree through the index: `git update-index` of the changed paths, then
+        `git write-tree` (the index then holds the tree)."""
+        await self._update(paths, max_file_bytes, skipped)
+        if rules:
             # Files the rules now ignore leave the index (last: a changed file that is ignored now too).
             ignored = await self._git(
                 ["ls-files", "-z", "-c", "-i", "--exclude-standard"], timeout=SNAPSHOT_TIMEOUT, folder=True
@@ -293,14 +340,111 @@ class ShadowStore:
                 await self._git(
                     ["update-index", "-z", "--force-remove", "--stdin"], stdin=b"\0".join(drop) + b"\0", folder=True
                 )
-                updated = True
-        if updated or self._tree is None or index_before != self._tree[1]:
-            tree = (await self._git(["write-tree"])).strip().decode()
-        else:  # nothing changed since this process last wrote the tree, and no other process did
-            tree = self._tree[0]
-        _date_back(self.dir / "index", started - RACY_MARGIN_NS)  # two system calls: no thread hop
-        self._tree = (tree, _stat_key(self.dir / "index"))
-        return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in sorted(skipped.items())[:MAX_SKIPPED]))
+        return (await self._git(["write-tree"])).strip().decode()
+
+    async def _write_directly(
+        self,
+        base: str,
+        paths: dict[bytes, bool],
+        max_file_bytes: int,
+        skipped: dict[bytes, int],
+        written: dict[bytes, bool],
+    ) -> str | None:
+        """The snapshot's tree written without the index (trees.py): the base tree (what the index
+        holds) with the changed paths' blobs and the trees above them; `written` gets the paths that
+        differ from the base (path → whether the index has it). None when the base cannot be read
+        (the snapshot then goes through git)."""
+        readable = [p for p in paths if not (p.endswith(b"/") or _other_vcs(p))]
+        objects = self.dir / "objects"
+        try:
+            found = await asyncio.to_thread(read_files, self.folder, readable, objects, max_file_bytes)
+        except (FileNotFoundError, NotADirectoryError):
+            raise FolderGone(self.folder) from None
+        skipped.update(found.too_big)
+        changes: dict[bytes, Entry | None] = {}
+        for path, tracked in paths.items():
+            entry = found.entries.get(path)
+            if entry is not None:
+                changes[path] = entry
+            elif tracked:  # gone, not a file any more, too big, a nested repository: out of the tree
+                changes[path.rstrip(b"/")] = None
+            else:
+                continue
+            written[path.rstrip(b"/")] = tracked
+        if not changes:
+            return base
+        try:
+            trees = await load_trees(base, changes, self._read_tree)
+        except (GitError, OSError, ValueError, asyncio.IncompleteReadError) as exc:
+            log.debug("checkpoints: the base tree %s of %s could not be read (%s); through git", base, self.folder, exc)
+            await self._close_reader()
+            return None
+        return await asyncio.to_thread(build_tree, trees, changes, objects)
+
+    async def _read_tree(self, oid: str) -> bytes:
+        """A tree's content, from one `git cat-file --batch` kept for the store."""
+        if self._reader is None:
+            self._reader = await Stream.start(
+                self.git, ["cat-file", "--batch"], env=shadow_env(str(self.dir), None), cwd=str(self.dir), stdin=True
+            )
+        header = await asyncio.wait_for(self._reader.request(f"{oid}\n".encode()), QUICK_TIMEOUT)
+        parts = header.split(b" ")
+        if len(parts) != 3 or parts[1] != b"tree":
+            raise GitError(f"the store has no tree {oid}")
+        data = await asyncio.wait_for(self._reader.read_exactly(int(parts[2]) + 1), QUICK_TIMEOUT)
+        return data[:-1]
+
+    async def _close_reader(self) -> None:
+        reader, self._reader = self._reader, None
+        if reader is not None:
+            await reader.close()
+
+    def _schedule_refresh(self) -> None:
+        if self._refresh_task is None or self._refresh_task.done():
+            self._refresh_task = asyncio.create_task(self._refresh(), name=f"checkpoint-refresh {self.dir.name}")
+
+    async def _refresh(self) -> None:
+        """In the background, once the store is free (and giving way to anything that wants it): the
+        paths the last snapshots wrote directly go into the index too, so that the next `git status`
+        does not list them again. The index's tree becomes the base of the next direct snapshot."""
+        try:
+            async with self.locked(background=True):
+                base = self._base
+                if not self._pending or base is None:
+                    return
+                index = self.dir / "index"
+                if _stat_key(index) != base[1]:  # another process changed it: the next snapshot goes through git
+                    self._base = None
+                    return
+                started = time.time_ns()
+                pending = dict(self._pending)
+                await self._update(pending, self._pending_cap, {})
+                tree = (await self._git(["write-tree"])).strip().decode()
+                _date_back(index, started - RACY_MARGIN_NS)
+                self._base = (tree, _stat_key(index))
+                for path in pending:
+                    self._pending.pop(path, None)
+        except asyncio.CancelledError:
+            raise
+        except Exception as exc:  # the folder gone, git failed: the next snapshot goes through git
+            log.debug("checkpoints: refreshing the index of %s failed: %s", self.folder, exc)
+            self._base = None
+
+    async def settled(self) -> None:
+        """Once the background refresh of the index (if one is due) has ended."""
+        while (task := self._refresh_task) is not None and not task.done():
+            with contextlib.suppress(asyncio.CancelledError):
+                await asyncio.shield(task)
+
+    async def close(self) -> None:
+        """Stop the background refresh and the tree reader (the store stays as it is)."""
+        self._closed = True
+        task, self._refresh_task = self._refresh_task, None
+        if task is not None and not task.done():
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+        await self._close_reader()
 
     async def _update(self, paths: dict[bytes, bool], max_file_bytes: int, skipped: dict[bytes, int]) -> bool:
         """Record `paths` (path → whether the index has it) in the index: added or updated, or
@@ -339,7 +483,7 @@ class ShadowStore:
                     drop.append(path.rstrip(b"/"))
                 continue
             st = None
-            if _real_dir(root, os.path.dirname(path), real_dirs):
+            if real_dir(root, os.path.dirname(path), real_dirs):
                 with contextlib.suppress(OSError):
                     st = os.lstat(os.path.join(root, path))
             if st is not None and stat.S_ISREG(st.st_mode) and st.st_size > max_file_bytes:
@@ -467,6 +611,7 @@ class ShadowStore:
     async def housekeep(self) -> None:
         """Drop the objects no checkpoint keeps, pack loose ones (hold :meth:`locked`). Only after
         the refs of every checkpoint were made: a tree the refs do not reach is gone."""
+        await self._close_reader()  # it would hold the packs a repack deletes
         await self._point_head()
         await self._git(["prune", "--expire=now"], timeout=HOUSEKEEPING_TIMEOUT)
         counts = await self.count_objects()
@@ -478,9 +623,9 @@ class ShadowStore:
     async def _point_head(self) -> None:
         """HEAD at a commit of the last snapshot's tree: the next snapshot's `git status` compares the
         index with nearly the same tree (with no HEAD it would list every recorded file)."""
-        if self._tree is None or self._tree[0] == self._head_tree:
+        if self._base is None or self._base[0] == self._head_tree:
             return
-        tree = self._tree[0]
+        tree = self._base[0]
         commit = (await self._git(["commit-tree", tree, "-m", "the latest snapshot"])).strip().decode()
         await self._git(["update-ref", HEAD_REF, commit])
         self._head_tree = tree
@@ -543,20 +688,6 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
-
-
-def _real_dir(root: bytes, path: bytes, known: dict[bytes, bool]) -> bool:
-    """Whether `path` (from the folder) is a directory reached through no symlink."""
-    found = known.get(path)
-    if found is None:
-        try:
-            found = _real_dir(root, os.path.dirname(path), known) and stat.S_ISDIR(
-                os.lstat(os.path.join(root, path)).st_mode
-            )
-        except OSError:
-            found = False
-        known[path] = found
-    return found
 
 
 def _other_vcs(path: bytes) -> bool:

@@ -41,12 +41,14 @@ class Env:
         return session_id
 
     async def turn(self, session_id: str = "ses_1", prompt: str = "p", max_file_bytes: int = 10 * MIB):
-        """A run of the session: its checkpoint first, then its turn committed."""
+        """A run of the session: its checkpoint first, then its turn committed (meanwhile, as during
+        a real run, the store's index is brought up to date in the background)."""
         self.runs += 1
         run_id = f"run_{self.runs}"
         await self.session(session_id)
         await self.store.start_run(run_id, session_id)
         row = await self.cp.record(str(self.folder), session_id, run_id, max_file_bytes)
+        await self.cp.shadow(str(self.folder)).settled()
         await self.store.finish_run(session_id, run_id, "done", [user_entry(prompt), user_entry("answer")], Usage())
         return row
 
@@ -541,7 +543,7 @@ async def test_a_snapshot_stops_housekeeping_that_holds_the_store(env: Env):
     entered = asyncio.Event()
 
     async def slow_housekeeping() -> None:
-        async with store.locked(housekeeping=True):
+        async with store.locked(background=True):
             entered.set()
             await asyncio.sleep(30)
 

@@ -94,6 +94,7 @@ RACY_MARGIN_NS = 3_000_000_000
 # A snapshot with at most this many changed paths writes its objects directly (trees.py); with more,
 # git's `update-index` and `write-tree` (one pass over the index is then the cheaper way).
 DIRECT_MAX_PATHS = 256
+BULK_PATHS = 512  # files added at once from which their blobs are written into one pack
 
 CONFIG = """\
 [core]
@@ -459,8 +460,13 @@ class ShadowStore:
                 ["update-index", "-z", "--force-remove", "--stdin"], stdin=b"\0".join(drop) + b"\0", folder=True
             )
         if add:
+            # Many files (a cold snapshot): their blobs go into one pack as they are read, not one
+            # loose file each (git's bulk check-in, for blobs over core.bigFileThreshold; the
+            # threshold's other effects are on diffs, never run with it). Housekeeping's repack
+            # computes the deltas later.
+            bulk = ["-c", "core.bigFileThreshold=1", "-c", "pack.compression=1"] if len(add) >= BULK_PATHS else []
             await self._git(
-                ["update-index", "-z", "--add", "--replace", "--stdin"],
+                [*bulk, "update-index", "-z", "--add", "--replace", "--stdin"],
                 stdin=b"\0".join(add) + b"\0",
                 timeout=SNAPSHOT_TIMEOUT,
                 folder=True,

@@ -227,3 +227,26 @@ def test_objects_are_written_as_git_reads_them(tmp_path: Path):
         parse_tree(data[:-3])
     # Every directory emptied by a change goes; the root of nothing is the empty tree.
     assert build_tree({b"": {b"x": entries[b"a.b"]}}, {b"x": None}, objects) == EMPTY_TREE
+
+
+async def test_a_snapshot_of_many_new_files_writes_their_blobs_into_one_pack(tmp_path: Path):
+    folder = tmp_path / "ws"
+    for i in range(shadow.BULK_PATHS + 10):
+        write(folder, f"d{i % 7}/f{i}.txt", f"line {i}\n" * 20)
+    git(folder, "init", "-q")
+    git(folder, "add", "-A")
+    users_tree = git(folder, "write-tree").decode().strip()  # the same files through the user's git
+    store = ShadowStore("git", tmp_path / "state", str(folder))
+    try:
+        tree, _ = await snap(store)
+        assert tree == users_tree
+        packs = list((store.dir / "objects" / "pack").glob("*.pack"))
+        loose = [p for p in (store.dir / "objects").glob("??/*")]
+        assert len(packs) == 1 and len(loose) <= 8  # the blobs packed; only the 8 trees loose
+        # The threshold was for that command only: a diff is still a text diff.
+        write(folder, "d1/f1.txt", "changed\n")
+        after, _ = await snap(store)
+        diff, more = await store.diff(tree, after, "d1/f1.txt", 10_000)
+        assert b"-line 1\n" in diff and b"+changed\n" in diff and more == 0
+    finally:
+        await store.close()

@@ -17,15 +17,16 @@ A snapshot (:meth:`ShadowStore.snapshot`):
 2. each of them is looked at (`lstat`): regular files over the size cap, and anything that is not a
    regular file or a symlink (a FIFO, a nested repository), are left out — and the oversized ones
    reported; the rest are stored (only changed content is stored anew);
-3. the tree of the folder now. When the index's tree is known (this process wrote it, and no other
-   process changed the index since) and at most `DIRECT_MAX_PATHS` paths changed, the blobs and the
+3. the tree of the folder now. When the index's tree is known (the store's `base` file names it
+   with the index's stat data then, and the index is still that file) and at most
+   `DIRECT_MAX_PATHS` paths changed, the blobs and the
    trees above them are written directly (trees.py), on top of that tree: a large folder's index is
    then neither read nor written again on the way to the run. The index is brought up to date after
    the snapshot, in the background (`_refresh`: `git update-index` of those paths, `git
    write-tree`; stopped when anything else wants the store, and then done once it is free again):
-   until then `git status` lists those paths again, and they are written again. Otherwise (the
-   first snapshot of a process, the ignore rules changed, many paths, the index changed by another
-   process) `git update-index` and `git write-tree`.
+   until then `git status` lists those paths again, and they are written again. Otherwise (a new
+   store, the ignore rules changed, many paths, an index written but not described — a git command
+   stopped half-way) `git update-index` and `git write-tree`.
 
 The checkpoint's ref is not made then: housekeeping makes the refs of every checkpoint the session
 store lists before it prunes anything (and git never prunes by itself here: `gc.auto = 0`). It also
@@ -309,7 +310,7 @@ class ShadowStore:
                 paths[path] = True
         skipped: dict[bytes, int] = {}
         rules = rules_changed or any(os.path.basename(p) == b".gitignore" for p in paths)
-        base = self._base
+        base = self._base if self._base is not None else self._saved_base(index_before)
         tree = None
         written: dict[bytes, bool] = {}
         if base is not None and index_before == base[1] and not rules and len(paths) <= DIRECT_MAX_PATHS:
@@ -322,8 +323,35 @@ class ShadowStore:
             self._pending.update(written)
             self._pending_cap = max_file_bytes
         _date_back(index, started - RACY_MARGIN_NS)  # two system calls: no thread hop
-        self._base = (base_tree, _stat_key(index))
+        self._set_base(base_tree)
         return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in sorted(skipped.items())[:MAX_SKIPPED]))
+
+    def _set_base(self, tree: str) -> None:
+        """The index holds `tree` now: kept, also in the store for the next process (`base`: the
+        tree and the index's stat data then; valid only while the index is that same file)."""
+        key = _stat_key(self.dir / "index")
+        self._base = (tree, key)
+        if key is None:
+            return
+        line = f"{tree} {key[0]} {key[1]} {key[2]}\n".encode()
+        tmp = self.dir / f"base.{secrets.token_hex(4)}"
+        try:
+            tmp.write_bytes(line)
+            os.replace(tmp, self.dir / "base")
+        except OSError:
+            tmp.unlink(missing_ok=True)
+
+    def _saved_base(self, index: tuple[int, int, int] | None) -> tuple[str, tuple[int, int, int] | None] | None:
+        """The base a process before this one left, if the index (its stat data `index`) is still the
+        one it describes."""
+        try:
+            tree, *numbers = (self.dir / "base").read_text().split()
+            key = (int(numbers[0]), int(numbers[1]), int(numbers[2]))
+        except (OSError, ValueError, IndexError):
+            return None
+        if len(tree) != 40 or any(c not in "0123456789abcdef" for c in tree) or key != index:
+            return None
+        return tree, key
 
     async def _write_with_git(
         self, paths: dict[bytes, bool], rules: bool, max_file_bytes: int, skipped: dict[bytes, int]
@@ -422,7 +450,7 @@ class ShadowStore:
                 await self._update(pending, self._pending_cap, {})
                 tree = (await self._git(["write-tree"])).strip().decode()
                 _date_back(index, started - RACY_MARGIN_NS)
-                self._base = (tree, _stat_key(index))
+                self._set_base(tree)
                 for path in pending:
                     self._pending.pop(path, None)
         except asyncio.CancelledError:

@@ -250,3 +250,40 @@ async def test_a_snapshot_of_many_new_files_writes_their_blobs_into_one_pack(tmp
         assert b"-line 1\n" in diff and b"+changed\n" in diff and more == 0
     finally:
         await store.close()
+
+
+async def test_the_next_process_starts_from_the_base_the_last_one_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """A store's `base` file says which tree the index holds: a new process's first snapshot is
+    written directly too — while the index is still the file it describes."""
+    folder = tmp_path / "ws"
+    for i in range(20):
+        write(folder, f"d{i % 3}/f{i}.txt", f"{i}\n")
+    state = tmp_path / "state"
+    first = ShadowStore("git", state, str(folder))
+    await snap(first)
+    write(folder, "d1/f1.txt", "changed before the process ends\n")
+    await snap(first)
+    await first.close()  # its refresh never ran: the index still holds the base it saved
+    direct: list[str | None] = []
+    written = ShadowStore._write_directly
+
+    async def counted(self: ShadowStore, *args: object) -> str | None:
+        tree = await written(self, *args)  # type: ignore[arg-type]
+        direct.append(tree)
+        return tree
+
+    monkeypatch.setattr(ShadowStore, "_write_directly", counted)
+    write(folder, "d2/new.txt", "new\n")
+    second = ShadowStore("git", state, str(folder))
+    try:
+        assert await snap(second) == await reference(tmp_path / "reference", folder)
+        assert len(direct) == 1 and direct[0] is not None
+        # A base the index no longer matches (another process's index since) is not taken.
+        (second.dir / "base").write_text("0" * 40 + " 1 2 3\n")
+        third = ShadowStore("git", state, str(folder))
+        write(folder, "d0/f0.txt", "again\n")
+        assert await snap(third) == await reference(tmp_path / "reference", folder)
+        assert len(direct) == 1
+        await third.close()
+    finally:
+        await second.close()

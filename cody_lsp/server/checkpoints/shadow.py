@@ -310,10 +310,12 @@ class ShadowStore:
                 paths[path] = True
         skipped: dict[bytes, int] = {}
         rules = rules_changed or any(os.path.basename(p) == b".gitignore" for p in paths)
-        base = self._base if self._base is not None else self._saved_base(index_before)
+        base = self._base
+        if base is None or base[1] != index_before:  # another process may have left one since
+            base = self._saved_base(index_before)
         tree = None
         written: dict[bytes, bool] = {}
-        if base is not None and index_before == base[1] and not rules and len(paths) <= DIRECT_MAX_PATHS:
+        if base is not None and not rules and len(paths) <= DIRECT_MAX_PATHS:
             tree = await self._write_directly(base[0], paths, max_file_bytes, skipped, written)
         if base is None or tree is None:
             tree = base_tree = await self._write_with_git(paths, rules, max_file_bytes, skipped)

@@ -176,19 +176,22 @@ async def test_direct_snapshots_are_the_trees_git_writes_whenever_the_refresh_ru
         await store.close()
 
 
-async def test_another_process_changing_the_index_sends_the_next_snapshot_through_git(tmp_path: Path):
+async def test_two_processes_taking_turns_on_one_store_each_record_the_folder(tmp_path: Path):
+    """Each one's view of the index (its base) is checked against the index before it is used: the
+    other's snapshots and refreshes in between never make one record a stale tree."""
     folder = tmp_path / "ws"
     write(folder, "a.txt", "a\n")
     state = tmp_path / "state"
     ours, theirs = ShadowStore("git", state, str(folder)), ShadowStore("git", state, str(folder))
+    rng = random.Random(5)
+    changes = Folder(folder, rng)
     try:
-        await snap(ours)
-        await ours.settled()
-        write(folder, "b.txt", "b\n")
-        await snap(theirs)  # the other process: its own snapshot through git writes the index
-        write(folder, "a.txt", "changed\n")
-        got = await snap(ours)
-        assert got == await reference(tmp_path / "reference", folder)
+        for step in range(16):
+            store = (ours, theirs)[step % 2]
+            changes.change()
+            assert await snap(store) == await reference(tmp_path / "reference", folder), step
+            if rng.random() < 0.5:
+                await store.settled()  # its refresh writes the index the other one last saw
     finally:
         await ours.close()
         await theirs.close()

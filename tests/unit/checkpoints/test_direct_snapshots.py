@@ -48,19 +48,18 @@ class Folder:
         self.path = path
         self.rng = rng
 
-    def files(self) -> list[Path]:
+    def _walk(self, want_dirs: bool) -> list[Path]:
         found = []
         for dirpath, dirs, names in os.walk(self.path):
             dirs[:] = [d for d in dirs if d != ".git"]
-            found += [Path(dirpath, n) for n in names]
+            found += [Path(dirpath, n) for n in (dirs if want_dirs else names)]
         return sorted(found)
 
+    def files(self) -> list[Path]:
+        return self._walk(False)
+
     def dirs(self) -> list[Path]:
-        found = []
-        for dirpath, dirs, _names in os.walk(self.path):
-            dirs[:] = [d for d in dirs if d != ".git"]
-            found += [Path(dirpath, d) for d in dirs]
-        return sorted(found)
+        return self._walk(True)
 
     def new_path(self, suffix: str = ".txt") -> str:
         rng = self.rng

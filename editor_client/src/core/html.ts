@@ -7,6 +7,8 @@ export interface HtmlOptions {
   nonce: string;
   scriptUri: string;
   styleUri: string;
+  /** The last view kept by the extension (viewFile.ts `read`: JSON without `<`), shown at once on load. */
+  view?: string | undefined;
 }
 
 export function makeNonce(): string {
@@ -17,7 +19,7 @@ function attr(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
 }
 
-export function renderHtml({ cspSource, nonce, scriptUri, styleUri }: HtmlOptions): string {
+export function renderHtml({ cspSource, nonce, scriptUri, styleUri, view }: HtmlOptions): string {
   const csp = [
     "default-src 'none'",
     `style-src ${cspSource}`,
@@ -73,7 +75,7 @@ export function renderHtml({ cspSource, nonce, scriptUri, styleUri }: HtmlOption
     </div>
   </div>
 </form>
-<script nonce="${attr(nonce)}" src="${attr(scriptUri)}"></script>
+${view !== undefined && !view.includes('<') ? `<script type="application/json" id="cody-view" nonce="${attr(nonce)}">${view}</script>\n` : ''}<script nonce="${attr(nonce)}" src="${attr(scriptUri)}"></script>
 </body>
 </html>
 `;

@@ -1,7 +1,7 @@
 // The layout of src/ is a rule, checked here: only src/vscode/ may import `vscode` (or
 // vscode-languageclient, which loads it); nothing else imports a module of src/vscode/; the
 // webview (src/webview/, a page under a strict CSP) imports only itself, the shared message and
-// protocol types, and markdown-it. Tests mirror src/: test/<folder>/ holds the tests of src/<folder>/.
+// protocol types, the kept view's log (viewLog.ts, pure), and markdown-it. Tests mirror src/: test/<folder>/ holds the tests of src/<folder>/.
 import assert from 'node:assert/strict';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
@@ -48,8 +48,8 @@ export function layoutProblems(file: string, source: string): string[] {
     if (target === 'vscode' && !inVscode && !isTest) {
       problems.push(`${file} imports ${local}: a module outside src/vscode/ must not load one that imports vscode`);
     }
-    if (folder === 'webview' && target !== 'webview' && !(local === 'messages' || (local === 'protocol' && typeOnly))) {
-      problems.push(`${file} imports ${local}: the webview shares only messages.ts and the types of protocol.ts with the extension`);
+    if (folder === 'webview' && target !== 'webview' && !(local === 'messages' || local === 'viewLog' || (local === 'protocol' && typeOnly))) {
+      problems.push(`${file} imports ${local}: the webview shares only messages.ts, viewLog.ts and the types of protocol.ts with the extension`);
     }
   }
   return problems;

@@ -8,6 +8,7 @@ import { Chat } from './chat';
 import { DiffDocuments } from './diffView';
 import { EditDiffActions } from './editDiffs';
 import { selection } from './context';
+import { ViewFile } from '../core/viewFile';
 import { currentFile, currentFolder } from './folders';
 import { EditorActions, isEditorMessage } from './editorActions';
 import { ServerInstaller } from './install';
@@ -31,7 +32,9 @@ export function activate(context: vscode.ExtensionContext): void {
   };
   /** The composer's "current file" chip follows the active editor. */
   const postCurrentFile = (): void => panel.post({ type: 'currentFile', path: currentFile(chat.session?.workspaceFolder ?? currentFolder()?.uri.fsPath) });
-  const panel = new ChatPanel(context.extensionUri, route);
+  // The panel's last view, kept for the next window's page (a reload shows it at once).
+  const kept = new ViewFile(context.storageUri?.scheme === 'file' ? vscode.Uri.joinPath(context.storageUri, 'panel-view.json').fsPath : undefined, log);
+  const panel = new ChatPanel(context.extensionUri, route, kept);
   const setup = new SetupReporter((state) => panel.post({ type: 'setup', setup: state }));
   const installer = new ServerInstaller({ extensionPath: context.extensionUri.fsPath, storagePath: context.globalStorageUri.fsPath, output });
   const chat: Chat = new Chat({
@@ -63,6 +66,7 @@ export function activate(context: vscode.ExtensionContext): void {
 
   context.subscriptions.push(
     output,
+    { dispose: () => kept.flush() },
     terminals,
     keys,
     diffs,

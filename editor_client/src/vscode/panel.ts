@@ -1,7 +1,9 @@
 // The chat view (`cody.chat`): a WebviewViewProvider that loads dist/webview/main.js (built
-// from src/webview/main.ts) and media/main.css, and passes messages both ways.
+// from src/webview/main.ts) and media/main.css, and passes messages both ways. What it posts is
+// kept (viewFile.ts) and the page starts with it: a reloaded window shows the last view at once.
 import * as vscode from 'vscode';
 import { makeNonce, renderHtml } from '../core/html';
+import type { ViewFile } from '../core/viewFile';
 import { isFromWebview, type FromWebview, type ToWebview } from '../messages';
 
 export class ChatPanel implements vscode.WebviewViewProvider {
@@ -12,6 +14,7 @@ export class ChatPanel implements vscode.WebviewViewProvider {
   constructor(
     private readonly extensionUri: vscode.Uri,
     private readonly onMessage: (message: FromWebview) => void,
+    private readonly kept?: ViewFile,
   ) {}
 
   resolveWebviewView(view: vscode.WebviewView): void {
@@ -26,6 +29,7 @@ export class ChatPanel implements vscode.WebviewViewProvider {
       nonce: makeNonce(),
       scriptUri: webview.asWebviewUri(vscode.Uri.joinPath(script, 'main.js')).toString(),
       styleUri: webview.asWebviewUri(vscode.Uri.joinPath(media, 'main.css')).toString(),
+      view: this.kept?.read(),
     });
     webview.onDidReceiveMessage((message: unknown) => {
       if (!isFromWebview(message)) return;
@@ -47,6 +51,7 @@ export class ChatPanel implements vscode.WebviewViewProvider {
 
   /** Sends a message to the webview; dropped while it is not loaded (it asks for the state with `ready`). */
   post(message: ToWebview): void {
+    this.kept?.record(message);
     if (this.view !== undefined && this.ready) void this.view.webview.postMessage(message);
   }
 

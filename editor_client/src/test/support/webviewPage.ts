@@ -35,13 +35,13 @@ export interface PageGlobals {
   };
 }
 
-function serve(): Promise<{ server: Server; origin: string }> {
+function serve(view?: string): Promise<{ server: Server; origin: string }> {
   const server = createServer((request, response) => {
     const origin = `http://${request.headers.host}`;
     if (request.url === '/') {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       response.end(
-        renderHtml({ cspSource: origin, nonce: makeNonce(), scriptUri: `${origin}/dist/webview/main.js`, styleUri: `${origin}/media/main.css` }),
+        renderHtml({ cspSource: origin, nonce: makeNonce(), scriptUri: `${origin}/dist/webview/main.js`, styleUri: `${origin}/media/main.css`, view }),
       );
       return;
     }
@@ -72,10 +72,13 @@ export class WebviewPage {
     private readonly server: Server,
   ) {}
 
-  /** `state`: what getState returns (the view's state VS Code kept, e.g. across a reload). */
-  static async open(viewport = { width: 420, height: 760 }, state?: unknown): Promise<WebviewPage> {
+  /**
+   * `state`: what getState returns (the view's state VS Code kept, e.g. across a reload); `keptView`:
+   * the view the extension kept, put in the page (viewFile.ts `read`).
+   */
+  static async open(viewport = { width: 420, height: 760 }, state?: unknown, keptView?: string): Promise<WebviewPage> {
     assert.ok(existsSync(CHROMIUM), `Chromium is missing at ${CHROMIUM}: apt-get install -y chromium`);
-    const served = await serve();
+    const served = await serve(keptView);
     const browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage'],

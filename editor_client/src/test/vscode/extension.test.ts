@@ -1,6 +1,6 @@
 // The extension activated against a mocked `vscode` module and a recording LanguageClient.
 import assert from 'node:assert/strict';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -58,7 +58,7 @@ describe('extension activation', () => {
     process.env.CODY_MODEL_API_KEY = 'from-the-environment'; // the secret storage wins
     FakeLanguageClient.respond('cody/latestSession', () => null);
     // The parts of an ExtensionContext that activate() uses.
-    const context = { subscriptions, extensionUri: fake.vscode.Uri.file(EXTENSION_DIR), globalStorageUri: fake.vscode.Uri.file(join(bin, 'storage')), secrets: fake.secrets };
+    const context = { subscriptions, extensionUri: fake.vscode.Uri.file(EXTENSION_DIR), globalStorageUri: fake.vscode.Uri.file(join(bin, 'storage')), storageUri: fake.vscode.Uri.file(join(bin, 'workspace-storage')), secrets: fake.secrets };
     extension.activate(context as unknown as Parameters<typeof extension.activate>[0]);
     await started(1);
   });
@@ -162,6 +162,23 @@ describe('extension activation', () => {
     const posted = view.webview.posted as ToWebview[];
     assert.ok(posted.some((m) => m.type === 'text' && m.text === 'Hi'));
     assert.ok(posted.some((m) => m.type === 'runEnded' && m.status === 'done'));
+  });
+
+  it('keeps the panel\'s last view in the workspace storage, and the next page starts with it', async () => {
+    // What the test before showed (its session, "hello" and the answer "Hi"), written within a second.
+    await new Promise((resolve) => setTimeout(resolve, 1200));
+    const file = join(bin, 'workspace-storage', 'panel-view.json');
+    assert.equal(statSync(file).mode & 0o777, 0o600);
+    const view = fakeWebviewView();
+    fake.record.viewProviders.get('cody.chat')!.provider.resolveWebviewView(view);
+    const nonce = /script-src 'nonce-([^']+)'/.exec(view.webview.html)?.[1];
+    const block = new RegExp(`<script type="application/json" id="cody-view" nonce="${nonce}">([^<]*)</script>`).exec(view.webview.html);
+    assert.ok(block, 'the page carries the kept view as a data block');
+    const kept = JSON.parse(block[1]!) as { v: number; messages: ToWebview[] };
+    assert.equal(kept.v, 1);
+    assert.ok(kept.messages.some((m) => m.type === 'user' && m.text === 'hello'));
+    assert.ok(kept.messages.some((m) => m.type === 'text' && m.text === 'Hi'));
+    assert.ok(!kept.messages.some((m) => m.type === 'setup' || m.type === 'folder' || m.type === 'reset'), 'only what draws the transcript and the header');
   });
 
   it('opens links through VS Code, copies, inserts at the cursor and opens the diff of a write', async () => {

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { after, describe, it } from 'node:test';
 import type { ToWebview } from '../../messages';
 import { WebviewPage, type PageGlobals } from '../support/webviewPage';
+import { viewBlockText } from '../../core/viewFile';
 
 const SESSION = { id: 'ses_1', title: 'A long session', workspaceFolder: '/w', model: 'm', messageCount: 40, createdAt: '2026-01-01T00:00:00Z', updatedAt: '2026-01-01T00:00:00Z' };
 
@@ -64,6 +65,26 @@ describe('the last view, kept across a reload of the window', () => {
     assert.match(text, /Answer 39: fine\./);
     assert.doesNotMatch(text, /Answer 9: /, 'the kept view replaced, not added to');
     assert.equal(text.split('Answer 39:').length, 2, 'once');
+  });
+
+  it('shows the view the extension put in the page at once, over an older state of the webview', async () => {
+    const older = { v: 1, messages: page(5).filter((m) => m.type !== 'reset' && m.type !== 'earlier') };
+    const kept = { v: 1, messages: [...page(20, 100).filter((m) => m.type !== 'reset' && m.type !== 'earlier'), { type: 'user', text: 'Last </script><b>bold?</b>' }] };
+    const view = await WebviewPage.open(undefined, older, viewBlockText(kept));
+    views.push(view);
+    await view.page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
+    assert.deepEqual(await view.postedBack(), [{ type: 'ready' }], 'drawn before the extension said anything');
+    const text = await view.text('#transcript');
+    assert.match(text, /Answer 119: fine\./);
+    assert.doesNotMatch(text, /Answer 4: /, 'the page\'s view, not the older state');
+    assert.match(text, /Last <\/script><b>bold\?<\/b>/, 'its text shown as text');
+    assert.equal(await view.page.locator('#transcript b').count(), 0);
+    assert.ok((await view.scroll()).aboveBottom <= 2, 'at the newest message');
+    // Without one in the page (no workspace storage), the webview's state as before.
+    const fallback = await WebviewPage.open(undefined, older, '{"v":1,"messages":[{"type":"notice"}]}');
+    views.push(fallback);
+    await fallback.page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
+    assert.match(await fallback.text('#transcript'), /Answer 4: fine\./);
   });
 
   it('keeps nothing too large, and an empty view is not kept', async () => {

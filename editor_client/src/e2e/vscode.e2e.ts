@@ -161,11 +161,21 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
   const runEnded = (count: number) => frame.waitForFunction((n) => document.querySelectorAll('.run-end').length >= n, count, { timeout: 30_000 });
 
   const command = async (title: string): Promise<void> => {
-    await page.keyboard.press('F1');
-    const input = page.locator('.quick-input-widget input');
-    await input.waitFor();
-    await input.fill(`>${title}`);
-    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor();
+    // The palette lists the commands known when it opens: right after a reload, before the
+    // extensions' contributions are registered, it may not list this one; it is opened again then.
+    for (let attempt = 1; ; attempt++) {
+      await page.keyboard.press('F1');
+      const input = page.locator('.quick-input-widget input');
+      await input.waitFor();
+      await input.fill(`>${title}`);
+      try {
+        await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().waitFor({ timeout: attempt < 3 ? 10_000 : 30_000 });
+        break;
+      } catch (error) {
+        if (attempt >= 3) throw error;
+        await page.keyboard.press('Escape');
+      }
+    }
     await page.keyboard.press('Enter');
   };
 

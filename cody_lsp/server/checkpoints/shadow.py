@@ -51,6 +51,7 @@ import contextlib
 import fcntl
 import hashlib
 import logging
+import math
 import os
 import secrets
 import shutil
@@ -66,6 +67,7 @@ from ..tools.names import vcs_component
 from .git import GitError, Stream, run_git, shadow_env
 from .ignores import find_repo, global_excludes, shadow_excludes
 from .trees import Entry, build_tree, load_trees, read_files, real_dir
+from .watch import FolderWatch, WatchUnavailable
 
 log = logging.getLogger(__name__)
 
@@ -96,6 +98,9 @@ RACY_MARGIN_NS = 3_000_000_000
 # git's `update-index` and `write-tree` (one pass over the index is then the cheaper way).
 DIRECT_MAX_PATHS = 256
 BULK_PATHS = 512  # files added at once from which their blobs are written into one pack
+WATCH = True  # watch the folder for changes (watch.py; where inotify is there)
+WATCH_RETRY = 30.0  # seconds between two starts of a watch
+MAX_PATHSPEC_BYTES = 64 * 1024  # the changed paths given to `git status` at most (else it walks everything)
 
 CONFIG = """\
 [core]
@@ -198,6 +203,11 @@ class ShadowStore:
         self._reader: Stream | None = None  # `git cat-file --batch`, for the trees of direct snapshots
         self._refresh_task: asyncio.Task[None] | None = None
         self._head_tree: str | None = None  # the tree of the commit HEAD is at (as this process made it)
+        self._watch: FolderWatch | None = None  # which paths of the folder changed (watch.py)
+        self._watch_task: asyncio.Task[None] | None = None
+        self._watch_tried = 0.0  # when a watch was last started (time.monotonic)
+        self._too_big: dict[bytes, int] = {}  # the files over the size cap at the last snapshot
+        self._cap = -1  # that snapshot's cap
 
     # ------------------------------------------------------------------ setup and locking
 
@@ -275,6 +285,7 @@ class ShadowStore:
         timeout: float = QUICK_TIMEOUT,
         folder: bool = False,
         optional_locks: bool = False,
+        check: bool = True,
     ) -> bytes:
         """Run git on the store; `folder`: a command that reads the folder (refused when it is gone);
         `optional_locks`: it may write the index when it wants to (only `git status`)."""
@@ -284,7 +295,7 @@ class ShadowStore:
         env = self._env
         if optional_locks:
             env = {k: v for k, v in env.items() if k != "GIT_OPTIONAL_LOCKS"}
-        return (await run_git(self.git, args, env=env, cwd=cwd, stdin=stdin, timeout=timeout)).stdout
+        return (await run_git(self.git, args, env=env, cwd=cwd, stdin=stdin, timeout=timeout, check=check)).stdout
 
     # ------------------------------------------------------------------ snapshots
 
@@ -294,11 +305,36 @@ class ShadowStore:
         index = self.dir / "index"
         index_before = _stat_key(index)  # only this holder of the lock changes it meanwhile
         rules_changed = await self._sync_excludes()
-        # One walk: recorded files that changed or are gone (the index's stat cache) and new files
-        # (not ignored), with the untracked cache (directories whose stat data did not change are not
-        # read again). `git status` may write the index (its refreshed stat data and that cache, never
-        # what it holds): it is the one command here allowed the index's optional lock.
-        out = await self._git(STATUS_ARGS, timeout=SNAPSHOT_TIMEOUT, folder=True, optional_locks=True)
+        changed = self._watch.take() if self._watch is not None else None
+        if max_file_bytes != self._cap:  # files the last snapshot left out, or took, for their size
+            changed = None
+        try:
+            tree, skipped, rules = await self._snapshot(started, index_before, rules_changed, changed, max_file_bytes)
+        except BaseException:
+            if self._watch is not None:  # what it handed over was not all recorded
+                self._watch.distrust()
+            raise
+        if rules and self._watch is not None:  # directories it left out may not be ignored any more
+            self._watch.close()
+            self._watch, self._watch_tried = None, 0.0
+        self._start_watch()
+        return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in sorted(skipped.items())[:MAX_SKIPPED]))
+
+    async def _snapshot(
+        self,
+        started: int,
+        index_before: tuple[int, int, int] | None,
+        rules_changed: bool,
+        changed: set[bytes] | None,
+        max_file_bytes: int,
+    ) -> tuple[str, dict[bytes, int], bool]:
+        """The snapshot's tree, the files left out for their size, and whether the ignore rules changed."""
+        index = self.dir / "index"
+        base = self._base
+        if base is None or base[1] != index_before:  # another process may have left one since
+            base = self._saved_base(index_before)
+            changed = None  # the index is not as this process left it: the watch does not describe it
+        out, looked_at = await self._walk(changed, rules_changed)
         paths: dict[bytes, bool] = {}  # path → whether the index has it
         for entry in out.split(b"\0"):
             if len(entry) < 4:
@@ -310,9 +346,6 @@ class ShadowStore:
                 paths[path] = True
         skipped: dict[bytes, int] = {}
         rules = rules_changed or any(os.path.basename(p) == b".gitignore" for p in paths)
-        base = self._base
-        if base is None or base[1] != index_before:  # another process may have left one since
-            base = self._saved_base(index_before)
         tree = None
         written: dict[bytes, bool] = {}
         if base is not None and not rules and len(paths) <= DIRECT_MAX_PATHS:
@@ -324,9 +357,94 @@ class ShadowStore:
             base_tree = base[0]
             self._pending.update(written)
             self._pending_cap = max_file_bytes
+        if looked_at is not None:  # the files still over the cap that the walk did not look at again
+            for path, size in self._too_big.items():
+                if path not in skipped and not _under(path, looked_at):
+                    skipped[path] = size
+        self._too_big, self._cap = skipped, max_file_bytes
         _date_back(index, started - RACY_MARGIN_NS)  # two system calls: no thread hop
         self._set_base(base_tree)
-        return Snapshot(tree, tuple((os.fsdecode(p), size) for p, size in sorted(skipped.items())[:MAX_SKIPPED]))
+        return tree, skipped, rules
+
+    async def _walk(self, changed: set[bytes] | None, rules_changed: bool) -> tuple[bytes, set[bytes] | None]:
+        """`git status` of the folder: of the paths the watch saw change (and those written directly
+        since the index last took them in) when it saw everything since the last snapshot, else of
+        every file. One walk either way: recorded files that changed or are gone (the index's stat
+        cache) and new files (not ignored), with the untracked cache (directories whose stat data did
+        not change are not read again). `git status` may write the index (its refreshed stat data and
+        that cache, never what it holds): it is the one command here allowed the index's optional lock.
+        Also the paths looked at (None: all of them)."""
+        if changed is not None and not rules_changed:
+            paths = changed | self._pending.keys()
+            if not paths:
+                return b"", paths  # nothing changed: the index's tree (and what was written directly on it)
+            if (
+                len(paths) <= DIRECT_MAX_PATHS
+                and sum(len(p) + 1 for p in paths) <= MAX_PATHSPEC_BYTES
+                and not any(p == b"" or os.path.basename(p) == b".gitignore" for p in paths)
+            ):
+                spec = [os.fsdecode(p) for p in sorted(paths)]
+                try:
+                    out = await self._git(
+                        ["--literal-pathspecs", *STATUS_ARGS, "--", *spec],
+                        timeout=SNAPSHOT_TIMEOUT,
+                        folder=True,
+                        optional_locks=True,
+                    )
+                    return out, paths
+                except GitError as exc:
+                    log.debug("checkpoints: git status of the changed paths failed (%s); of everything", exc)
+        return await self._git(STATUS_ARGS, timeout=SNAPSHOT_TIMEOUT, folder=True, optional_locks=True), None
+
+    def _start_watch(self) -> None:
+        """A watch of the folder (watch.py), started in the background if there is none that works."""
+        if not WATCH or self._closed or (self._watch is not None and self._watch.broken is None):
+            return
+        if self._watch_task is not None and not self._watch_task.done():
+            return
+        now = time.monotonic()
+        if self._watch_tried and now - self._watch_tried < WATCH_RETRY:
+            return
+        self._watch_tried = now
+        self._watch_task = asyncio.create_task(self._new_watch(), name=f"checkpoint-watch {self.dir.name}")
+
+    async def _new_watch(self) -> None:
+        old, self._watch = self._watch, None
+        if old is not None:
+            old.close()
+        try:
+            # The directories the ignore rules leave out now are not watched (a change of the rules
+            # starts a new watch): of the directories whose files are all ignored, those a rule names
+            # themselves (for the others, a new file may not be). Listed in the store's hold (it reads
+            # the index), once per watch.
+            async with self.locked():
+                out = await self._git(
+                    ["ls-files", "-z", "--others", "--ignored", "--directory", "--exclude-standard"],
+                    timeout=SNAPSHOT_TIMEOUT,
+                    folder=True,
+                )
+                dirs = [p.rstrip(b"/") for p in out.split(b"\0") if p.endswith(b"/")]
+                ignored = b""
+                if dirs:
+                    ignored = await self._git(
+                        ["check-ignore", "-z", "--stdin"],
+                        stdin=b"\0".join(dirs) + b"\0",
+                        timeout=SNAPSHOT_TIMEOUT,
+                        folder=True,
+                        check=False,  # 1: none is
+                    )
+            watch = await FolderWatch.start(self.folder, [p for p in ignored.split(b"\0") if p])
+        except WatchUnavailable as exc:  # not for this folder: not tried again (in this process)
+            log.info("checkpoints: no watch of %s (snapshots walk every file): %s", self.folder, exc)
+            self._watch_tried = math.inf
+            return
+        except (OSError, GitError, FolderGone) as exc:
+            log.debug("checkpoints: no watch of %s: %s", self.folder, exc)
+            return
+        if self._closed:
+            watch.close()
+        else:
+            self._watch = watch
 
     def _set_base(self, tree: str) -> None:
         """The index holds `tree` now: kept, also in the store for the next process (`base`: the
@@ -462,19 +580,23 @@ class ShadowStore:
             self._base = None
 
     async def settled(self) -> None:
-        """Once the background refresh of the index (if one is due) has ended."""
-        while (task := self._refresh_task) is not None and not task.done():
+        """Once the background work due has ended: the refresh of the index, the start of a watch."""
+        while busy := [t for t in (self._refresh_task, self._watch_task) if t is not None and not t.done()]:
             with contextlib.suppress(asyncio.CancelledError):
-                await asyncio.shield(task)
+                await asyncio.shield(busy[0])
 
     async def close(self) -> None:
-        """Stop the background refresh and the tree reader (the store stays as it is)."""
+        """Stop the background work, the watch and the tree reader (the store stays as it is)."""
         self._closed = True
-        task, self._refresh_task = self._refresh_task, None
-        if task is not None and not task.done():
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError, Exception):
-                await task
+        for task in (self._refresh_task, self._watch_task):
+            if task is not None and not task.done():
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._refresh_task = self._watch_task = None
+        if self._watch is not None:
+            self._watch.close()
+            self._watch = None
         await self._close_reader()
 
     async def _update(self, paths: dict[bytes, bool], max_file_bytes: int, skipped: dict[bytes, int]) -> bool:
@@ -724,6 +846,15 @@ def _stat_key(path: Path) -> tuple[int, int, int] | None:
     except OSError:
         return None
     return (st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+def _under(path: bytes, paths: set[bytes]) -> bool:
+    """Whether `path` or a directory above it is one of `paths`."""
+    while path:
+        if path in paths:
+            return True
+        path = os.path.dirname(path)
+    return False
 
 
 def _other_vcs(path: bytes) -> bool:

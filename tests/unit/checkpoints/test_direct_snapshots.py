@@ -11,6 +11,7 @@ import shutil
 import stat
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,22 @@ async def reference(root: Path, folder: Path) -> tuple[str, tuple[tuple[str, int
         return await snap(store)
     finally:
         await store.close()
+
+
+def count_walks(monkeypatch: pytest.MonkeyPatch, root: Path) -> dict[str, int]:
+    """How many snapshots of the stores under `root` walked every file, and how many only the paths
+    the watch saw change."""
+    walks = {"all": 0, "changed": 0}
+    walk = ShadowStore._walk
+
+    async def counted(self: ShadowStore, *args: Any) -> tuple[bytes, set[bytes] | None]:
+        out, looked_at = await walk(self, *args)
+        if self.dir.is_relative_to(root):
+            walks["all" if looked_at is None else "changed"] += 1
+        return out, looked_at
+
+    monkeypatch.setattr(ShadowStore, "_walk", counted)
+    return walks
 
 
 class Folder:
@@ -129,12 +146,22 @@ class Folder:
         return op
 
 
-@pytest.mark.parametrize(("seed", "limit"), [(1, shadow.DIRECT_MAX_PATHS), (2, shadow.DIRECT_MAX_PATHS), (3, 3)])
+@pytest.mark.parametrize(
+    ("seed", "limit", "watch"),
+    [
+        (1, shadow.DIRECT_MAX_PATHS, True),
+        (2, shadow.DIRECT_MAX_PATHS, True),
+        (3, 3, True),
+        (4, shadow.DIRECT_MAX_PATHS, False),
+    ],
+)
 async def test_direct_snapshots_are_the_trees_git_writes_whenever_the_refresh_runs(
-    tmp_path: Path, seed: int, limit: int, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, seed: int, limit: int, watch: bool, monkeypatch: pytest.MonkeyPatch
 ):
-    """(With a limit of 3 changed paths, the snapshots go one way or the other.)"""
+    """(With a limit of 3 changed paths, the snapshots go one way or the other. With the watch, most
+    snapshots look only at the paths it saw change.)"""
     monkeypatch.setattr(shadow, "DIRECT_MAX_PATHS", limit)
+    monkeypatch.setattr(shadow, "WATCH", watch)
     folder = tmp_path / "ws"
     folder.mkdir()
     git(folder, "init", "-q")
@@ -154,6 +181,7 @@ async def test_direct_snapshots_are_the_trees_git_writes_whenever_the_refresh_ru
         return tree
 
     monkeypatch.setattr(ShadowStore, "_write_directly", counted)
+    walks = count_walks(monkeypatch, tmp_path / "state")
     store = ShadowStore("git", tmp_path / "state", str(folder.resolve()))
     try:
         for step in range(40):
@@ -169,8 +197,14 @@ async def test_direct_snapshots_are_the_trees_git_writes_whenever_the_refresh_ru
             else:
                 await asyncio.sleep(pause)
             if step == 20:  # the rules change: the snapshot goes through git
+                if (folder / ".gitignore").is_dir():
+                    shutil.rmtree(folder / ".gitignore")
                 write(folder, ".gitignore", "*.log\n")
         assert direct >= (20 if limit > 3 else 5)  # that many snapshots were written directly
+        if watch:  # and that many looked only at what changed
+            assert walks["changed"] >= (20 if limit > 3 else 10), walks
+        else:
+            assert walks["changed"] == 0, walks
     finally:
         await store.close()
 
@@ -281,6 +315,7 @@ async def test_the_next_process_starts_from_the_base_the_last_one_left(tmp_path:
         assert await snap(second) == await reference(tmp_path / "reference", folder)
         assert len(direct) == 1 and direct[0] is not None
         # A base the index no longer matches (another process's index since) is not taken.
+        await second.settled()  # (its refresh would write the base again)
         (second.dir / "base").write_text("0" * 40 + " 1 2 3\n")
         third = ShadowStore("git", state, str(folder))
         write(folder, "d0/f0.txt", "again\n")

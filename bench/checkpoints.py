@@ -5,7 +5,8 @@ The engine as a run calls it (`Checkpoints.record`, in process: the shadow store
 the row in a real session store), on a git repository built once and cached under the temp dir
 (10,000 files in 700 directories, 1–20 kB each, ~100 MB; a `.gitignore` and an ignored
 `node_modules/` of 2,000 more files). Before each warm checkpoint 3 files are changed (appended
-to, at random); the cold one is the first checkpoint of a new store (every file read and stored
+to, at random), with the folder's watch (shadow.py, watch.py: `git status` of the paths it saw
+change), then without it (of every file); the cold one is the first checkpoint of a new store (every file read and stored
 once), then the housekeeping the server runs once it is idle after a run (it packs the cold
 checkpoint's loose objects). Between two checkpoints, as during the run between them, the store's
 index takes in what the checkpoint wrote directly (shadow.py `_refresh`, in the background: timed
@@ -32,10 +33,12 @@ from common import Row, arg_parser, median, ms, percentile, report
 
 from cody_lsp.protocol.wire import Usage
 from cody_lsp.server.agent.history import user_entry
+from cody_lsp.server.checkpoints import shadow as shadow_store
 from cody_lsp.server.checkpoints.service import Checkpoints, open_checkpoints
 from cody_lsp.server.store.database import Store
 
 GOAL = 0.050
+UNWATCHED_ROUNDS = 11
 MIB = 1 << 20
 
 
@@ -106,19 +109,35 @@ async def measure(folder: Path, state: Path, rounds: int) -> dict[str, list[floa
         first_housekeeping = time.perf_counter() - t0
         same = [(await checkpoint())[0] for _ in range(5)]
         refreshes.clear()
-        warm = []
-        rows = []
-        for _ in range(rounds):
+        watched = cp.shadow(str(folder))._watch
+        assert watched is not None and watched.broken is None, "the folder's watch did not start"
+
+        async def changed3() -> tuple[float, object]:
             for path in rng.sample(files, 3):
                 with open(folder / path, "a") as f:
                     f.write(f"# changed {rng.random()}\n")
-            elapsed, row = await checkpoint()
+            return await checkpoint()
+
+        warm = []
+        rows = []
+        for _ in range(rounds):
+            elapsed, row = await changed3()
             warm.append(elapsed)
+            rows.append(row)
+        refresh = refreshes[:rounds]
+        # Without the watch (no inotify, a file system not watched, or a new process's first
+        # checkpoint): `git status` of every file.
+        shadow_store.WATCH = False
+        watched.close()
+        unwatched = []
+        for _ in range(UNWATCHED_ROUNDS):
+            elapsed, row = await changed3()
+            unwatched.append(elapsed)
             rows.append(row)
         t0 = time.perf_counter()
         listing = await cp.listing(session.id, str(folder), 10 * MIB)
         list_time = time.perf_counter() - t0
-        assert len(listing) == 1 + 5 + rounds
+        assert len(listing) == 1 + 5 + rounds + UNWATCHED_ROUNDS
         t0 = time.perf_counter()
         restored = await cp.restore(rows[-1], session.id, "files", 10 * MIB)
         restore_time = time.perf_counter() - t0
@@ -138,7 +157,8 @@ async def measure(folder: Path, state: Path, rounds: int) -> dict[str, list[floa
             "first_housekeeping": first_housekeeping,
             "same": same,
             "warm": warm,
-            "refresh": refreshes[:rounds],
+            "unwatched": unwatched,
+            "refresh": refresh,
             "list": list_time,
             "restore_none": restore_time,
             "restore3": restore3,
@@ -171,6 +191,11 @@ def main() -> None:
             f"p90 {ms(percentile(warm, 90))}, min {ms(min(warm))}",
         ),
         Row(
+            f"… the same without the folder's watch (git status of every file): median of {UNWATCHED_ROUNDS}",
+            ms(median(r["unwatched"])),  # type: ignore[arg-type]
+            note="no inotify, or a new process's first checkpoint",
+        ),
+        Row(
             "… then, during the run, the store's index brought up to date in the background: median",
             ms(median(r["refresh"])),  # type: ignore[arg-type]
             note="not waited for by the run",
@@ -182,7 +207,7 @@ def main() -> None:
         ),
         Row("a checkpoint with nothing changed: median of 5", ms(median(r["same"]))),
         Row(
-            f"listing the {1 + 5 + rounds} checkpoints with their changes (the state now included)",
+            f"listing the {1 + 5 + rounds + UNWATCHED_ROUNDS} checkpoints with their changes (the state now included)",
             ms(float(r["list"])),
         ),
         Row("restore of the latest checkpoint (nothing to change; the undo recorded)", ms(float(r["restore_none"]))),

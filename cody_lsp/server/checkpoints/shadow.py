@@ -9,7 +9,9 @@ trees without parents, so dropping a checkpoint's ref frees whatever no other ch
 
 A snapshot (:meth:`ShadowStore.snapshot`):
 
-1. `git status` (one walk): the files changed or gone since the last snapshot, from the index's
+1. `git status` (one walk) — of the paths the folder's watch (watch.py) saw change, when it saw
+   everything since the last snapshot (nothing changed: no walk at all); else of the whole folder:
+   the files changed or gone since the last snapshot, from the index's
    stat cache (only changed files are read), and those that are new (not ignored), from git's
    untracked cache (only directories whose stat data changed are read again; the index is dated
    back to before the snapshot began, so a directory changed within a tick of the clock of a look

@@ -58,6 +58,7 @@ EVENT = struct.Struct("iIII")  # wd, mask, cookie, len (then the name, NUL-padde
 
 MAX_WATCHES = 32_768  # directories of one folder (and at most a quarter of the user's limit)
 MAX_NEW_DIRS = 2000  # directories watched at once for one new directory (in the event loop): more breaks the watch
+MAX_FORGET_SCAN = 8192  # watches looked through for those of a directory moved away (in the event loop)
 MAX_CHANGED = 4096  # paths kept between two snapshots; more: the next one looks at everything
 SKIP_NAMES = frozenset({b".git", b".hg", b".svn", b".jj"})
 # statfs f_type of the file systems whose changes are all made through this kernel.
@@ -285,7 +286,10 @@ class FolderWatch:
                 continue
 
     def _forget(self, top: bytes) -> None:
-        """A directory moved away: its watches (and those below it) no longer name their paths."""
+        """A directory moved away: its watches (and those below it) no longer name their paths. (A
+        look at every watch: with many, the watch breaks instead, and a new one is started.)"""
+        if len(self._dirs) > MAX_FORGET_SCAN:
+            raise _Broken("a directory moved, among too many watched")
         prefix = top + b"/"
         for wd, rel in list(self._dirs.items()):
             if rel == top or rel.startswith(prefix):

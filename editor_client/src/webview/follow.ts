@@ -19,6 +19,8 @@ export class Follow {
   /** Where the view was last put (scrollTop): a position above it is the user's scroll. */
   private placed = 0;
   private attention = false;
+  /** A place to put the view back at on the next settle (the same session drawn again). */
+  private keep: number | null = null;
   readonly button: HTMLButtonElement;
 
   constructor(
@@ -43,13 +45,36 @@ export class Follow {
   /** Follow the newest message from now on (a session shown, a message sent, the button). */
   follow(): void {
     this.following = true;
+    this.keep = null;
     this.attention = false;
     this.settle();
     this.update();
   }
 
+  /**
+   * The session shown is drawn again (a reload's saved view replaced by the extension's answer,
+   * a restart's resume) while the user had scrolled up to `top`: they stay there, not taken to the
+   * newest message under their eyes. Applied when the new drawing settles.
+   */
+  stayAt(top: number): void {
+    this.following = false;
+    this.keep = top;
+    this.update();
+  }
+
+  /** Where the user scrolled up to; null while following. */
+  get scrolledTo(): number | null {
+    return this.following ? null : this.scroller.scrollTop;
+  }
+
   /** Something new arrived: kept in view while following. */
   settle(): void {
+    if (this.keep !== null) {
+      this.scroller.scrollTop = this.keep;
+      this.placed = this.scroller.scrollTop;
+      this.keep = null;
+      return;
+    }
     if (!this.following) return;
     this.scroller.scrollTop = this.scroller.scrollHeight;
     this.placed = this.scroller.scrollTop;

@@ -37,6 +37,8 @@ const follow = new Follow(messagesEl, transcript.el);
 const checkpoints = new CheckpointActions(transcript.el);
 /** Prompts were shown since the last frame: their checkpoint actions are put on them then. */
 let promptsShown = false;
+/** The session shown when a `reset` came, and where the user had scrolled up to (null: following). */
+let redrawn: { id: string | null; top: number | null } | null = null;
 let compaction = false;
 const composer = new Composer(
   () => welcome.update(),
@@ -51,7 +53,10 @@ const composer = new Composer(
     { name: 'key', description: 'Set the API key', run: () => postAction('setApiKey') },
   ],
 );
-const sessionList = new SessionList(() => session?.id ?? null);
+const sessionList = new SessionList(
+  () => session?.id ?? null,
+  () => follow.follow(),
+);
 const modes = new Modes();
 const models = new Models();
 
@@ -60,6 +65,7 @@ type Handlers = { [K in ToWebview['type']]: (msg: ToWebviewOf<K>) => void };
 /** What each kind of message does (the compiler checks that every kind has one). */
 const HANDLERS: Handlers = {
   reset: () => {
+    redrawn = { id: session?.id ?? null, top: follow.scrolledTo };
     header.resetContext();
     transcript.clear();
     welcome.update();
@@ -69,6 +75,9 @@ const HANDLERS: Handlers = {
     follow.follow(); // the session shown next lands on its newest message
   },
   session: (msg) => {
+    // The same session drawn again after a reset, while the user had scrolled up: they stay there.
+    if (redrawn !== null && redrawn.top !== null && redrawn.id !== null && msg.session?.id === redrawn.id) follow.stayAt(redrawn.top);
+    redrawn = null;
     session = msg.session;
     header.showSession(msg.session);
     modes.showSession(msg.session);

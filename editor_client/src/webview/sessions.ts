@@ -13,7 +13,11 @@ export class SessionList {
   /** A session being renamed or deleted (its item shows the input or the confirmation): a new list waits until that ends. */
   private editing: string | null = null;
 
-  constructor(private readonly currentId: () => string | null) {
+  constructor(
+    private readonly currentId: () => string | null,
+    /** A session picked: it is shown from its newest message (even the one already shown). */
+    private readonly opened: () => void,
+  ) {
     this.toggle.addEventListener('click', () => (this.panel.hidden ? this.open() : this.close()));
     this.search.addEventListener('input', () => this.render());
     this.allFolders.addEventListener('change', () => this.request());
@@ -80,6 +84,7 @@ export class SessionList {
     const folder = this.allFolders.checked ? ` · ${session.workspaceFolder.split('/').pop() ?? ''}` : '';
     main.appendChild(el('span', 'session-meta', `${relativeTime(session.updatedAt)} · ${count}${folder}`));
     main.addEventListener('click', () => {
+      this.opened();
       vscode.postMessage({ type: 'openSession', sessionId: session.id });
       this.close();
     });

@@ -105,6 +105,32 @@ describe('the transcript follows the conversation', { timeout: 90_000 }, () => {
     assert.ok((await view.scroll()).aboveBottom <= 2);
   });
 
+  it('keeps a user who scrolled up where they are when the same session is drawn again, not when another is shown', async () => {
+    const info = (id: string): ToWebview => ({ type: 'session', session: { id, title: id, model: 'm', workspaceFolder: '/w', messageCount: 400, createdAt: '', updatedAt: '' } });
+    const drawn = (id: string, count: number): ToWebview[] => {
+      const [reset, ...rest] = history(count, id);
+      return [reset as ToWebview, info(id), ...rest];
+    };
+    await view.post(...drawn('s1', 200));
+    await shown('Answer 199:');
+    await view.page.mouse.move(200, 300);
+    await view.page.mouse.wheel(0, -3000);
+    await view.frame();
+    const before = await view.scroll();
+    assert.ok(before.aboveBottom > 2000, `scrolled up (${before.aboveBottom} px)`);
+    // A reload's saved view replaced by the extension's answer: a reset, then the same session.
+    await view.post(...drawn('s1', 200));
+    for (let i = 0; i < 3; i++) await view.frame();
+    const after = await view.scroll();
+    assert.equal(after.top, before.top, 'the reader stays where they scrolled to');
+    assert.equal(await jumpButton().isVisible(), true);
+    // Another session shown lands on its newest message.
+    await view.post(...drawn('s2', 50));
+    await shown('Answer 49:');
+    assert.ok((await view.scroll()).aboveBottom <= 2, 'another session lands on its newest message');
+    assert.equal(await jumpButton().isVisible(), false);
+  });
+
   it('shows a message the user sends even when they had scrolled up', async () => {
     await view.page.mouse.wheel(0, -3000);
     await view.frame();

@@ -170,6 +170,12 @@ export type ToWebview =
 /** One kind of message to the webview, by its `type`. */
 export type ToWebviewOf<T extends ToWebview['type']> = Extract<ToWebview, { type: T }>;
 
+/** What goes over the webview's `postMessage`: messages posted together, in order (core/outbox.ts). */
+export interface WebviewBatch {
+  type: 'batch';
+  messages: ToWebview[];
+}
+
 /** Webview → extension. */
 export type FromWebview =
   | { type: 'ready' }

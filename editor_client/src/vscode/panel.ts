@@ -3,6 +3,7 @@
 // kept (viewFile.ts) and the page starts with it: a reloaded window shows the last view at once.
 import * as vscode from 'vscode';
 import { makeNonce, renderHtml } from '../core/html';
+import { Outbox } from '../core/outbox';
 import type { ViewFile } from '../core/viewFile';
 import { isFromWebview, type FromWebview, type ToWebview } from '../messages';
 
@@ -10,6 +11,8 @@ export class ChatPanel implements vscode.WebviewViewProvider {
   static readonly viewType = 'cody.chat';
   private view: vscode.WebviewView | undefined;
   private ready = false;
+  /** What is posted goes out in batches, a stream's deltas merged (outbox.ts). */
+  private readonly outbox = new Outbox((batch) => void this.view?.webview.postMessage(batch));
 
   constructor(
     private readonly extensionUri: vscode.Uri,
@@ -20,6 +23,7 @@ export class ChatPanel implements vscode.WebviewViewProvider {
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
     this.ready = false;
+    this.outbox.clear();
     const media = vscode.Uri.joinPath(this.extensionUri, 'media');
     const script = vscode.Uri.joinPath(this.extensionUri, 'dist', 'webview');
     const webview = view.webview;
@@ -40,6 +44,7 @@ export class ChatPanel implements vscode.WebviewViewProvider {
       if (this.view === view) {
         this.view = undefined;
         this.ready = false;
+        this.outbox.clear();
       }
     });
   }
@@ -52,7 +57,7 @@ export class ChatPanel implements vscode.WebviewViewProvider {
   /** Sends a message to the webview; dropped while it is not loaded (it asks for the state with `ready`). */
   post(message: ToWebview): void {
     this.kept?.record(message);
-    if (this.view !== undefined && this.ready) void this.view.webview.postMessage(message);
+    if (this.view !== undefined && this.ready) this.outbox.post(message);
   }
 
   /** Shows the view, e.g. when a permission request waits for the user. */

@@ -6,7 +6,7 @@
 // Messages are queued and applied once per animation frame, within a time budget, so a fast
 // stream or a page of history never blocks the view. Type-checked with tsconfig.webview.json
 // (DOM, strict) and bundled by esbuild into dist/webview/main.js, loaded with the CSP nonce.
-import { isActionCommand, type ToWebview, type ToWebviewOf } from '../messages';
+import { isActionCommand, type ToWebview, type ToWebviewOf, type WebviewBatch } from '../messages';
 import type { SessionInfo } from '../protocol';
 import { Approvals } from './approvals';
 import { CheckpointActions } from './checkpoints';
@@ -244,8 +244,10 @@ function flush(): void {
   if (queue.length > 0) schedule();
 }
 
-window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
-  queue.push(event.data);
+window.addEventListener('message', (event: MessageEvent<ToWebview | WebviewBatch>) => {
+  // The extension sends batches (core/outbox.ts); a single message is taken as well.
+  if (event.data.type === 'batch') for (const message of event.data.messages) queue.push(message);
+  else queue.push(event.data);
   schedule();
 });
 

@@ -86,7 +86,10 @@ export function fakeWebviewView(): FakeWebviewView {
       posted: [],
       asWebviewUri: (uri: Uri) => Uri.from('vscode-resource', uri.path),
       postMessage(message: unknown) {
-        view.webview.posted.push(message);
+        // The panel sends batches (core/outbox.ts): what a test reads is each message in them.
+        const batch = message as { type?: string; messages?: unknown[] };
+        if (batch.type === 'batch' && Array.isArray(batch.messages)) view.webview.posted.push(...batch.messages);
+        else view.webview.posted.push(message);
         return Promise.resolve(true);
       },
       onDidReceiveMessage: received.event,

@@ -284,6 +284,7 @@ describe('extension activation', () => {
     assert.match(first, /^cody-diff:\/\/\/\d+\/after\/edit1\.txt$/);
     assert.equal(await fake.vscode.commands.executeCommand('cody.acceptEdit', fake.vscode.Uri.parse(first)), true);
     await until('the run goes on', () => answers.length === 1);
+    await until('the card settles', () => closed(1) !== undefined);
     assert.deepEqual(answers[0], { outcome: 'allow' });
     assert.deepEqual(closed(1), { type: 'permissionClosed', id: (closed(1) as { id: string }).id, label: 'Allowed once', allowed: true });
     assert.deepEqual(fake.record.closedTabs, ['edit1.txt (Cody)']);
@@ -300,6 +301,7 @@ describe('extension activation', () => {
     await waitingWithDiff(2);
     assert.equal(await fake.vscode.commands.executeCommand('cody.rejectEdit'), true);
     await until('the run goes on', () => answers.length === 2);
+    await until('the card settles', () => closed(2) !== undefined);
     assert.deepEqual(answers[1], { outcome: 'deny' });
     assert.equal((closed(2) as { label: string }).label, 'Denied');
     assert.deepEqual(fake.record.closedTabs, ['edit1.txt (Cody)', 'edit2.txt (Cody)']);
@@ -541,6 +543,7 @@ describe('extension activation', () => {
       const view = fakeWebviewView();
       fake.record.viewProviders.get('cody.chat')!.provider.resolveWebviewView(view);
       view.webview.receive({ type: 'ready' });
+      await flush(); // what the panel posts goes out in a batch after the turn (outbox.ts)
       const notice = (view.webview.posted as ToWebview[]).filter((m) => m.type !== 'currentFile').at(-1) as { type: string; level: string; text: string };
       assert.equal(notice.type, 'notice');
       assert.equal(notice.level, 'error');

@@ -54,6 +54,8 @@ export interface Completion {
 
 /** The server's bound (protocol.md, "Attachments"). */
 export const MAX_ATTACHMENTS = 50;
+/** How many sessions' views one `prefetchViews` asks for, at most. */
+export const MAX_PREFETCHED = 8;
 /** The longest model id the server lists (protocol.md, "cody/listModels"). */
 export const MAX_MODEL_ID = 200;
 const ATTACHMENT_TYPES = new Set(['file', 'selection', 'diagnostics', 'terminal', 'image']);
@@ -165,7 +167,9 @@ export type ToWebview =
   /** The endpoint's models (cody/listModels; [] when it lists none) and the model in effect. */
   | { type: 'models'; models: string[]; current?: string }
   /** A plan-mode run answered with its plan: the panel offers to carry it out. */
-  | { type: 'planReady'; runId: string };
+  | { type: 'planReady'; runId: string }
+  /** The view of a session not shown (its newest page, as a reset would draw it), asked for with `prefetchViews`: kept by the panel, drawn at once if the user picks it. */
+  | { type: 'view'; sessionId: string; messages: ToWebview[] };
 
 /** One kind of message to the webview, by its `type`. */
 export type ToWebviewOf<T extends ToWebview['type']> = Extract<ToWebview, { type: T }>;
@@ -197,6 +201,8 @@ export type FromWebview =
   | { type: 'loadEarlier' }
   | { type: 'listSessions'; allFolders: boolean }
   | { type: 'openSession'; sessionId: string }
+  /** The views of these sessions (listed, not shown, none kept): answered with a `view` each. */
+  | { type: 'prefetchViews'; sessionIds: string[] }
   | { type: 'renameSession'; sessionId: string; title: string }
   | { type: 'deleteSession'; sessionId: string }
   /** "Restore…" on a turn: what would change. */
@@ -245,6 +251,7 @@ const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
   loadEarlier: ok,
   listSessions: (m) => typeof m.allFolders === 'boolean',
   openSession: str('sessionId'),
+  prefetchViews: (m) => Array.isArray(m.sessionIds) && m.sessionIds.length <= MAX_PREFETCHED && m.sessionIds.every((id) => typeof id === 'string'),
   renameSession: all(str('sessionId'), str('title')),
   deleteSession: str('sessionId'),
   previewCheckpoint: str('checkpointId'),

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
 import { Checkpoints, restoredText } from './checkpoints';
-import { MAX_MODEL_ID, type AttachedChip, type FromWebview, type PanelAttachment, type RestoreChoice, type ToWebview, type ToWebviewOf } from '../messages';
+import { MAX_MODEL_ID, MAX_PREFETCHED, type AttachedChip, type FromWebview, type PanelAttachment, type RestoreChoice, type ToWebview, type ToWebviewOf } from '../messages';
 import { permissionChoices, permissionId } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
 import {
@@ -156,6 +156,8 @@ export class Session {
   private nextModel: string | undefined;
   /** The mode of each live run (its session_start's), to offer carrying out a plan. */
   private readonly runModes = new Map<string, SessionMode>();
+  /** Sessions whose view is being fetched for the panel (prefetchViews). */
+  private readonly prefetching = new Set<string>();
 
   constructor(private readonly options: SessionOptions) {
     this.connection = options.connection;
@@ -249,6 +251,9 @@ export class Session {
         break;
       case 'openSession':
         await this.openSession(message.sessionId);
+        break;
+      case 'prefetchViews':
+        await this.prefetchViews(message.sessionIds);
         break;
       case 'renameSession':
         await this.renameSession(message.sessionId, message.title);
@@ -424,7 +429,34 @@ export class Session {
       const page = await this.connection.sendRequest(Methods.getSession, { sessionId, limit: this.pageSize });
       await this.show(page.session, page);
     } catch (error) {
+      // The panel may have drawn the session picked from a view it kept: the one shown again.
+      await this.show(this.session).catch(() => {
+        this.post({ type: 'reset' });
+        this.post({ type: 'session', session: this.session });
+      });
       this.post({ type: 'notice', level: 'error', text: `Could not open the session: ${errorText(error)}` });
+    }
+  }
+
+  /**
+   * The views of sessions listed and not shown (their newest page, as `show` would draw it, with
+   * nothing remembered of it here), one request at a time, for the panel to keep: picked, such a
+   * session is drawn at once. A view that cannot be read is left out (the pick asks again).
+   */
+  async prefetchViews(sessionIds: string[]): Promise<void> {
+    for (const sessionId of sessionIds.slice(0, MAX_PREFETCHED)) {
+      if (sessionId === this.session?.id || this.prefetching.has(sessionId)) continue;
+      this.prefetching.add(sessionId);
+      try {
+        const page = await this.connection.sendRequest(Methods.getSession, { sessionId, limit: this.pageSize });
+        const messages: ToWebview[] = [{ type: 'session', session: page.session }, ...historyMessages(page.messages, page.runs, true, this.checkpoints.enabled)];
+        if (page.session.contextTokens !== undefined) messages.push({ type: 'context', contextTokens: page.session.contextTokens });
+        this.post({ type: 'view', sessionId, messages });
+      } catch {
+        // Not the user's concern: nothing is kept, and a pick shows the session as before.
+      } finally {
+        this.prefetching.delete(sessionId);
+      }
     }
   }
 

@@ -14,6 +14,7 @@ import { Composer } from './composer';
 import { byId, vscode } from './dom';
 import { Follow } from './follow';
 import { Header } from './header';
+import { KeptViews } from './keptViews';
 import { Models } from './models';
 import { Modes } from './modes';
 import { SessionList } from './sessions';
@@ -53,9 +54,10 @@ const composer = new Composer(
     { name: 'key', description: 'Set the API key', run: () => postAction('setApiKey') },
   ],
 );
+const kept = new KeptViews();
 const sessionList = new SessionList(
   () => session?.id ?? null,
-  () => follow.follow(),
+  (info) => picked(info),
 );
 const modes = new Modes();
 const models = new Models();
@@ -65,6 +67,8 @@ type Handlers = { [K in ToWebview['type']]: (msg: ToWebviewOf<K>) => void };
 /** What each kind of message does (the compiler checks that every kind has one). */
 const HANDLERS: Handlers = {
   reset: () => {
+    // The view replaced is kept: picked again from the list, it is drawn at once.
+    if (session !== null) kept.keep(session.id, snapshot.view());
     redrawn = { id: session?.id ?? null, top: follow.scrolledTo };
     header.resetContext();
     transcript.clear();
@@ -97,7 +101,13 @@ const HANDLERS: Handlers = {
     transcript.prepend(msg.messages, handle, messagesEl);
     promptsShown = true;
   },
-  sessions: (msg) => sessionList.show(msg.sessions, msg.allFolders, msg.currentId),
+  sessions: (msg) => {
+    sessionList.show(msg.sessions, msg.allFolders, msg.currentId);
+    // The newest sessions' views, for a pick to draw at once.
+    const missing = kept.missing(msg.sessions, session?.id ?? null);
+    if (missing.length > 0) vscode.postMessage({ type: 'prefetchViews', sessionIds: missing });
+  },
+  view: (msg) => kept.keep(msg.sessionId, msg.messages),
   user: (msg) => {
     transcript.user(msg);
     promptsShown ||= msg.promptOf !== undefined;
@@ -186,6 +196,10 @@ function handle(msg: ToWebview): void {
 const queue: ToWebview[] = [];
 let scheduled = false;
 const FRAME_BUDGET_MS = 10;
+/** A streaming answer is drawn at most this often (25 times a second). */
+const STREAM_DRAW_MS = 40;
+let streamDrawnAt = -Infinity;
+let streamTimer: ReturnType<typeof setTimeout> | undefined;
 const snapshot = new Snapshot();
 /**
  * The view shows the snapshot of the last one (snapshot.ts): what arrives is held until the
@@ -228,20 +242,71 @@ function flush(): void {
   let applied = 0;
   while (applied < queue.length && performance.now() - started < budget) {
     const message = queue[applied++];
-    if (message !== undefined) {
-      handle(message);
-      snapshot.record(message);
-    }
+    if (message !== undefined) apply(message);
   }
   queue.splice(0, applied);
-  transcript.renderDirty();
+  // A stream is drawn at most every STREAM_DRAW_MS (its layout and paint are most of a frame's
+  // work while thousands of deltas arrive); what waits is drawn then, or with the next message.
+  const now = performance.now();
+  if (budget === Infinity || now - streamDrawnAt >= STREAM_DRAW_MS) {
+    if (transcript.renderDirty()) streamDrawnAt = now;
+  } else if (transcript.hasDirty) {
+    clearTimeout(streamTimer);
+    streamTimer = setTimeout(schedule, STREAM_DRAW_MS - (now - streamDrawnAt));
+  }
+  drawn();
+  if (queue.length > 0) schedule();
+}
+
+/** Shows a message (handled, and recorded in the view kept for a reload). */
+function apply(message: ToWebview): void {
+  handle(message);
+  snapshot.record(message);
+}
+
+/** After messages were applied: what depends on the whole view. */
+function drawn(): void {
   if (promptsShown) {
     promptsShown = false;
     checkpoints.apply();
   }
   welcome.update();
   follow.settle();
-  if (queue.length > 0) schedule();
+}
+
+/**
+ * Holds what arrives until the extension's answer (a `reset` and its page) is all there, for it
+ * to replace the view shown meanwhile in one frame. Never held for good (an extension that
+ * answers without a reset): applied after 20 s anyway.
+ */
+function hold(): void {
+  holding = true;
+  clearTimeout(holdTimer);
+  holdTimer = setTimeout(() => {
+    if (!holding) return;
+    holding = false;
+    unbudgeted = true;
+    schedule();
+  }, 20_000);
+}
+
+/**
+ * A session picked in the list: shown from its newest message; drawn at once from the view kept
+ * of it (keptViews.ts), if it is the session as listed, until the extension's answer replaces it.
+ * Not while a run goes (the run's end is still to come for the view shown).
+ */
+function picked(info: SessionInfo): void {
+  follow.follow();
+  if (info.id === session?.id || transcript.activeRunId !== null || holding) return;
+  const view = kept.take(info);
+  if (view === undefined) return;
+  // What arrived before belongs to the view shown: applied first.
+  for (const message of queue.splice(0)) apply(message);
+  apply({ type: 'reset' });
+  for (const message of view) apply(message);
+  transcript.renderDirty();
+  drawn();
+  hold();
 }
 
 window.addEventListener('message', (event: MessageEvent<ToWebview | WebviewBatch>) => {
@@ -317,15 +382,7 @@ const restored = Snapshot.restore();
 if (restored !== undefined) {
   for (const message of restored) if (message.type !== 'runStarted' || restored.some((m) => m.type === 'runEnded' && m.runId === message.runId)) handle(message);
   transcript.renderDirty();
-  welcome.update();
-  follow.settle();
-  holding = true;
-  // Never held for good (an extension that answers without a reset): applied after 20 s anyway.
-  setTimeout(() => {
-    if (!holding) return;
-    holding = false;
-    unbudgeted = true;
-    schedule();
-  }, 20_000);
+  drawn();
+  hold();
 }
 vscode.postMessage({ type: 'ready' });

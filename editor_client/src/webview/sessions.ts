@@ -15,8 +15,8 @@ export class SessionList {
 
   constructor(
     private readonly currentId: () => string | null,
-    /** A session picked: it is shown from its newest message (even the one already shown). */
-    private readonly opened: () => void,
+    /** A session picked (before the extension is asked to show it). */
+    private readonly opened: (session: SessionInfo) => void,
   ) {
     this.toggle.addEventListener('click', () => (this.panel.hidden ? this.open() : this.close()));
     this.search.addEventListener('input', () => this.render());
@@ -84,7 +84,7 @@ export class SessionList {
     const folder = this.allFolders.checked ? ` · ${session.workspaceFolder.split('/').pop() ?? ''}` : '';
     main.appendChild(el('span', 'session-meta', `${relativeTime(session.updatedAt)} · ${count}${folder}`));
     main.addEventListener('click', () => {
-      this.opened();
+      this.opened(session);
       vscode.postMessage({ type: 'openSession', sessionId: session.id });
       this.close();
     });

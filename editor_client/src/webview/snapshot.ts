@@ -30,6 +30,11 @@ export class Snapshot {
     return (pageView() ?? readSavedView(vscode.getState()))?.messages;
   }
 
+  /** The messages of the view shown, or undefined when it is too large to keep. */
+  view(): ToWebview[] | undefined {
+    return this.log.saved()?.messages;
+  }
+
   record(msg: ToWebview): void {
     if (this.log.record(msg)) this.save();
   }

@@ -220,10 +220,17 @@ export class Transcript {
     return (this.answers.get(answer) ?? []).map((stream) => stream.text.trim()).filter((text) => text !== '').join('\n\n');
   }
 
-  /** Renders the Markdown that changed since the last frame. */
-  renderDirty(): void {
+  /** Some Markdown changed and is not drawn yet. */
+  get hasDirty(): boolean {
+    return this.dirty.size > 0;
+  }
+
+  /** Renders the Markdown that changed since it was last drawn; true if there was some. */
+  renderDirty(): boolean {
+    if (this.dirty.size === 0) return false;
     for (const stream of this.dirty) stream.render();
     this.dirty.clear();
+    return true;
   }
 
   /**

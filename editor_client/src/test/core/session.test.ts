@@ -603,6 +603,52 @@ describe('Session: pages, sessions, folders, steering', () => {
     assert.deepEqual(posted.slice(-2), [{ type: 'session', session: null }, { type: 'earlier', available: false }]);
   });
 
+  it('fetches the views of listed sessions for the panel to keep, nothing remembered of them; a failing one is left out', async () => {
+    const { connection, posted, session } = setup();
+    const stored: Message[] = [
+      { position: 0, role: 'user', kind: 'message', content: 'Add tests', runId: 'r1', createdAt: SESSION.createdAt },
+      { position: 1, role: 'assistant', kind: 'message', content: 'Added them.', runId: 'r1', createdAt: SESSION.createdAt },
+    ];
+    const other = { ...SESSION, id: 'ses_2', messageCount: 2, contextTokens: 1200 };
+    connection.respond('cody/getSession', (params) => {
+      if (params.sessionId === 'ses_gone') throw new Error('unknown session');
+      return { session: other, messages: stored };
+    });
+    await session.handle({ type: 'prefetchViews', sessionIds: ['ses_gone', 'ses_2'] });
+    assert.deepEqual(connection.sentOf('cody/getSession'), [
+      { sessionId: 'ses_gone', limit: 100 },
+      { sessionId: 'ses_2', limit: 100 },
+    ]);
+    const views = posted.filter((m) => m.type === 'view');
+    assert.deepEqual(views, [
+      { type: 'view', sessionId: 'ses_2', messages: [{ type: 'session', session: other }, ...historyMessages(stored, undefined, true), { type: 'context', contextTokens: 1200 }] },
+    ]);
+    assert.match(JSON.stringify(views[0]), /Add tests.*Added them\./, 'the page is in it');
+    assert.equal(posted.filter((m) => m.type === 'notice').length, 0, 'a view that cannot be read says nothing');
+    assert.equal(session.currentSessionId, undefined, 'nothing is shown');
+    // The session shown is not fetched again.
+    await session.handle({ type: 'openSession', sessionId: 'ses_2' });
+    const asked = connection.sentOf('cody/getSession').length;
+    await session.handle({ type: 'prefetchViews', sessionIds: ['ses_2'] });
+    assert.equal(connection.sentOf('cody/getSession').length, asked);
+  });
+
+  it('shows the session shown again when the one picked cannot be opened (the panel may have drawn it from a kept view)', async () => {
+    const { connection, posted, session } = setup();
+    connection.respond('cody/getSession', () => ({ session: { ...SESSION, messageCount: 0 }, messages: [] }));
+    await session.handle({ type: 'openSession', sessionId: 'ses_1' });
+    assert.equal(session.currentSessionId, 'ses_1');
+    connection.respond('cody/getSession', (params) => {
+      if (params.sessionId === 'ses_gone') throw new Error('unknown session');
+      return { session: { ...SESSION, messageCount: 0 }, messages: [] };
+    });
+    posted.length = 0;
+    await session.handle({ type: 'openSession', sessionId: 'ses_gone' });
+    assert.equal(session.currentSessionId, 'ses_1');
+    assert.deepEqual(posted.slice(0, 4), [{ type: 'queue', queued: [] }, { type: 'reset' }, { type: 'session', session: { ...SESSION, messageCount: 0 } }, { type: 'earlier', available: false }]);
+    assert.match((posted.at(-1) as { text: string }).text, /^Could not open the session: .*unknown session/);
+  });
+
   it('names the new session in the header from its first chunk', async () => {
     const { connection, posted, session, runAnswers } = setup();
     const running = session.send('Add a /health endpoint\nand tests');

@@ -84,8 +84,9 @@ export class SessionList {
     const folder = this.allFolders.checked ? ` · ${session.workspaceFolder.split('/').pop() ?? ''}` : '';
     main.appendChild(el('span', 'session-meta', `${relativeTime(session.updatedAt)} · ${count}${folder}`));
     main.addEventListener('click', () => {
-      this.opened(session);
+      // Asked first: the panel may draw the session from a view it kept meanwhile.
       vscode.postMessage({ type: 'openSession', sessionId: session.id });
+      this.opened(session);
       this.close();
     });
     const rename = item.appendChild(el('button', 'icon session-rename', '✎'));

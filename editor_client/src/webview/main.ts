@@ -266,6 +266,7 @@ function apply(message: ToWebview): void {
 
 /** After messages were applied: what depends on the whole view. */
 function drawn(): void {
+  redrawn = null; // a reset and its session come in one flush
   if (promptsShown) {
     promptsShown = false;
     checkpoints.apply();

@@ -9,7 +9,8 @@
 // the sessions list switches sessions, every kind of theme is readable (computed colours, in
 // contrast.txt), a long session lands on and follows its newest message, a plan made in plan mode
 // (the composer's picker) is carried out in code mode with its write asked for, an edit is accepted
-// and another rejected from its diff editor's title bar, the panel moved to the secondary side bar
+// and another rejected from its diff editor's title bar, an edit denied with what to do instead
+// (the model gets the words with the refusal), the panel moved to the secondary side bar
 // works there and stays there across a reload, and a wrong cody.pythonPath is said once, in the
 // panel, with a button (no notification that would outlive the fix).
 import assert from 'node:assert/strict';
@@ -115,6 +116,9 @@ const SCRIPT = [
   { text: 'Added bread to the list.' },
   { tool_calls: [{ name: 'edit_file', arguments: { path: 'todo.txt', old_string: 'buy bread\n', new_string: 'buy bread\nbuy eggs\n' } }] },
   { text: 'Understood: no eggs.' },
+  // Deny with what to do instead: an edit that asks, refused with the user's words.
+  { tool_calls: [{ name: 'edit_file', arguments: { path: 'todo.txt', old_string: 'buy bread\n', new_string: 'buy bread\nbuy butter\n' } }] },
+  { text: 'Understood: oat milk instead of butter.' },
   // The panel in the secondary side bar.
   { text: 'Answering from the secondary side bar.' },
 ];
@@ -826,6 +830,23 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
     assert.match(String(requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? ''), /^Permission to run edit_file was refused by the user/, 'the model got the refusal');
     await screenshot('diff-rejected');
+  });
+
+  step('denies an edit saying what to do instead (typed in the card, Enter), and the model gets it with the refusal', async () => {
+    await send('Add butter too');
+    const card = frame.locator('.permission:not(.settled)');
+    await card.waitFor({ timeout: 30_000 });
+    const feedback = card.locator('.permission-feedback');
+    await feedback.fill('No butter: add oat milk instead');
+    await screenshot('deny-with-feedback');
+    await feedback.press('Enter');
+    await frame.waitForFunction(() => /Understood: oat milk instead of butter\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    assert.equal(await frame.locator('.permission.settled .permission-outcome').last().innerText(), 'Denied');
+    assert.equal(readFileSync(join(workspace, 'todo.txt'), 'utf8'), 'buy milk\nbuy bread\n', 'the denied edit is not written');
+    const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
+    const refusal = String(requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '');
+    assert.match(refusal, /^Permission to run edit_file was refused by the user, who said what to do instead:\nNo butter: add oat milk instead\n/, 'the model got the refusal with the words');
+    await screenshot('denied-with-feedback');
   });
 
   step('moves to the secondary side bar ("View: Move View"), works there, and is still there after a reload', async () => {

@@ -1,11 +1,14 @@
 // The panel's last view as the messages that drew it: those since the last `reset` that draw the
 // transcript and the header (text deltas merged), bounded; not approvals (answered only live),
-// notices, queues or the setup. Kept on both sides of the webview, for a reload of the window to
+// notices, queues or the setup. The last `features` (what the composer offers: the mode and model
+// pickers, steering, compaction) is kept across resets and put first, so a kept view draws the
+// composer as it was, not without its pickers until the extension answers. Kept on both sides of the webview, for a reload of the window to
 // show it at once: by the webview in its state (snapshot.ts: VS Code keeps it with the view, but
 // in a browser — code-server — only once its storage is flushed, every few seconds while the page
 // has focus), and by the extension in a file it puts in the view's HTML (core/viewFile.ts: on
 // disk within a second). A reloaded view shows the extension's, else its state's. Pure: shared by both.
-import type { ToWebview } from './messages';
+import { MODES } from './core/protocolVersion';
+import type { ToWebview, ToWebviewOf } from './messages';
 
 export const VIEW_VERSION = 1;
 const MAX_MESSAGES = 600;
@@ -22,9 +25,15 @@ export class ViewLog {
   /** Since the last reset; null: too large to keep (nothing is kept until the next reset). */
   private log: ToWebview[] | null = [];
   private chars = 0;
+  /** The last `features`: kept across resets (they come before the reset of the view they go with). */
+  private features: ToWebviewOf<'features'> | undefined;
 
   /** Records a message shown; true if what is kept changed. */
   record(msg: ToWebview): boolean {
+    if (msg.type === 'features') {
+      this.features = msg;
+      return true;
+    }
     if (msg.type === 'reset') {
       this.log = [];
       this.chars = 0;
@@ -45,7 +54,8 @@ export class ViewLog {
 
   /** What to keep now; undefined when the view is too large to keep. */
   saved(): SavedView | undefined {
-    return this.log === null ? undefined : { v: VIEW_VERSION, messages: this.log };
+    if (this.log === null) return undefined;
+    return { v: VIEW_VERSION, messages: this.features === undefined ? this.log : [this.features, ...this.log] };
   }
 }
 
@@ -53,8 +63,23 @@ export class ViewLog {
 export function readSavedView(value: unknown): SavedView | undefined {
   const state = value as Partial<SavedView> | undefined | null;
   if (typeof state !== 'object' || state === null || state.v !== VIEW_VERSION || !Array.isArray(state.messages)) return undefined;
-  const messages = state.messages.filter((m): m is ToWebview => typeof m === 'object' && m !== null && KEPT.has((m as { type: ToWebview['type'] }).type));
-  // Something of a transcript (not only an empty session's header).
-  if (!messages.some((m) => m.type !== 'session' && m.type !== 'context')) return undefined;
+  const messages = state.messages.filter((m): m is ToWebview => {
+    if (typeof m !== 'object' || m === null) return false;
+    const type = (m as { type: ToWebview['type'] }).type;
+    return KEPT.has(type) || (type === 'features' && isFeatures(m));
+  });
+  // Something of a transcript (not only an empty session's header, or what the composer offers).
+  if (!messages.some((m) => m.type !== 'session' && m.type !== 'context' && m.type !== 'features')) return undefined;
   return { v: VIEW_VERSION, messages };
+}
+
+/** A kept `features` message of the shape the panel draws (read back from a file or state: checked). */
+function isFeatures(value: object): boolean {
+  const m = value as Partial<ToWebviewOf<'features'>>;
+  return (
+    typeof m.steering === 'boolean' &&
+    typeof m.compaction === 'boolean' &&
+    (m.listModels === undefined || typeof m.listModels === 'boolean') &&
+    (m.modes === undefined || (Array.isArray(m.modes) && m.modes.every((mode) => MODES.includes(mode))))
+  );
 }

@@ -63,7 +63,8 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
   };
 }
 
-const MODES: readonly SessionMode[] = ['code', 'ask', 'plan'];
+/** The session modes this client knows, in the order it offers them. */
+export const MODES: readonly SessionMode[] = ['code', 'ask', 'plan'];
 
 /** The modes the server advertises that this client knows, in its order. */
 function knownModes(modes: unknown): SessionMode[] {

@@ -78,6 +78,23 @@ describe('the view the extension keeps for the next page', () => {
     assert.equal(none.read(), undefined);
   });
 
+  it("keeps the last features across resets, first, so a kept view draws the composer's pickers; a bad one is dropped", () => {
+    const path = join(dir(), 'panel-view.json');
+    const file = new ViewFile(path);
+    const features: ToWebview = { type: 'features', steering: true, compaction: false, modes: ['code', 'ask', 'plan'], listModels: true };
+    // As the extension posts them: the features, then the reset of the view they go with.
+    for (const message of [features, ...VIEW]) file.record(message);
+    file.flush();
+    const saved = readSavedView(JSON.parse(file.read()!));
+    assert.deepEqual(saved?.messages.map((m) => m.type), ['features', 'session', 'user', 'stepStart', 'text', 'runEnded']);
+    assert.deepEqual(saved?.messages[0], features);
+    const read = (messages: unknown[]): string[] | undefined => readSavedView({ v: 1, messages })?.messages.map((m) => m.type);
+    assert.equal(read([features, { type: 'session', session: SESSION }]), undefined, 'features and a header are no transcript');
+    assert.deepEqual(read([{ ...features, modes: ['root'] }, { type: 'user', text: 'x' }]), ['user'], 'an unknown mode: the features are dropped');
+    assert.deepEqual(read([{ type: 'features', steering: 'yes', compaction: false }, { type: 'user', text: 'x' }]), ['user']);
+    assert.deepEqual(read([{ type: 'features', steering: true, compaction: false }, { type: 'user', text: 'x' }]), ['features', 'user']);
+  });
+
   it('a view grown too large to keep replaces the kept one with nothing, not an older one', () => {
     const path = join(dir(), 'panel-view.json');
     const file = new ViewFile(path);

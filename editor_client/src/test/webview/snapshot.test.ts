@@ -67,6 +67,25 @@ describe('the last view, kept across a reload of the window', () => {
     assert.equal(text.split('Answer 39:').length, 2, 'once');
   });
 
+  it('draws the composer as it was, with its mode and model pickers, before the extension answers', async () => {
+    const first = await WebviewPage.open();
+    views.push(first);
+    assert.equal(await first.page.locator('#mode-picker').isVisible(), false, 'no pickers before the features say so');
+    await first.post({ type: 'features', steering: true, compaction: true, modes: ['code', 'ask', 'plan'], listModels: true }, ...page(3));
+    await first.page.waitForTimeout(1000); // saved a moment after the last change
+    const state = await first.page.evaluate(() => (globalThis as unknown as PageGlobals).__state) as { v: number; messages: ToWebview[] };
+    assert.equal(state.messages[0]?.type, 'features', 'kept across the reset that followed them');
+
+    const second = await WebviewPage.open(undefined, state);
+    views.push(second);
+    await second.page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
+    assert.deepEqual(await second.postedBack(), [{ type: 'ready' }], 'drawn before the extension said anything');
+    assert.match(await second.text('#transcript'), /Answer 2: fine\./);
+    assert.ok(await second.page.locator('#mode-picker').isVisible(), 'the mode picker');
+    assert.ok(await second.page.locator('#model-picker').isVisible(), 'the model picker');
+    assert.equal(await second.page.locator('#model-picker').inputValue(), 'm', "the session's model");
+  });
+
   it('shows the view the extension put in the page at once, over an older state of the webview', async () => {
     const older = { v: 1, messages: page(5).filter((m) => m.type !== 'reset' && m.type !== 'earlier') };
     const kept = { v: 1, messages: [...page(20, 100).filter((m) => m.type !== 'reset' && m.type !== 'earlier'), { type: 'user', text: 'Last </script><b>bold?</b>' }] };

@@ -841,7 +841,7 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await screenshot('deny-with-feedback');
     await feedback.press('Enter');
     await frame.waitForFunction(() => /Understood: oat milk instead of butter\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
-    assert.equal(await frame.locator('.permission.settled .permission-outcome').last().innerText(), 'Denied');
+    assert.equal(await frame.locator('.permission.settled .permission-outcome').last().innerText(), 'Denied: “No butter: add oat milk instead”', 'the settled card says what the user said');
     assert.equal(readFileSync(join(workspace, 'todo.txt'), 'utf8'), 'buy milk\nbuy bread\n', 'the denied edit is not written');
     const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
     const refusal = String(requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '');

@@ -105,12 +105,11 @@ class CompactionRecord:
         )
 
     @classmethod
-    def from_json(cls, summary: str | None, raw: str) -> CompactionRecord:
-        d = json.loads(raw)
-        state = CompactionState(summary, int(d["summarizedBefore"]), int(d["trimmedBefore"]), int(d["trimHead"]))
-        return cls(
-            state, int(d["messagesBefore"]), int(d["messagesAfter"]), int(d["tokensBefore"]), int(d["tokensAfter"])
-        )
+    def from_numbers(cls, summary: str | None, n: dict[str, int]) -> CompactionRecord:
+        """The record of a marker: its summary (the message's content) and its cut as the store
+        reads `to_json`'s (store/queries.py `compaction_numbers`, snake_case)."""
+        state = CompactionState(summary, n["summarized_before"], n["trimmed_before"], n["trim_head"])
+        return cls(state, n["messages_before"], n["messages_after"], n["tokens_before"], n["tokens_after"])
 
     def info(self) -> CompactionInfo:
         s = self.state

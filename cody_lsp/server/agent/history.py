@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 import attrs
 
-from ...protocol.wire import Attachment, Diagnostic, ErrorInfo, FileDiagnostics, Position, Range
+from ...protocol.wire import Attachment, ErrorInfo
 
 EntryKind = Literal["message", "interrupted", "circuit_breaker", "failed"]
 
@@ -78,29 +78,9 @@ def user_content(prompt: Prompt) -> str | list[dict[str, Any]]:
 
 
 def attachment_record(item: Attachment) -> dict[str, Any]:
-    """An attachment as the store keeps it (its fields that have a value; rebuilt by `attachment_of`)."""
+    """An attachment as the store keeps it (its fields that have a value; read back by store/queries.py `attachment_fields`)."""
     record: dict[str, Any] = attrs.asdict(item, filter=lambda _field, value: value is not None)
     return record
-
-
-def attachment_of(record: dict[str, Any]) -> Attachment:
-    """The attachment of an `attachment_record`."""
-
-    def position(raw: dict[str, Any]) -> Position:
-        return Position(raw["line"], raw["character"])
-
-    def diagnostic(raw: dict[str, Any]) -> Diagnostic:
-        where = Range(position(raw["range"]["start"]), position(raw["range"]["end"]))
-        return Diagnostic(where, raw["message"], raw.get("severity"), raw.get("code"), raw.get("source"))
-
-    files = record.get("files")
-    return attrs.evolve(
-        Attachment(record["type"]),
-        **{k: v for k, v in record.items() if k not in ("type", "files")},
-        files=None
-        if files is None
-        else [FileDiagnostics(f["uri"], [diagnostic(d) for d in f["diagnostics"]]) for f in files],
-    )
 
 
 def content_text(content: Any) -> str:

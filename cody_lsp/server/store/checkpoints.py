@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from ...protocol.wire import SessionInfo
-from .database import MESSAGE_COLUMNS, Store, now
+from .database import Store, now
+from .queries import MESSAGE_COLUMNS
 
 Kind = Literal["run", "undo"]
 COLUMNS = "id, workspace_folder, session_id, kind, run_id, undoes, tree, skipped, created_at"

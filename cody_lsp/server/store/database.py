@@ -24,9 +24,14 @@ import aiosqlite
 from ...config import private_dir, private_file
 from ...protocol.wire import (
     Attachment,
+    CompactionInfo,
+    Diagnostic,
     ErrorInfo,
+    FileDiagnostics,
     Message,
     PermissionRule,
+    Position,
+    Range,
     RunEnd,
     SessionInfo,
     SessionMode,
@@ -35,15 +40,21 @@ from ...protocol.wire import (
 )
 from ..agent.budget import Calibration
 from ..agent.compaction import CompactionRecord, History
-from ..agent.history import Entry, attachment_of, attachment_record
+from ..agent.history import Entry, attachment_record
 from .errors import SESSION_GONE, SessionGone, StoreError
 from .queries import (
     LATEST_SESSION,
+    MESSAGE_COLUMNS,
     SESSION_BY_ID,
     SESSION_COLUMNS,
     UNTITLED,
+    compaction_numbers,
     list_sessions_query,
+    message_page,
+    messages_page_query,
     next_cursor,
+    run_end_fields,
+    run_ends_query,
     session_fields,
 )
 
@@ -236,10 +247,6 @@ MIGRATIONS: list[str] = [
 SCHEMA_VERSION = len(MIGRATIONS)
 
 RULE_COLUMNS = "id, tool_name, scope, workspace_folder, created_at, session_id, command_prefix, decision, sandboxed"
-MESSAGE_COLUMNS = (
-    "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error, "
-    "model_content, attachments"
-)
 
 
 SQLITE_FULL = 13
@@ -375,22 +382,44 @@ def _calibration(raw: str | None) -> Calibration | None:
     return Calibration(int(data["reported"]), int(data["raw"]))
 
 
-def _attachments(raw: str | None) -> list[Attachment] | None:
-    """A message's attachments as stored (history.attachment_record)."""
-    if not raw:
-        return None
-    try:
-        return [attachment_of(item) for item in json.loads(raw)]
-    except (ValueError, TypeError, KeyError):
-        log.warning("a message's stored attachments do not parse; they are not shown")
-        return None
+def _message(fields: dict[str, Any]) -> Message:
+    """A Message of its fields (queries.message_fields)."""
+    calls, error, compaction, attachments = (
+        fields["tool_calls"],
+        fields["error"],
+        fields["compaction"],
+        fields["attachments"],
+    )
+    return Message(
+        **{
+            **fields,
+            "tool_calls": None if calls is None else [ToolCallInfo(**c) for c in calls],
+            "error": None if error is None else ErrorInfo(**error),
+            "compaction": None if compaction is None else CompactionInfo(**compaction),
+            "attachments": None if attachments is None else [_attachment(a) for a in attachments],
+        }
+    )
 
 
-def _error_info(raw: str | None) -> ErrorInfo | None:
-    if not raw:
-        return None
-    data = json.loads(raw)
-    return ErrorInfo(str(data.get("code", "")), str(data.get("message", "")))
+def _attachment(fields: dict[str, Any]) -> Attachment:
+    """An Attachment of its fields (queries.attachment_fields)."""
+
+    def position(raw: dict[str, int]) -> Position:
+        return Position(raw["line"], raw["character"])
+
+    def diagnostic(d: dict[str, Any]) -> Diagnostic:
+        where = Range(position(d["range"]["start"]), position(d["range"]["end"]))
+        return Diagnostic(where, d["message"], d["severity"], d["code"], d["source"])
+
+    files = fields["files"]
+    return Attachment(
+        **{
+            **fields,
+            "files": None
+            if files is None
+            else [FileDiagnostics(f["uri"], [diagnostic(d) for d in f["diagnostics"]]) for f in files],
+        }
+    )
 
 
 class Store:
@@ -715,7 +744,7 @@ class Store:
                     (session_id,),
                 )
                 last = await cur.fetchone()
-                state = CompactionRecord.from_json(last[0], last[1]).state if last else None
+                state = CompactionRecord.from_numbers(last[0], compaction_numbers(last[1])).state if last else None
                 cur = await self._conn.execute(
                     "SELECT position, role, content, tool_calls, tool_call_id, model_content FROM messages "
                     "WHERE session_id = ? AND position >= ? AND for_model = 1 ORDER BY position",
@@ -729,41 +758,11 @@ class Store:
         return History(session[0], rows, state, _calibration(session[1]))
 
     async def get_messages(self, session_id: str, limit: int, before: int | None) -> tuple[list[Message], int | None]:
-        """A page of messages, oldest first, ending just before `before` (or the end)."""
-        args: list[Any] = [session_id]
-        sql = f"SELECT {MESSAGE_COLUMNS}, compaction, reasoning FROM messages WHERE session_id = ?"
-        if before is not None:
-            sql += " AND position < ?"
-            args.append(before)
-        sql += " ORDER BY position DESC LIMIT ?"
-        args.append(limit)
-        rows = list(await (await self._conn.execute(sql, args)).fetchall())
-        rows.reverse()
-        messages = [
-            Message(
-                role=r[1],
-                content=r[2],
-                position=r[0],
-                created_at=r[8],
-                run_id=r[7],
-                tool_calls=[
-                    ToolCallInfo(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in json.loads(r[3])
-                ]
-                if r[3]
-                else None,
-                tool_call_id=r[4],
-                tool_name=r[5],
-                kind=r[6],
-                ok=None if r[9] is None else bool(r[9]),
-                error=_error_info(r[11]),
-                compaction=CompactionRecord.from_json(r[2], r[14]).info() if r[14] else None,
-                reasoning=r[15],
-                attachments=_attachments(r[13]),
-            )
-            for r in rows
-        ]
-        next_before = messages[0].position if messages and messages[0].position > 0 else None
-        return messages, next_before
+        """A page of messages, oldest first, ending just before `before` (or the end); the
+        position to pass as `before` for the page before it (queries.message_page)."""
+        sql, args = messages_page_query(session_id, limit, before)
+        fields, next_before = message_page(list(await (await self._conn.execute(sql, args)).fetchall()))
+        return [_message(f) for f in fields], next_before
 
     # ---------------------------------------------------------------- runs
 
@@ -771,27 +770,9 @@ class Store:
         """How these runs ended, in the order given; runs not finished (or unknown) are left out."""
         if not run_ids:
             return []
-        marks = ", ".join("?" * len(run_ids))
-        sql = f"SELECT id, status, usage FROM runs WHERE id IN ({marks}) AND status IN ('done', 'cancelled', 'circuit_breaker', 'error')"
-        rows = {r[0]: r for r in await (await self._conn.execute(sql, run_ids)).fetchall()}
-        ends = []
-        for run_id in run_ids:
-            row = rows.get(run_id)
-            if row is None:
-                continue
-            usage = json.loads(row[2]) if row[2] else {}
-            ends.append(
-                RunEnd(
-                    run_id,
-                    row[1],
-                    Usage(
-                        int(usage.get("inputTokens", 0)),
-                        int(usage.get("outputTokens", 0)),
-                        int(usage.get("totalTokens", 0)),
-                    ),
-                )
-            )
-        return ends
+        sql, args = run_ends_query(run_ids)
+        rows = list(await (await self._conn.execute(sql, args)).fetchall())
+        return [RunEnd(e["run_id"], e["status"], Usage(*e["usage"])) for e in run_end_fields(run_ids, rows)]
 
     async def start_run(self, run_id: str, session_id: str) -> None:
         await self._transaction(

@@ -419,8 +419,8 @@ def _setup_logging() -> None:
 
 
 def _answer_initialize_early() -> EarlyStart | None:
-    """Answer `initialize` before pygls is imported, then the client's first session lists while
-    the server's imports run in a thread (server/lsp/early_initialize.py says how); None when
+    """Answer `initialize` before pygls is imported, then the client's first session lists and
+    session page while the server's imports run in a thread (server/lsp/early_initialize.py says how); None when
     the wire limits in the environment are wrong (the server then says so)."""
     import signal
 

@@ -169,8 +169,8 @@ async def test_the_first_session_lists_are_answered_before_the_server_is_up_as_i
         "totalTokens": 7,
     }
     assert [s["id"] for s in listed["result"]["sessions"]] == ["ses_2", "ses_1"]
-    # The same requests once the server is up (a getSession, not answered early, needs it): the same answers.
-    assert (await server.call("cody/getSession", {"sessionId": "ses_0"}))["result"]["session"]["id"] == "ses_0"
+    # The same requests once the server is up (a listPermissionRules, never answered early, needs it): the same answers.
+    assert "result" in await server.call("cody/listPermissionRules", folder)
     again = await server.call("cody/listSessions", {**folder, "limit": 2})
     assert again["result"] == listed["result"]
     assert (await server.call("cody/latestSession", folder))["result"] == latest["result"]
@@ -180,3 +180,99 @@ async def test_the_first_session_lists_are_answered_before_the_server_is_up_as_i
     log = await server.stderr()
     assert "answered cody/latestSession, cody/listSessions before the server was up" in log
     assert "differs" not in log
+
+
+async def _history(db_path: Path, workspace: Path) -> None:
+    """Two sessions of the folder, the latest with tool calls (ok and failed), reasoning, an
+    interrupted marker, attachments, a compaction, runs ending several ways and one not ended."""
+    from cody_lsp.protocol.wire import Attachment, Usage
+    from cody_lsp.server.agent.compaction import CompactionRecord, CompactionState
+    from cody_lsp.server.agent.history import INTERRUPTED_MARKER, Entry, UserInput, marker_entry, user_entry
+    from cody_lsp.server.store.database import Store
+
+    store = await Store.open(db_path)
+    await store.create_session("ses_old", "old", "model-x", str(workspace))
+    await store.start_run("run_old", "ses_old")
+    await store.finish_run("ses_old", "run_old", "done", [user_entry("hi")], Usage(1, 1, 2), None, "t")
+    await store.create_session("ses_new", "new", "model-x", str(workspace))
+    call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
+    await store.start_run("run_1", "ses_new")
+    await store.finish_run(
+        "ses_new",
+        "run_1",
+        "done",
+        [
+            user_entry(UserInput("see", "[a.py] see", [Attachment("file", path="a.py", start_line=1, end_line=2)])),
+            Entry({"role": "assistant", "content": None, "tool_calls": [call]}, reasoning="thinking"),
+            Entry({"role": "tool", "tool_call_id": "c1", "content": "x"}, tool_name="read_file", ok=False),
+            Entry({"role": "assistant", "content": "done"}),
+        ],
+        Usage(5, 2, 7),
+    )
+    await store.start_run("run_2", "ses_new")
+    await store.finish_run(
+        "ses_new",
+        "run_2",
+        "cancelled",
+        [user_entry("more"), marker_entry("interrupted", INTERRUPTED_MARKER, None)],
+        Usage(),
+    )
+    await store.start_run("run_3", "ses_new")  # not ended: its compaction marker is on the page, the run is not
+    record = CompactionRecord(CompactionState("summary", 4, 4, 300), 6, 2, 900, 300)
+    await store.add_compaction("ses_new", "run_3", record, Usage(3, 3, 6))
+    await store.close()
+
+
+async def test_the_panels_first_get_session_is_answered_before_the_server_is_up_as_it_would(
+    db_path: Path, workspace: Path
+):
+    """The panel's first open: initialize, initialized, latestSession, then getSession of the
+    session it named (sent once its answer is read, as the panel does): both answered while the
+    server imports; the server answers them again, finds the same, and sends nothing twice."""
+    await _history(db_path, workspace)
+    server = await RawServer.start(server_env(None, db_path, CODY_LOG_LEVEL="INFO"), initialize=False)
+    folder = {"workspaceFolder": str(workspace)}
+    requests = [
+        initialize("init", {"processId": None, "capabilities": {}}),
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": "latest", "method": "cody/latestSession", "params": folder},
+    ]
+    await server.write(b"".join(frame(encode(m)) for m in requests))
+    latest = (await server.response("latest"))["result"]
+    assert latest["id"] == "ses_new"
+    page_params = {"sessionId": latest["id"], "limit": 100}
+    await server.send({"jsonrpc": "2.0", "id": "page", "method": "cody/getSession", "params": page_params})
+    page = (await server.response("page"))["result"]
+    assert [m["kind"] for m in page["messages"]] == ["message"] * 4 + ["message", "interrupted", "compaction"]
+    assert page["messages"][0]["attachments"] == [{"type": "file", "path": "a.py", "startLine": 1, "endLine": 2}]
+    assert page["messages"][2]["ok"] is False and page["messages"][1]["reasoning"] == "thinking"
+    assert [(r["runId"], r["status"]) for r in page["runs"]] == [("run_1", "done"), ("run_2", "cancelled")]
+    # The same request once the server is up (a listPermissionRules, never answered early, needs it).
+    assert "result" in await server.call("cody/listPermissionRules", folder)
+    assert (await server.call("cody/getSession", page_params))["result"] == page
+    older = await server.call("cody/getSession", {**page_params, "limit": 2, "before": 4})
+    assert [m["position"] for m in older["result"]["messages"]] == [2, 3] and older["result"]["nextBefore"] == 2
+    answers = [m["id"] for m in server.seen if "method" not in m]
+    assert answers.count("latest") == answers.count("page") == 1
+    assert await server.close() == 0
+    log = await server.stderr()
+    assert "answered cody/latestSession, cody/getSession before the server was up" in log
+    assert "differs" not in log and "Traceback" not in log
+
+
+async def test_a_get_session_the_early_start_is_not_sure_of_is_answered_by_the_server(db_path: Path, workspace: Path):
+    """An unknown session (and anything after it) is left to the server: -32001, as before."""
+    await _history(db_path, workspace)
+    server = await RawServer.start(server_env(None, db_path, CODY_LOG_LEVEL="INFO"), initialize=False)
+    requests = [
+        initialize("init", {"processId": None, "capabilities": {}}),
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+        {"jsonrpc": "2.0", "id": "gone", "method": "cody/getSession", "params": {"sessionId": "ses_gone"}},
+        {"jsonrpc": "2.0", "id": "page", "method": "cody/getSession", "params": {"sessionId": "ses_old"}},
+    ]
+    await server.write(b"".join(frame(encode(m)) for m in requests))
+    assert (await server.error("gone"))["code"] == -32001
+    assert [m["content"] for m in (await server.response("page"))["result"]["messages"]] == ["hi"]
+    assert await server.close() == 0
+    log = await server.stderr()
+    assert "before the server was up" not in log and "differs" not in log

@@ -19,8 +19,8 @@ already been sent, so the server initializes with `fallback_params` (the client'
 without its capability groups) and says so with `window/showMessage`.
 
 Then, while the server's imports run in a thread, `serve_early` reads on: a client's first
-`cody/listSessions` and `cody/latestSession` — what an editor shows first — are answered from
-the database (early_sessions.py), and `initialized`, `$/cancelRequest` and the editor's document
+`cody/listSessions`, `cody/latestSession` and `cody/getSession` — what an editor shows first —
+are answered from the database (early_sessions.py), and `initialized`, `$/cancelRequest` and the editor's document
 and configuration notifications are read past. The first message of any other kind ends the
 early start, and so does the end of the imports: the server starts with everything read as
 the start of its input, handles each message as usual, and answers the early-answered requests
@@ -137,7 +137,14 @@ def serve_early(fd: int, out: BinaryIO, limits: WireLimits, start: EarlyStart, *
         result = early_sessions.answer(method, message.get("params"), db)
         if result is early_sessions.NOT_SERVED:
             break
-        _write(out, {"jsonrpc": "2.0", "id": msg_id, "result": result})
+        try:  # strict JSON, as the server writes it (it would send a non-finite number as null)
+            body = json.dumps(
+                {"jsonrpc": "2.0", "id": msg_id, "result": result}, separators=(",", ":"), allow_nan=False
+            )
+        except (ValueError, RecursionError):
+            break
+        out.write(framed(body.encode()))
+        out.flush()
         answered.append((msg_id, method, result))
         seen_ids.add(msg_id)
         pos = end

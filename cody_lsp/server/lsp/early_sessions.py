@@ -1,16 +1,24 @@
-"""A client's first `cody/listSessions` and `cody/latestSession`, answered before the server is up.
+"""A client's first `cody/listSessions`, `cody/latestSession` and `cody/getSession`, answered
+before the server is up.
 
-What an editor shows first (the folder's latest session, its list of sessions) needs only a
-read of the database, while the server's imports (pygls, lsprotocol) take most of a second.
-During the early start (early_initialize.py) these two requests are answered here, with the
-standard library: the SQL and the row mapping are the store's own (store/queries.py), on a
-read-only sqlite3 connection. The server then answers each of them again and compares, as it
-does for `initialize` (transport.py): a difference is an error in the log.
+What an editor shows first (the folder's latest session and a page of its history, its list of
+sessions) needs only a read of the database, while the server's imports (pygls, lsprotocol) take
+most of a second. During the early start (early_initialize.py) these requests are answered here,
+with the standard library: the SQL and the row → fields mapping are the store's own
+(store/queries.py), on a read-only sqlite3 connection, and the fields are written as
+protocol/wire.py's `to_wire` writes the store's typed answer (camelCase; an optional field that
+is None left out, a required one sent as null). The server then answers each of them again and
+compares, as it does for `initialize` (transport.py): a difference is an error in the log.
 
 `answer` says NOT_SERVED for anything it is not sure to answer exactly as the server would —
-params of another shape, a folder that does not normalize, no `workspaceFolder` (the server
-picks the client's folder), a database it cannot read (locked, older schema, missing columns) —
-and the request is left to the server.
+params of another shape or out of range, a folder that does not normalize, no `workspaceFolder`
+(the server picks the client's folder), a session that does not exist (the server answers
+-32001), a stored row the store would fail on or warn about (tool calls that are not JSON,
+attachments that do not read), a database it cannot read (locked, older schema, missing
+columns) — and the request is left to the server. A `cody/getSession` is read in one read
+transaction (its session, its page and how the page's runs ended); the server reads it again
+later, so a change another process commits in between shows in the comparison, as for the
+session lists.
 
 Standard library only (as early_initialize.py).
 """
@@ -19,24 +27,43 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ...protocol.errors import InvalidParams, camel
 from ..core.folders import normalize_folder
-from ..store.queries import LATEST_SESSION, list_sessions_query, next_cursor, session_fields
+from ..store.queries import (
+    LATEST_SESSION,
+    MAX_POSITION,
+    SESSION_BY_ID,
+    list_sessions_query,
+    message_page,
+    messages_page_query,
+    next_cursor,
+    page_run_ids,
+    run_end_fields,
+    run_ends_query,
+    session_fields,
+)
 
 LIST_SESSIONS = "cody/listSessions"
 LATEST = "cody/latestSession"
-SERVED = (LIST_SESSIONS, LATEST)
+GET_SESSION = "cody/getSession"
+SERVED = (LIST_SESSIONS, LATEST, GET_SESSION)
 DEFAULT_LIMIT, MAX_LIMIT = 50, 1000  # as protocol/wire.py's ListSessionsParams
+PAGE_LIMIT, MAX_PAGE_LIMIT = 100, 1000  # as GetSessionParams (and RunManager.get_session's default)
 NOT_SERVED: Any = object()
+# The fields of protocol/wire.py's Message that have no default: `to_wire` sends them even when None.
+MESSAGE_REQUIRED = frozenset({"role", "content", "position", "created_at"})
 
 
 def answer(method: str, params: Any, db: Path) -> Any:
     """The result the server would give, or NOT_SERVED."""
     if method not in SERVED:
         return NOT_SERVED
+    if method == GET_SESSION:
+        return _get_session(params, db)
     params = {} if params is None else params
     if not isinstance(params, dict):
         return NOT_SERVED
@@ -44,7 +71,7 @@ def answer(method: str, params: Any, db: Path) -> Any:
     if folder is None:
         return NOT_SERVED
     if method == LATEST:
-        rows = _read(db, LATEST_SESSION, [folder])
+        rows = _read(db, lambda conn: conn.execute(LATEST_SESSION, [folder]).fetchall())
         if rows is None:
             return NOT_SERVED
         return session_wire(session_fields(rows[0])) if rows else None
@@ -59,7 +86,7 @@ def answer(method: str, params: Any, db: Path) -> Any:
         sql, args = list_sessions_query(folder, limit, cursor)
     except ValueError:  # a cursor the server did not make: it answers the error
         return NOT_SERVED
-    rows = _read(db, sql, args)
+    rows = _read(db, lambda conn: conn.execute(sql, args).fetchall())
     if rows is None:
         return NOT_SERVED
     result: dict[str, Any] = {"sessions": [session_wire(session_fields(r)) for r in rows[:limit]]}
@@ -67,6 +94,88 @@ def answer(method: str, params: Any, db: Path) -> Any:
     if following is not None:
         result["nextCursor"] = following
     return result
+
+
+def _get_session(params: Any, db: Path) -> Any:
+    """cody/getSession: RunManager.get_session's page, as `to_wire` writes it."""
+    if not isinstance(params, dict) or not _text(params.get("sessionId")):
+        return NOT_SERVED
+    session_id, limit, before = params["sessionId"], params.get("limit"), params.get("before")
+    limit = PAGE_LIMIT if limit is None else limit
+    if not _whole(limit, 1, MAX_PAGE_LIMIT) or (before is not None and not _whole(before, 0, MAX_POSITION)):
+        return NOT_SERVED
+    if not os.path.exists(os.path.abspath(db)):
+        return NOT_SERVED  # no database: no such session (the server answers -32001)
+
+    def read(conn: sqlite3.Connection) -> Any:
+        conn.execute("BEGIN")  # one snapshot: the session, its page, and how the page's runs ended
+        session = conn.execute(SESSION_BY_ID, [session_id]).fetchone()
+        if session is None:
+            return NOT_SERVED  # unknown: the server answers -32001
+        messages, next_before = message_page(
+            conn.execute(*messages_page_query(session_id, limit, before)).fetchall(), strict=True
+        )
+        run_ids = page_run_ids(messages)
+        ends = run_end_fields(run_ids, conn.execute(*run_ends_query(run_ids)).fetchall()) if run_ids else []
+        page: dict[str, Any] = {
+            "session": session_wire(session_fields(session)),
+            "messages": [message_wire(m) for m in messages],
+        }
+        if next_before is not None:
+            page["nextBefore"] = next_before
+        page["runs"] = [{"runId": e["run_id"], "status": e["status"], "usage": _usage_wire(e["usage"])} for e in ends]
+        return page
+
+    try:
+        result = _read(db, read)
+    except Exception:  # a row the store would fail on (or warn about): the server answers it
+        return NOT_SERVED
+    return NOT_SERVED if result is None else result
+
+
+def message_wire(fields: dict[str, Any]) -> dict[str, Any]:
+    """Message's fields (queries.message_fields) as `to_wire` writes a Message."""
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        if value is None and name not in MESSAGE_REQUIRED:
+            continue
+        if name == "compaction":
+            value = {camel(k): v for k, v in value.items()}
+        elif name == "attachments":
+            value = [attachment_wire(a) for a in value]
+        out[camel(name)] = value  # tool calls' and errors' fields are one word each
+    return out
+
+
+def attachment_wire(fields: dict[str, Any]) -> dict[str, Any]:
+    """Attachment's fields (queries.attachment_fields) as `to_wire` writes an Attachment: only
+    `type` is sent when None; a diagnostic's severity, code and source are left out when None."""
+    out: dict[str, Any] = {}
+    for name, value in fields.items():
+        if value is None and name != "type":
+            continue
+        if name == "files":
+            value = [
+                {
+                    "uri": f["uri"],
+                    "diagnostics": [
+                        {k: v for k, v in d.items() if v is not None or k in ("range", "message")}
+                        for d in f["diagnostics"]
+                    ],
+                }
+                for f in value
+            ]
+        out[camel(name)] = value
+    return out
+
+
+def _usage_wire(usage: tuple[int, int, int]) -> dict[str, int]:
+    return {"inputTokens": usage[0], "outputTokens": usage[1], "totalTokens": usage[2]}
+
+
+def _whole(value: Any, least: int, most: int) -> bool:
+    """An integer (a JSON boolean is not one) within the range wire.parse takes."""
+    return isinstance(value, int) and not isinstance(value, bool) and least <= value <= most
 
 
 def session_wire(fields: dict[str, Any]) -> dict[str, Any]:
@@ -77,7 +186,7 @@ def session_wire(fields: dict[str, Any]) -> dict[str, Any]:
         if value is None:
             continue
         if name == "usage":
-            value = {"inputTokens": value[0], "outputTokens": value[1], "totalTokens": value[2]}
+            value = _usage_wire(value)
         out[camel(name)] = value
     return out
 
@@ -102,18 +211,18 @@ def _folder(raw: Any) -> str | None:
         return None
 
 
-def _read(db: Path, sql: str, args: list[Any]) -> list[Any] | None:
-    """The rows, [] when there is no database yet (the server would make an empty one), None
-    when it cannot be read as the server would read it."""
+def _read(db: Path, work: Callable[[sqlite3.Connection], Any]) -> Any:
+    """What `work` reads on a read-only connection; [] when there is no database yet (the server
+    would make an empty one), None when it cannot be read as the server would read it."""
     path = os.path.abspath(db)
     if not os.path.exists(path):
         return []
     try:
-        conn = sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True, timeout=0.2)
+        conn = sqlite3.connect(f"{Path(path).as_uri()}?mode=ro", uri=True, timeout=0.2, isolation_level=None)
     except sqlite3.Error:
         return None
     try:
-        return list(conn.execute(sql, args).fetchall())
+        return work(conn)
     except sqlite3.Error:  # locked, an older schema, not a database …
         return None
     finally:

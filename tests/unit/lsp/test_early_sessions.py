@@ -102,7 +102,8 @@ def test_no_database_yet_is_an_empty_one(tmp_path: Path):
         ("cody/listSessions", {"workspaceFolder": "/w", "cursor": 5}),
         ("cody/listSessions", {"workspaceFolder": "/w", "cursor": "not a cursor"}),
         ("cody/createSession", {"workspaceFolder": "/w"}),
-        ("cody/getSession", {"sessionId": "ses_1"}),
+        ("cody/updateSession", {"sessionId": "ses_1", "title": "t"}),
+        ("cody/getSession", {"sessionId": "ses_1"}),  # no database: no such session
     ],
 )
 def test_what_it_is_not_sure_of_is_left_to_the_server(tmp_path: Path, method: str, params: Any):

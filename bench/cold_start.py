@@ -1,18 +1,23 @@
-"""Cold start: process spawn → `initialize` result, and → the first cody/* answer, medians of N
-(goals ≤ 0.4 s and ≤ 150 ms).
+"""Cold start: process spawn → `initialize` result, → the first cody/* answer, and → the
+panel's first page of history, medians of N (goals ≤ 0.4 s and ≤ 150 ms).
 
 Speaks LSP framing over the server's stdin/stdout directly (no client library),
 so nothing but the server's own start-up is timed. The server answers `initialize`
-before it imports pygls, then an editor's first `cody/listSessions`/`cody/latestSession`
-from the database while it imports (cody_lsp/server/lsp/early_initialize.py), so the
-table also gives the time until the server is fully up (a `cody/getSession`, which
-needs it), and what these are made of: a bare interpreter start, the imports before
-the answer, the server's imports after it, and the heaviest of those
-(`python -X importtime`).
+before it imports pygls, then an editor's first `cody/listSessions`, `cody/latestSession`
+and `cody/getSession` from the database while it imports
+(cody_lsp/server/lsp/early_initialize.py). Each start sends, as the editor does,
+initialize, initialized and `cody/listSessions`, then, as the panel's first open does,
+`cody/latestSession` and a `cody/getSession` (limit 100) of the session it names — a
+session of 80 messages (20 runs of a prompt, a tool call, its result and an answer) made
+before the first start — so the table gives both answers, and the time until the server
+is fully up (a `cody/listPermissionRules`, which is never answered early), and what these
+are made of: a bare interpreter start, the imports before the answer, the server's
+imports after it, and the heaviest of those (`python -X importtime`).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -48,8 +53,56 @@ def read_message(stream) -> dict:
     return json.loads(stream.read(length))
 
 
+def request(proc: subprocess.Popen, msg_id: int, method: str, params: dict) -> dict:
+    """Send a request and read up to its answer."""
+    assert proc.stdin is not None and proc.stdout is not None
+    proc.stdin.write(frame({"jsonrpc": "2.0", "id": msg_id, "method": method, "params": params}))
+    proc.stdin.flush()
+    while True:
+        msg = read_message(proc.stdout)
+        if msg.get("id") == msg_id:
+            return msg
+
+
+HISTORY_MESSAGES = 80  # the session the panel opens: 20 runs of 4 messages
+
+
+def make_history(db: Path, folder: Path) -> None:
+    """The folder's session the panel opens: 20 runs of a prompt, a tool call, its result and an answer."""
+    from cody_lsp.protocol.wire import Usage
+    from cody_lsp.server.agent.history import Entry, user_entry
+    from cody_lsp.server.store.database import Store
+
+    async def make() -> None:
+        store = await Store.open(db)
+        session = await store.create_session("ses_bench", "bench", "model-x", str(folder))
+        for n in range(HISTORY_MESSAGES // 4):
+            call = {
+                "id": f"c{n}",
+                "type": "function",
+                "function": {"name": "read_file", "arguments": '{"path": "a.py"}'},
+            }
+            entries = [
+                user_entry(f"question {n} " + "words " * 20),
+                Entry({"role": "assistant", "content": None, "tool_calls": [call]}, reasoning="thinking " * 10),
+                Entry(
+                    {"role": "tool", "tool_call_id": f"c{n}", "content": "line\n" * 40}, tool_name="read_file", ok=True
+                ),
+                Entry({"role": "assistant", "content": "answer " * 60}),
+            ]
+            await store.start_run(f"run_{n}", session.id)
+            await store.finish_run(session.id, f"run_{n}", "done", entries, Usage(900, 60, 960))
+        await store.close()
+
+    asyncio.run(make())
+
+
 def one_start(
-    env: dict[str, str], folder: Path, first_answers: list[float] | None = None, up: list[float] | None = None
+    env: dict[str, str],
+    folder: Path,
+    first_answers: list[float] | None = None,
+    up: list[float] | None = None,
+    pages: list[float] | None = None,
 ) -> float:
     init = frame(
         {
@@ -102,12 +155,16 @@ def one_start(
         raise SystemExit(f"unexpected cody/listSessions answer: {msg}")
     if first_answers is not None:
         first_answers.append(time.perf_counter() - t0)
-    proc.stdin.write(frame({"jsonrpc": "2.0", "id": 4, "method": "cody/getSession", "params": {"sessionId": "ses_0"}}))
-    proc.stdin.flush()
-    while True:
-        msg = read_message(proc.stdout)
-        if msg.get("id") == 4:
-            break
+    latest = request(proc, 5, "cody/latestSession", {"workspaceFolder": str(folder)})
+    if not isinstance(latest.get("result"), dict):
+        raise SystemExit(f"unexpected cody/latestSession answer: {latest}")
+    page = request(proc, 6, "cody/getSession", {"sessionId": latest["result"]["id"], "limit": 100})
+    if len(page.get("result", {}).get("messages", [])) != HISTORY_MESSAGES:
+        raise SystemExit(f"unexpected cody/getSession answer: {str(page)[:300]}")
+    if pages is not None:
+        pages.append(time.perf_counter() - t0)
+    if "result" not in request(proc, 4, "cody/listPermissionRules", {"workspaceFolder": str(folder)}):
+        raise SystemExit("unexpected cody/listPermissionRules answer")
     if up is not None:
         up.append(time.perf_counter() - t0)
     proc.stdin.write(frame({"jsonrpc": "2.0", "id": 2, "method": "shutdown", "params": None}))
@@ -167,15 +224,18 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cody-bench-") as tmp:
         folder = Path(tmp) / "ws"
         folder.mkdir()
-        env = server_env(None, Path(tmp) / "state" / "sessions.db")
+        db = Path(tmp) / "state" / "sessions.db"
+        env = server_env(None, db)
+        make_history(db, folder)
         one_start(env, folder)  # warm the page cache and .pyc files; not counted
         first: list[float] = []
         up: list[float] = []
+        pages: list[float] = []
         ratios: list[float] = []  # first answer / a bare interpreter start just before it (paired)
         times = []
         for _ in range(n):
             pass_start = interpreter_start(1)
-            times.append(one_start(env, folder, first, up))
+            times.append(one_start(env, folder, first, up, pages))
             ratios.append(first[-1] / pass_start)
         bare = interpreter_start(3 if args.smoke else 5)
         _, heavy = heaviest_imports(env)
@@ -204,7 +264,12 @@ def main() -> None:
             f"{median(ratios):.2f}×",
             note="the machine's speed taken out: 150 ms over the 37 ms `python -c pass` of this machine when quiet",
         ),
-        Row("spawn → the server up (then a cody/getSession, which needs it), median", ms(median(up))),
+        Row(
+            "spawn → first cody/getSession answer (after latestSession; limit 100, a session of 80 messages), median",
+            ms(median(pages)),
+            note=f"min {ms(min(pages))}, max {ms(max(pages))}",
+        ),
+        Row("spawn → the server up (then a cody/listPermissionRules, which needs it), median", ms(median(up))),
         Row("of which: bare interpreter start (`python -c pass`)", ms(bare)),
         Row(
             "of which: the imports before the answer (`cody_lsp.cli`, `…early_initialize`; fresh interpreter, median)",
@@ -227,6 +292,7 @@ def main() -> None:
             "times": times,
             "first_answer": first,
             "server_up": up,
+            "first_get_session": pages,
             "first_over_bare": ratios,
             "bare": bare,
             "import_before_answer": before,

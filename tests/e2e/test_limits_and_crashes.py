@@ -103,6 +103,9 @@ async def test_kill_9_mid_run_loses_no_committed_turn(provider, db_path: Path, w
     try:
         page = await second.request("cody/getSession", {"sessionId": done["sessionId"]})
         assert [m["role"] for m in page["messages"]] == ["user", "assistant", "tool", "assistant"]
+        # That page may be answered before the server is up (early_sessions.py): a request never
+        # answered early waits for it, and so for its start's marking of the killed run.
+        await second.request("cody/listPermissionRules", {})
         with sqlite3.connect(db_path) as conn:
             status = dict(conn.execute("SELECT id, status FROM runs").fetchall())
         assert status == {done["runId"]: "done", run_id: "interrupted"}

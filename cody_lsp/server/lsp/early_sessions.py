@@ -14,11 +14,12 @@ compares, as it does for `initialize` (transport.py): a difference is an error i
 params of another shape or out of range, a folder that does not normalize, no `workspaceFolder`
 (the server picks the client's folder), a session that does not exist (the server answers
 -32001), a stored row the store would fail on or warn about (tool calls that are not JSON,
-attachments that do not read), a database it cannot read (locked, older schema, missing
-columns) — and the request is left to the server. A `cody/getSession` is read in one read
-transaction (its session, its page and how the page's runs ended); the server reads it again
-later, so a change another process commits in between shows in the comparison, as for the
-session lists.
+attachments that do not read), a database it cannot read (locked, not a database, a schema
+version other than the store's: an older one the server migrates first, a newer one it
+refuses) — and the request is left to the server. Each answer is read in one read transaction
+(a `cody/getSession`'s session, its page and how the page's runs ended are of one moment); the
+server reads it again later, so a change another process commits in between shows in the
+comparison, as for the session lists.
 
 Standard library only (as early_initialize.py).
 """
@@ -36,6 +37,7 @@ from ..core.folders import normalize_folder
 from ..store.queries import (
     LATEST_SESSION,
     MAX_POSITION,
+    SCHEMA_VERSION,
     SESSION_BY_ID,
     list_sessions_query,
     message_page,
@@ -108,7 +110,6 @@ def _get_session(params: Any, db: Path) -> Any:
         return NOT_SERVED  # no database: no such session (the server answers -32001)
 
     def read(conn: sqlite3.Connection) -> Any:
-        conn.execute("BEGIN")  # one snapshot: the session, its page, and how the page's runs ended
         session = conn.execute(SESSION_BY_ID, [session_id]).fetchone()
         if session is None:
             return NOT_SERVED  # unknown: the server answers -32001
@@ -212,8 +213,10 @@ def _folder(raw: Any) -> str | None:
 
 
 def _read(db: Path, work: Callable[[sqlite3.Connection], Any]) -> Any:
-    """What `work` reads on a read-only connection; [] when there is no database yet (the server
-    would make an empty one), None when it cannot be read as the server would read it."""
+    """What `work` reads on a read-only connection, in one read transaction (the session, its page
+    and how the page's runs ended are of one moment); [] when there is no database yet (the server
+    would make an empty one), None when it cannot be read as the server would read it (its schema
+    is not the one this server's store has: the server migrates an older one before reading it)."""
     path = os.path.abspath(db)
     if not os.path.exists(path):
         return []
@@ -222,8 +225,11 @@ def _read(db: Path, work: Callable[[sqlite3.Connection], Any]) -> Any:
     except sqlite3.Error:
         return None
     try:
+        conn.execute("BEGIN")  # one snapshot for all `work` reads
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return None  # the server migrates an older one first, and refuses a newer one
         return work(conn)
-    except sqlite3.Error:  # locked, an older schema, not a database …
+    except sqlite3.Error:  # locked, not a database …
         return None
     finally:
         conn.close()

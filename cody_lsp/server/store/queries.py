@@ -24,6 +24,9 @@ from ...protocol.capabilities import SERVER_CAPABILITIES
 
 log = logging.getLogger(__name__)
 
+# The schema these read (`PRAGMA user_version`): database.py's SCHEMA_VERSION, len(MIGRATIONS)
+# (a test keeps them equal). The early start reads no database of another version.
+SCHEMA_VERSION = 14
 UNTITLED = "New session"
 MODES = frozenset(SERVER_CAPABILITIES["modes"])  # a session's modes (protocol/wire.py SessionMode)
 

@@ -203,3 +203,32 @@ def test_anything_else_ends_it_with_nothing_answered(tmp_path: Path, first: byte
     init = message("initialize", 1, {"capabilities": {}})
     early, out = early_after(init, first + message("cody/listSessions", 9, {"workspaceFolder": "/w"}), tmp_path)
     assert out.messages() == [] and early.answered == () and early.parsed == len(init)
+
+
+def test_it_reads_the_schema_the_store_has():
+    from cody_lsp.server.store.database import MIGRATIONS
+    from cody_lsp.server.store.queries import SCHEMA_VERSION
+
+    assert SCHEMA_VERSION == len(MIGRATIONS), "a new migration: check the early reads still fit, then bump it"
+
+
+@pytest.mark.parametrize("offset", [-1, 1])
+async def test_a_database_of_another_schema_version_is_left_to_the_server(tmp_path: Path, offset: int):
+    """An older one the server migrates before it reads; a newer one it refuses to open."""
+    import sqlite3
+
+    from cody_lsp.server.store.queries import SCHEMA_VERSION
+
+    store, db, folder = await populated(tmp_path)
+    await store.close()
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION + offset}")
+    for method, params in [
+        ("cody/listSessions", {"workspaceFolder": str(folder)}),
+        ("cody/latestSession", {"workspaceFolder": str(folder)}),
+        ("cody/getSession", {"sessionId": "ses_1"}),
+    ]:
+        assert early_sessions.answer(method, params, db) is NOT_SERVED
+    with sqlite3.connect(db) as conn:
+        conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+    assert early_sessions.answer("cody/getSession", {"sessionId": "ses_1"}, db) is not NOT_SERVED

@@ -76,6 +76,10 @@ class EarlyStart:
     parsed: int = 0
     # The cody/* requests answered early (serve_early): (id, method, result), in order.
     answered: tuple[tuple[int | str, str, Any], ...] = ()
+    # Their params, in the same order, and the database they were read from: the server reads
+    # them again when its own answer differs (a change made in between, or a bug).
+    questions: tuple[Any, ...] = ()
+    db: Path | None = None
 
 
 def answer_initialize_early(fd: int, out: BinaryIO, limits: WireLimits) -> EarlyStart:
@@ -105,6 +109,7 @@ def serve_early(fd: int, out: BinaryIO, limits: WireLimits, start: EarlyStart, *
     data = bytearray(start.consumed)
     pos = start.parsed
     answered: list[tuple[int | str, str, Any]] = []
+    questions: list[Any] = []
     seen_ids = {start.answered_id}
     while True:
         frame = _next_frame(data, pos, limits)
@@ -146,9 +151,10 @@ def serve_early(fd: int, out: BinaryIO, limits: WireLimits, start: EarlyStart, *
         out.write(framed(body.encode()))
         out.flush()
         answered.append((msg_id, method, result))
+        questions.append(message.get("params"))
         seen_ids.add(msg_id)
         pos = end
-    return EarlyStart(bytes(data), start.answered_id, start.result, pos, tuple(answered))
+    return EarlyStart(bytes(data), start.answered_id, start.result, pos, tuple(answered), tuple(questions), db)
 
 
 _NOT_PLAIN: Any = object()

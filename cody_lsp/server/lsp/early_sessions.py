@@ -8,7 +8,11 @@ with the standard library: the SQL and the row → fields mapping are the store'
 (store/queries.py), on a read-only sqlite3 connection, and the fields are written as
 protocol/wire.py's `to_wire` writes the store's typed answer (camelCase; an optional field that
 is None left out, a required one sent as null). The server then answers each of them again and
-compares, as it does for `initialize` (transport.py): a difference is an error in the log.
+compares, as it does for `initialize` (transport.py): a difference is an error in the log —
+unless this module's answer, read again then, is the server's: the database changed in between
+(another server process committed, or this one's start did), which is no drift. A client that
+follows the session hears of a later change of its title, model or mode as usual; one made in
+that moment it reads with its next request.
 
 `answer` says NOT_SERVED for anything it is not sure to answer exactly as the server would —
 params of another shape or out of range, a folder that does not normalize, no `workspaceFolder`

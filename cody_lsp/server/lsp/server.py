@@ -63,6 +63,7 @@ from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSe
 from ..core.order import Later, RequestOrder, in_turn
 from ..store.errors import StoreError
 from ..streams import ClientWriter, WireLimits, open_stdin
+from . import early_sessions
 from .client_port import LspClient, features_from
 from .transport import HardenedProtocol, open_stdout, strict_converter
 
@@ -146,8 +147,11 @@ class CodyServer(LanguageServer):
         (early_initialize.py)."""
         if early is not None and early.answered_id is not None and early.result is not None:
             self.protocol.early_answer = (early.answered_id, early.result)
-        if early is not None and early.answered:
-            self.protocol.early_results = {msg_id: (method, result) for msg_id, method, result in early.answered}
+        if early is not None and early.answered and early.db is not None:
+            self.protocol.early_results = {
+                msg_id: (method, result, functools.partial(early_sessions.answer, method, params, early.db))
+                for (msg_id, method, result), params in zip(early.answered, early.questions, strict=True)
+            }
 
         async def connect() -> None:
             writer = await open_stdout(stdout or sys.stdout.buffer, self._limits.max_unread_bytes, self._client_stuck)

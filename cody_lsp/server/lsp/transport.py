@@ -369,9 +369,10 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
     # result sent. pygls' own answer to that id is compared with it and not sent.
     early_answer: tuple[MsgId, dict[str, Any]] | None = None
     _early_fallback = False
-    # The cody/* requests answered then too (early_sessions.py): id → (method, result sent). The
-    # server answers them again; its answer is compared with the one sent, and not sent.
-    early_results: dict[MsgId, tuple[str, Any]] | None = None
+    # The cody/* requests answered then too (early_sessions.py): id → (method, result sent, the
+    # same early answer read again now). The server answers them again; its answer is compared
+    # with the one sent, and not sent.
+    early_results: dict[MsgId, tuple[str, Any, Callable[[], Any]]] | None = None
     # Why the server stopped reading the connection (HTTP-looking input), if it did.
     hung_up: str | None = None
 
@@ -538,17 +539,23 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
 
     def _compare_early_result(self, data: Any) -> None:
         """The server's answer to a cody/* request answered early: not sent; a difference from
-        what was sent is a bug (early_sessions.py has drifted from the store), said in the log.
-        A cancelled one (a `$/cancelRequest` that crossed the early answer) is normal."""
+        what was sent is a bug (early_sessions.py has drifted from the store), said in the log —
+        unless the database changed in between (another server process committed, or this one's
+        start marked a run): then the early answer read again now is the server's, and the
+        difference is only said at the info level. A cancelled one (a `$/cancelRequest` that
+        crossed the early answer) is normal."""
         msg_id = _response_id(data)
         assert self.early_results is not None and msg_id is not None
-        method, sent = self.early_results.pop(msg_id)
+        method, sent, again = self.early_results.pop(msg_id)
         try:
             own = json.loads(encode(data, self.json_default).partition(b"\r\n\r\n")[2])
         except (EncodeError, ValueError) as exc:
             own = {"error": {"message": f"it could not be serialized ({exc})"}}
         error = own.get("error")
         if (error is None and own.get("result") == sent) or (error or {}).get("code") == REQUEST_CANCELLED:
+            return
+        if error is None and again() == own.get("result"):
+            log.info("the %s answer sent before the server was up was read before a change to the database", method)
             return
         difference = f"an error: {error.get('message')}" if error else json.dumps(own.get("result"))
         text = (

@@ -4,7 +4,9 @@ tests/e2e/test_hostile_client.py)."""
 from __future__ import annotations
 
 import asyncio
+import io
 import json
+import logging
 import math
 import os
 import sys
@@ -14,8 +16,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsprotocol.types import ResponseError, ResponseErrorMessage
 from pygls.io_ import StdoutWriter
+from pygls.lsp.server import LanguageServer
 
-from cody_lsp.server.lsp.transport import Body, FrameReader, Refusal, encode, open_stdout
+from cody_lsp.server.lsp.transport import (
+    Body,
+    FrameReader,
+    HardenedProtocol,
+    Refusal,
+    encode,
+    open_stdout,
+    strict_converter,
+)
 from cody_lsp.server.lsp.transport import _without_internal_data as without_internal_data
 from cody_lsp.server.streams import ClientWriter, DecodeError, WireLimits, decode, finite, recover_id
 
@@ -250,3 +261,51 @@ async def test_stdout_is_written_without_blocking_only_when_it_is_a_pipe_of_its_
         writer.close()
     os.close(read_fd)
     os.close(other_read)
+
+
+class TestAnAnswerSentEarly:
+    """The server's own answer to a request answered before it was up (early_sessions.py) is
+    compared with the one sent, and not sent: the same is silent; a difference is an error (the
+    early start drifted from the store) unless the early answer, read again now, is the
+    server's — the database changed in between (another process committed, this one's start)."""
+
+    @staticmethod
+    def protocol(sent: object, again: object) -> tuple[HardenedProtocol, list[tuple[str, object]]]:
+        server = LanguageServer("cody-test", "0", protocol_cls=HardenedProtocol, converter_factory=strict_converter)
+        protocol = server.protocol
+        assert isinstance(protocol, HardenedProtocol)
+        told: list[tuple[str, object]] = []
+        protocol.notify = lambda method, params=None: told.append((method, params))  # type: ignore[method-assign]
+        protocol.writer = StdoutWriter(io.BytesIO())
+        protocol.early_results = {7: ("cody/getSession", sent, lambda: again)}
+        return protocol, told
+
+    PAGE = {"session": {"id": "ses_1", "title": "new"}, "messages": []}
+    RENAMED = {"session": {"id": "ses_1", "title": "renamed"}, "messages": []}
+
+    def test_the_same_answer_is_silent(self, caplog: pytest.LogCaptureFixture):
+        protocol, told = self.protocol(self.PAGE, self.PAGE)
+        with caplog.at_level(logging.INFO):
+            protocol.write_message({"jsonrpc": "2.0", "id": 7, "result": self.PAGE})
+        assert told == [] and caplog.records == [] and protocol.early_results == {}
+
+    def test_a_change_made_in_between_is_no_error(self, caplog: pytest.LogCaptureFixture):
+        protocol, told = self.protocol(self.PAGE, self.RENAMED)
+        with caplog.at_level(logging.INFO):
+            protocol.write_message({"jsonrpc": "2.0", "id": 7, "result": self.RENAMED})
+        assert told == []
+        assert [(r.levelno, r.getMessage()) for r in caplog.records] == [
+            (
+                logging.INFO,
+                "the cody/getSession answer sent before the server was up was read before a change to the database",
+            )
+        ]
+
+    def test_a_difference_read_again_is_an_error_in_the_log_and_the_clients_output(
+        self, caplog: pytest.LogCaptureFixture
+    ):
+        protocol, told = self.protocol(self.PAGE, self.PAGE)  # read again: still not the server's
+        protocol.write_message({"jsonrpc": "2.0", "id": 7, "result": self.RENAMED})
+        assert [r.levelno for r in caplog.records] == [logging.ERROR]
+        assert "differs from the server's own" in caplog.records[0].getMessage()
+        assert [method for method, _ in told] == ["window/logMessage"]

@@ -119,11 +119,12 @@ def _main(argv: list[str]) -> int:
         return serve(build_parser()[1].parse_args(argv[1:]))
     if command in CONFIGURED and not {"-h", "--help"} & set(argv[1:]):
         from . import config_file
+        from .config import file_problem
 
         config_file.apply()
         if command in NEED_THE_KEY:
             config_file.apply_key()
-        problem = config_file.problem()
+        problem = file_problem()
         if problem is not None:
             print(f"cody-lsp {command}: {problem}", file=sys.stderr)
             return 2
@@ -136,6 +137,7 @@ def _main(argv: list[str]) -> int:
 
 def serve(args: argparse.Namespace) -> int:
     from . import config_file
+    from .config import file_problem
 
     config_file.apply()  # the file's settings where the environment has none (its problem fails every run)
     address = None
@@ -170,8 +172,8 @@ def serve(args: argparse.Namespace) -> int:
             print(f"cody-lsp: {exc}", file=sys.stderr)
             return 2
     _setup_logging()
-    if config_file.problem() is not None:
-        logging.getLogger(__name__).warning("%s (every run fails until it is fixed)", config_file.problem())
+    if file_problem() is not None:
+        logging.getLogger(__name__).warning("%s (every run fails until it is fixed)", file_problem())
     early = None
     if address is None and not args.unix and not sys.stdin.isatty():
         try:
@@ -233,7 +235,7 @@ def acp(argv: list[str]) -> int:
     # Only what the answer to `initialize` needs is imported before it (the cold start:
     # bench/acp_face.py); logging is set up after it (until then a warning goes to stderr as is).
     from . import config_file
-    from .config import ServerConfig
+    from .config import ServerConfig, file_problem
     from .server.acp.initialize import answer_early
     from .server.streams import WireLimits
 
@@ -261,8 +263,8 @@ def acp(argv: list[str]) -> int:
         finally:
             signal.signal(signal.SIGTERM, previous)
     _setup_logging()
-    if config_file.problem() is not None:
-        logging.getLogger(__name__).warning("%s (every session fails until it is fixed)", config_file.problem())
+    if file_problem() is not None:
+        logging.getLogger(__name__).warning("%s (every session fails until it is fixed)", file_problem())
     sys.setrecursionlimit(max(sys.getrecursionlimit(), 4000))
     _use_pidfd_child_watcher()
     from .server.acp.server import AcpAgent

@@ -482,9 +482,24 @@ def _limits_from_env() -> Limits:
         return Limits()  # the problem is reported by ServerConfig.problem() on every run
 
 
-def _settings_problem() -> str | None:
-    from .config_file import problem as file_problem
+# What is wrong with the configuration file (config_file.py) or the key it points to, in this
+# process: config_file records it here each time it applies the file or its key, so that the
+# settings below read it without going up to the file's reader, and every run fails saying so.
+_file_problem: str | None = None
 
+
+def file_problem() -> str | None:
+    """What is wrong with the configuration file or its key in this process, if anything."""
+    return _file_problem
+
+
+def record_file_problem(problem: str | None) -> None:
+    """What `file_problem` says from now on (config_file.apply and apply_key: their outcome's problem)."""
+    global _file_problem
+    _file_problem = problem
+
+
+def _settings_problem() -> str | None:
     if file_problem() is not None:
         return file_problem()
     try:

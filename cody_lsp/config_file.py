@@ -36,6 +36,7 @@ from .config import (
     EditorContext,
     Limits,
     ToolLimits,
+    record_file_problem,
 )
 
 KEY_VARIABLE = "CODY_MODEL_API_KEY"
@@ -242,7 +243,8 @@ class Applied:
     problem: str | None = None
 
 
-# The outcome of `apply` in this process (the server reports its problem on every run).
+# The outcome of `apply` in this process (its problem is recorded in config.py, whence the server
+# reports it on every run: config.file_problem).
 applied: Applied | None = None
 
 
@@ -253,8 +255,10 @@ def apply(environ: MutableMapping[str, str] = os.environ) -> Applied:
         file = read(environ)
     except ConfigFileError as exc:
         applied = Applied(FileSettings(config_path(environ), exists=True), problem=str(exc))
+        record_file_problem(applied.problem)
         return applied
     applied = Applied(file)
+    record_file_problem(None)
     for variable, value in file.values.items():
         if not is_set(environ, variable):
             environ[variable] = value
@@ -278,9 +282,5 @@ def apply_key(environ: MutableMapping[str, str] = os.environ) -> Applied:
             result.key_source = "api_key_file"
     except ConfigFileError as exc:
         result.problem = str(exc)
+        record_file_problem(result.problem)
     return result
-
-
-def problem() -> str | None:
-    """What is wrong with the configuration file or its key in this process, if anything."""
-    return applied.problem if applied is not None else None

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp import config_file
+from cody_lsp import config, config_file
 from cody_lsp.config_file import ConfigFileError
 
 from .protocol.test_protocol_doc import load_doc
@@ -132,6 +132,24 @@ def test_the_key_in_the_environment_wins_and_no_command_runs(home: Path, tmp_pat
     config_file.apply(environ)
     config_file.apply_key(environ)
     assert environ["CODY_MODEL_API_KEY"] == "sk-env" and not marker.exists()
+
+
+def test_what_is_wrong_with_the_file_or_its_key_fails_every_run_until_it_is_fixed(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """apply and apply_key record their problem in config.py, where the server's settings read it."""
+    monkeypatch.setattr(config_file, "applied", None)
+    monkeypatch.setattr(config, "_file_problem", None)
+    environ = {"XDG_CONFIG_HOME": str(home)}
+    write(home, "max_steps = [1]\n")
+    problem = config_file.apply(environ).problem
+    assert problem is not None and config.file_problem() == problem
+    assert config.ServerConfig().settings_problem == problem
+    write(home, "api_key_command = 'exit 3'\n")
+    config_file.apply(environ)
+    assert config.file_problem() is None
+    key_problem = config_file.apply_key(environ).problem
+    assert key_problem is not None and "exit code 3" in key_problem and config.file_problem() == key_problem
 
 
 def test_every_documented_setting_can_be_given_by_the_file():

@@ -29,7 +29,7 @@ from .updates import text_update
 
 if TYPE_CHECKING:
     from ..core.runs import RunManager
-    from .server import AcpAgent
+    from .client_port import AcpClient
 
 MODES = {"files": "files", "conversation": "conversation", "both": "both"}
 PROMPT_SHOWN = 60  # characters of a turn's prompt in the listing
@@ -67,32 +67,32 @@ Cancelled = Callable[[], Awaitable[None]] | None
 
 
 async def run_command(
-    agent: AcpAgent, manager: RunManager, session_id: str, name: str, args: list[str]
+    client: AcpClient, manager: RunManager, session_id: str, name: str, args: list[str]
 ) -> tuple[Wait, Cancelled]:
     """Take the command in (in request order: the session looked up, a restore marked as under
     way): what then does the rest and tells the answer, and what undoes the taking in when the
     prompt is cancelled before that."""
     if name == "rewind" and not args:
-        return await _listing(agent, manager, session_id), None
+        return await _listing(client, manager, session_id), None
     if name == "rewind":
-        return await _restore(agent, manager, session_id, args)
-    return await _fork(agent, manager, session_id, args), None
+        return await _restore(client, manager, session_id, args)
+    return await _fork(client, manager, session_id, args), None
 
 
-def _tell(agent: AcpAgent, session_id: str, text: str) -> dict[str, Any]:
-    agent.client.update(session_id, text_update("agent_message_chunk", text))
+def _tell(client: AcpClient, session_id: str, text: str) -> dict[str, Any]:
+    client.update(session_id, text_update("agent_message_chunk", text))
     return {"stopReason": "end_turn"}
 
 
-async def _listing(agent: AcpAgent, manager: RunManager, session_id: str) -> Wait:
+async def _listing(client: AcpClient, manager: RunManager, session_id: str) -> Wait:
     listing = await manager.checkpoints.begin_list(ListCheckpointsParams(session_id))
 
     async def wait() -> Any:
         found = await listing()
         if found.unavailable:
-            return _tell(agent, session_id, f"Checkpoints are off on this server: {found.unavailable}.")
+            return _tell(client, session_id, f"Checkpoints are off on this server: {found.unavailable}.")
         if not found.checkpoints:
-            return _tell(agent, session_id, "No checkpoints in this session yet: one is recorded before each turn.")
+            return _tell(client, session_id, "No checkpoints in this session yet: one is recorded before each turn.")
         prompts = await _prompts(manager, session_id, found.checkpoints)
         lines = ["Checkpoints of this session (the files as they were before each turn):", ""]
         for number, info in enumerate(found.checkpoints, 1):
@@ -103,7 +103,7 @@ async def _listing(agent: AcpAgent, manager: RunManager, session_id: str) -> Wai
             "`/rewind N files` or `/rewind N conversation` only one of them; `/fork N` starts a new "
             "session with the turns before N.",
         ]
-        return _tell(agent, session_id, "\n".join(lines))
+        return _tell(client, session_id, "\n".join(lines))
 
     return wait
 
@@ -121,7 +121,7 @@ async def _pick(manager: RunManager, session_id: str, word: str, command: str) -
     return listed[int(word) - 1]
 
 
-async def _restore(agent: AcpAgent, manager: RunManager, session_id: str, args: list[str]) -> tuple[Wait, Cancelled]:
+async def _restore(client: AcpClient, manager: RunManager, session_id: str, args: list[str]) -> tuple[Wait, Cancelled]:
     mode = MODES.get(args[1].lower()) if len(args) > 1 else "both"
     if mode is None or len(args) > 2:
         raise InvalidParams("/rewind N [files|conversation|both]: say what to restore after the number")
@@ -133,7 +133,7 @@ async def _restore(agent: AcpAgent, manager: RunManager, session_id: str, args: 
         result = await work.run()
         listed = await manager.checkpoints.listed(session_id)
         undo = next((n for n, (c, _p) in enumerate(listed, 1) if c == result.undo_checkpoint_id), None)
-        return _tell(agent, session_id, _restored(args[0], mode, result, undo))
+        return _tell(client, session_id, _restored(args[0], mode, result, undo))
 
     async def cancelled() -> None:
         work.abort()
@@ -159,7 +159,7 @@ def _restored(number: str, mode: str, result: RestoreResult, undo: int | None) -
     return "\n".join(lines)
 
 
-async def _fork(agent: AcpAgent, manager: RunManager, session_id: str, args: list[str]) -> Wait:
+async def _fork(client: AcpClient, manager: RunManager, session_id: str, args: list[str]) -> Wait:
     if len(args) > 1:
         raise InvalidParams("/fork [N]: one checkpoint number, or nothing for the whole conversation")
     position = None
@@ -171,7 +171,7 @@ async def _fork(agent: AcpAgent, manager: RunManager, session_id: str, args: lis
 
     async def wait() -> Any:
         return _tell(
-            agent,
+            client,
             session_id,
             f"Forked into a new session, {forked.id} ({forked.title!r}, {forked.message_count} messages); "
             "files are not touched. Open it from the session list to go on there; this session is unchanged.",

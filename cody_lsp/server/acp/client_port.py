@@ -16,13 +16,19 @@
 - Settings are the environment's (an ACP client sends none); a session's folder is its `cwd`.
 - A run's file tools get the client's editor (fs/read_text_file and fs/write_text_file when the
   client offers them, editor.py) and ask for diffs, which become the tool calls' `diff` content.
+- A session's configuration options (`config_options`: its model and its mode) are in the
+  agent's answers (server.py), and told as `config_option_update` when they change by other
+  means than set_config_option (`options_told`: set_mode, /go, another server process).
+
+What the port needs of the agent that makes it (server.py's `AcpAgent`) is `Agent`, named here
+so that this module, which the agent imports, does not import the agent.
 """
 
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ...config import ServerConfig
 from ...protocol.wire import (
@@ -32,6 +38,7 @@ from ...protocol.wire import (
     QueueChanged,
     RuleScope,
     SessionChanged,
+    SessionInfo,
     SessionStart,
 )
 from ..core.events import RunEvent
@@ -39,16 +46,44 @@ from ..core.port import ClientFeatures, ClientPort
 from ..tools.editor_view import ReadLogs
 from ..tools.workspace import ToolConfig
 from .connection import RpcError
+from .modes import mode_option, mode_update
 from .updates import UpdateStream, permission_tool_call
 
 if TYPE_CHECKING:
+    from ..app import Application
     from .messages import PermissionOption, PermissionOptionKind, ToolCallContent
-    from .server import AcpAgent
+    from .models import ModelChoices
 
 log = logging.getLogger(__name__)
 
 SESSION_UPDATE = "session/update"
 REQUEST_PERMISSION = "session/request_permission"
+
+
+class Agent(Protocol):
+    """What `AcpClient` needs of the agent (server.py's `AcpAgent`): to notify and ask the client,
+    the diff a permission request shows, a session's editor for the file tools, the settings,
+    the application (its run manager, for a refusal kept as a rule), and the models a session
+    may choose from (its configuration options)."""
+
+    config: ServerConfig
+    app: Application
+    models: ModelChoices
+
+    def notify(self, method: str, params: Any) -> None: ...
+
+    async def ask(self, method: str, params: Any, result: str | None = None) -> Any: ...
+
+    async def preview(self, request: PermissionParams) -> list[ToolCallContent]: ...
+
+    def editor_for(self, session_id: str) -> Any: ...
+
+
+def config_options(models: ModelChoices, session: SessionInfo) -> list[dict[str, Any]]:
+    """The session's configuration options: its model (category `model`), among the session's own,
+    the environment's (`CODY_MODEL`) and the endpoint's (models.py); its mode (category `mode`,
+    modes.py)."""
+    return [*models.options(session.model), mode_option(session.mode or "code")]
 
 
 @dataclass(frozen=True)
@@ -99,7 +134,7 @@ def permission_options(request: PermissionParams) -> list[Choice]:
 
 
 class AcpClient(ClientPort):
-    def __init__(self, agent: AcpAgent):
+    def __init__(self, agent: Agent):
         self._agent = agent
         # Approvals: the client answers session/request_permission. Steering: user_message
         # events (a prompt taken in from the queue). Usage: usage_update.
@@ -143,6 +178,11 @@ class AcpClient(ClientPort):
     def update(self, session_id: str, update: Any) -> None:
         self._agent.notify(SESSION_UPDATE, {"sessionId": session_id, "update": update})
 
+    def options_told(self, session: SessionInfo) -> None:
+        """`config_option_update`: the session's options changed by other means than set_config_option."""
+        options = config_options(self._agent.models, session)
+        self.update(session.id, {"sessionUpdate": "config_option_update", "configOptions": options})
+
     def queue_changed(self, change: QueueChanged) -> None:
         pass  # ACP has no queue to show: a queued prompt's request is simply answered later
 
@@ -150,16 +190,13 @@ class AcpClient(ClientPort):
         """A session this client opened, changed by another server process (the editor's panel,
         the terminal chat): its mode as `current_mode_update`, its options (model and mode) as
         `config_option_update`, its title as `session_info_update`."""
-        from .modes import mode_update
-        from .server import options_told
-
         session = change.session
         if session.id not in self._streams:
             return  # a session this client does not have open
         if "mode" in change.changed:
             self.update(session.id, mode_update(session.mode or "code"))
         if "mode" in change.changed or "model" in change.changed:
-            options_told(self._agent, session)
+            self.options_told(session)
         if "title" in change.changed:
             self.update(session.id, {"sessionUpdate": "session_info_update", "title": session.title})
 

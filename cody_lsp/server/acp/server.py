@@ -39,11 +39,11 @@ from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSe
 from ..core.order import Later, RequestOrder, Ticket, in_turn
 from ..streams import ClientWriter, WireLimits, is_pipe, open_stdin
 from . import initialize
-from .client_port import AcpClient
+from .client_port import AcpClient, config_options
 from .connection import AUTH_REQUIRED, RESOURCE_NOT_FOUND, Connection, RpcError, Then
 from .messages import AGENT_REQUESTS, CLIENT_RESPONSES
 from .models import ModelChoices
-from .modes import checked_mode, mode_option, mode_state, mode_update
+from .modes import checked_mode, mode_state, mode_update
 from .prompt import prompt_input, stop_reason
 from .validate import Invalid, check
 
@@ -252,8 +252,7 @@ class AcpAgent:
                     session = await manager._session(session_id)
                 except RequestError:
                     continue  # deleted meanwhile
-                update = {"sessionUpdate": "config_option_update", "configOptions": config_options(self, session)}
-                self.client.update(session_id, update)
+                self.client.options_told(session)
 
 
 def _normalize(raw: str) -> str:
@@ -291,25 +290,12 @@ def _configured(agent: AcpAgent) -> None:
         raise RpcError(AUTH_REQUIRED, f"the model is not configured: {problem}")
 
 
-def config_options(agent: AcpAgent, session: SessionInfo) -> list[dict[str, Any]]:
-    """The session's configuration options: its model (category `model`), among the session's own,
-    the environment's (`CODY_MODEL`) and the endpoint's (models.py); its mode (category `mode`,
-    modes.py)."""
-    return [*agent.models.options(session.model), mode_option(session.mode or "code")]
-
-
-def options_told(agent: AcpAgent, session: SessionInfo) -> None:
-    """`config_option_update`: the session's options changed by other means than set_config_option."""
-    options = config_options(agent, session)
-    agent.client.update(session.id, {"sessionUpdate": "config_option_update", "configOptions": options})
-
-
 def opened(agent: AcpAgent, session: SessionInfo, **answer: Any) -> Then:
     """The answer of session/new, load or resume: the session's configuration options and modes,
     then its commands."""
     result = {
         **answer,
-        "configOptions": config_options(agent, session),
+        "configOptions": config_options(agent.models, session),
         "modes": mode_state(session.mode or "code"),
     }
     return Then(result, agent.commands_after(session.id))
@@ -335,7 +321,7 @@ async def _set_config_option(agent: AcpAgent, params: dict[str, Any]) -> Any:
         mode = checked_mode(value, "value")
         updated = await manager.update_session(UpdateSessionParams(session.id, mode=mode))
         told = agent.mode_told(session.id, mode)  # a client that follows session modes hears it too
-        return Then({"configOptions": config_options(agent, updated)}, told)
+        return Then({"configOptions": config_options(agent.models, updated)}, told)
     if params["configId"] != "model":
         raise InvalidParams(
             f"'configId' {params['configId']!r} is not an option of this agent; it has 'model' and 'mode'"
@@ -344,7 +330,7 @@ async def _set_config_option(agent: AcpAgent, params: dict[str, Any]) -> Any:
     if value not in allowed:
         raise InvalidParams(f"'value' must be one of {', '.join(map(repr, allowed))}, got {value!r}")
     updated = await manager.update_session(UpdateSessionParams(session.id, model=value))
-    return {"configOptions": config_options(agent, updated)}
+    return {"configOptions": config_options(agent.models, updated)}
 
 
 async def _set_mode(agent: AcpAgent, params: dict[str, Any]) -> Any:
@@ -357,7 +343,7 @@ async def _set_mode(agent: AcpAgent, params: dict[str, Any]) -> Any:
     mode = checked_mode(params["modeId"], "modeId")
     updated = await manager.update_session(UpdateSessionParams(session.id, mode=mode))
 
-    return Then({}, lambda: options_told(agent, updated))  # for a client that follows the options
+    return Then({}, lambda: agent.client.options_told(updated))  # for a client that follows the options
 
 
 async def _open(agent: AcpAgent, params: dict[str, Any]) -> tuple[RunManager, Any]:
@@ -435,7 +421,7 @@ async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
 
     wanted = checkpoints.command(text)
     if wanted is not None:  # /rewind, /fork (acp/checkpoints.py)
-        return Later(*await checkpoints.run_command(agent, manager, session_id, *wanted))
+        return Later(*await checkpoints.run_command(agent.client, manager, session_id, *wanted))
     if text.strip() == "/go":
         text = await _carry_out(agent, manager, session_id)
     busy = any(r.session_id == session_id for r in manager.runs.values())
@@ -466,7 +452,7 @@ async def _carry_out(agent: AcpAgent, manager: RunManager, session_id: str) -> s
     if session.mode != "code":
         updated = await manager.update_session(UpdateSessionParams(session_id, mode="code"))
         agent.mode_told(session_id, "code")()
-        options_told(agent, updated)
+        agent.client.options_told(updated)
     return CARRY_OUT_PROMPT
 
 

@@ -6,14 +6,16 @@ validated here: anything that is not a valid answer counts as deny), a changed f
 `cody/diagnostics` (to a client that declared `diagnostics`), settings come from the
 editor's configuration over the environment's (configuration.py), a run's file tools get the
 editor's documents and edits (workspace_edits.py), and a run that names no folder gets the
-folder of its document or the only workspace folder (workspace_folders.py).
+folder of its document or the only workspace folder (workspace_folders.py). What the port needs
+of the language server that makes it (server.py's `CodyServer`) is `Server`, named here so
+that this module, which the server imports, does not import the server.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pygls.exceptions import JsonRpcException
 
@@ -44,15 +46,33 @@ from .notifications import (
     session_changed_params,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the editor's state is imported after `initialize` was answered (server.py)
+    from ...private_api.jsonrpc import FencedProtocol
+    from ..core.order import RequestOrder
     from ..tools.workspace import ToolConfig
-    from .server import CodyServer
+    from .editor_state import Editor
 
 log = logging.getLogger(__name__)
 
 REQUEST_PERMISSION = "cody/requestPermission"
 DIAGNOSTICS = "cody/diagnostics"
 MAX_DIAGNOSTICS = 1_000  # of one answer, read (the rest are dropped)
+
+
+class Server(Protocol):
+    """What `LspClient` needs of the language server (server.py's `CodyServer`): to notify the
+    client, its protocol to ask it, the order of its requests (a queue change waits for those
+    read so far), and the editor's live state (editor_state.py)."""
+
+    requests: RequestOrder
+
+    @property
+    def protocol(self) -> FencedProtocol: ...
+
+    @property
+    def editor(self) -> Editor: ...
+
+    def notify(self, method: str, params: Any) -> None: ...
 
 
 def features_from(experimental: Any) -> ClientFeatures:
@@ -99,7 +119,7 @@ def diagnostics_answer(raw: Any) -> list[Diagnostic] | None:
 
 
 class LspClient(ClientPort):
-    def __init__(self, server: CodyServer):
+    def __init__(self, server: Server):
         self._lsp = server
         self.features = ClientFeatures()  # set at initialize
         self._queues: dict[str, QueueChanged] = {}  # the last change of each queue, not told yet

@@ -5,7 +5,8 @@ One `Editor` per server holds what the client tells a language server — its op
 can do for runs: apply edits (workspace_edits.py), show progress (progress.py), show messages. Each part
 is used only when the client says at `initialize` that it supports it; an old client gets the
 server as before. server.py routes the notifications here, and makes the `Editor` once `initialize`
-was answered (nothing here slows the server's start).
+was answered (nothing here slows the server's start). What the `Editor` needs of that server
+(its `CodyServer`) is `Server`, named here so that this module does not import server.py.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from lsprotocol import types
 from pygls.uris import to_fs_path
@@ -29,7 +30,11 @@ from .progress import RunProgress
 from .workspace_folders import WorkspaceFolders
 
 if TYPE_CHECKING:
-    from .server import CodyServer
+    from pygls.workspace import Workspace
+
+    from ...config import ServerConfig
+    from ...private_api.jsonrpc import FencedProtocol
+    from ..app import Application
     from .workspace_edits import EditorBridge
 
 log = logging.getLogger(__name__)
@@ -47,8 +52,27 @@ _SAMPLES: dict[str, Any] = {
 }
 
 
+class Server(Protocol):
+    """What the `Editor` needs of the language server (server.py's `CodyServer`): its settings,
+    the application (its runs: those of a removed folder, or whose progress the user cancels,
+    are cancelled), its protocol (to ask the client, show progress), pygls' workspace (the
+    client's folders), the position encoding agreed at `initialize`, and `initialize`'s params
+    once the client sent them."""
+
+    config: ServerConfig
+    app: Application
+    position_encoding: str
+    initialize_params: types.InitializeParams | None
+
+    @property
+    def protocol(self) -> FencedProtocol: ...
+
+    @property
+    def workspace(self) -> Workspace: ...
+
+
 class Editor:
-    def __init__(self, server: CodyServer, notify: Callable[[str, Any], None]):
+    def __init__(self, server: Server, notify: Callable[[str, Any], None]):
         self.server = server
         self.notify = notify
         self.documents = DocumentStore(encoding=server.position_encoding)

@@ -6,7 +6,7 @@
 // (session.ts) shows the results: it re-shows a rewound conversation, opens the fork.
 import type { CheckpointItem, RestoreChoice, ToWebview } from '../messages';
 import { Methods, type RestoreResult, type SessionInfo } from '../protocol';
-import type { RpcConnection } from './session';
+import type { RpcConnection } from './connection';
 
 /** Files named in a preview or a restore's notice; the rest are counted. */
 const MAX_NAMED = 20;

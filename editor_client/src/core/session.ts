@@ -6,6 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
 import { Checkpoints, restoredText } from './checkpoints';
+import type { CancellationTokenLike, Disposable, RpcConnection } from './connection';
 import { MAX_MODEL_ID, MAX_PREFETCHED, type AttachedChip, type FromWebview, type PanelAttachment, type RestoreChoice, type ToWebview, type ToWebviewOf } from '../messages';
 import { permissionChoices, permissionId } from './permissions';
 import type { ServerFeatures } from './protocolVersion';
@@ -14,47 +15,20 @@ import {
   Methods,
   type Chunk,
   type Message,
-  type NotificationMethod,
-  type Notifications,
   type PermissionParams,
   type PermissionResult,
   type Priority,
-  type RequestMethod,
   type Requests,
   type RunParams,
   type Attachment,
   type RunEnd,
   type RunResult,
-  type ServerRequestMethod,
-  type ServerRequests,
   type SessionInfo,
   type SessionMode,
   type SessionPage,
 } from '../protocol';
 import { compactionText, endedMessage, RunTranscript, toolCallMessage, toolResultMessage } from './runTranscript';
 import { changesFiles, parseArgs, permissionDetail, summarizeCall } from './toolSummary';
-
-export interface Disposable {
-  dispose(): void;
-}
-
-export interface CancellationTokenLike {
-  readonly isCancellationRequested: boolean;
-  onCancellationRequested(listener: () => void): Disposable;
-}
-
-/**
- * What Session needs of a JSON-RPC connection (a LanguageClient or a vscode-jsonrpc
- * MessageConnection), typed by the generated method maps of protocol.ts.
- */
-export interface RpcConnection {
-  sendRequest<M extends RequestMethod>(method: M, params: Requests[M]['params']): Promise<Requests[M]['result']>;
-  onNotification<M extends NotificationMethod>(method: M, handler: (params: Notifications[M]['params']) => void): Disposable;
-  onRequest<M extends ServerRequestMethod>(
-    method: M,
-    handler: (params: ServerRequests[M]['params'], token: CancellationTokenLike) => Promise<ServerRequests[M]['result']>,
-  ): Disposable;
-}
 
 export interface SessionOptions {
   connection: RpcConnection;

@@ -4,7 +4,7 @@
 import * as vscode from 'vscode';
 import { ruleLabel } from '../core/permissions';
 import { Methods } from '../protocol';
-import type { RpcConnection } from '../core/session';
+import type { RpcConnection } from '../core/connection';
 
 export async function showRules(connection: RpcConnection, workspaceFolder: string): Promise<void> {
   const { rules } = await connection.sendRequest(Methods.listPermissionRules, { workspaceFolder });

@@ -10,7 +10,7 @@ import type {
   ServerRequestMethod,
   ServerRequests,
 } from '../../protocol';
-import type { CancellationTokenLike, Disposable, RpcConnection } from '../../core/session';
+import type { CancellationTokenLike, Disposable, RpcConnection } from '../../core/connection';
 
 type Answer<M extends RequestMethod> = (params: Requests[M]['params']) => Requests[M]['result'] | Promise<Requests[M]['result']>;
 

@@ -2,7 +2,8 @@
 
 Every module of cody_lsp belongs to one layer (its folder). A module imports only modules of
 its own layer or of lower ones — imports inside functions and under TYPE_CHECKING included —
-and only the LSP face, the Python client and the pygls fence import pygls or lsprotocol. A new
+and only the LSP face, the Python client and the pygls fence import pygls or lsprotocol; no
+modules import each other, in a layer either. A new
 folder needs a row in LAYERS (the test says so), so this map stays the architecture.
 """
 
@@ -139,3 +140,52 @@ def test_the_core_builds_no_wire_message():
             if isinstance(node, ast.Constant) and isinstance(node.value, str) and METHOD.fullmatch(node.value):
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} names the method {node.value!r}")
     assert not wrong, "wire messages made outside the faces:\n" + "\n".join(wrong)
+
+
+def test_no_import_cycles():
+    """No two modules import each other, however far round (imports inside functions and under
+    TYPE_CHECKING included): within a layer too, what a module needs of a higher one's class
+    is a Protocol of its own (e.g. lsp/client_port.py's `Server`)."""
+    names = {module_name(p): p for p in modules()}
+    graph: dict[str, set[str]] = {}
+    for name, path in names.items():
+        targets = set()
+        for _, target in imports(path):
+            while target and target not in names:  # a package's name, or a name the module defines
+                target = target.rpartition(".")[0]
+            # A package the module is in is loaded before it anyway (`from . import x` names it).
+            if target and target != name and not name.startswith(target + "."):
+                targets.add(target)
+        graph[name] = targets
+    # Tarjan's strongly connected components: a component of more than one module is a cycle.
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph[node]):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    assert not cycles, "modules that import each other (round a cycle):\n" + "\n".join(" ↔ ".join(c) for c in cycles)

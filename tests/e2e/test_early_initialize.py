@@ -31,6 +31,18 @@ async def start(db_path: Path) -> RawServer:
     return await RawServer.start(server_env(None, db_path), initialize=False)
 
 
+async def early_server(db_path: Path, *first: dict[str, Any]) -> RawServer:
+    """A server logging at the info level, sent `initialize`, `initialized` and `first` at once
+    (as an editor does on start), before it is up."""
+    server = await RawServer.start(server_env(None, db_path, CODY_LOG_LEVEL="INFO"), initialize=False)
+    opening = [
+        initialize("init", {"processId": None, "capabilities": {}}),
+        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    ]
+    await server.write(b"".join(frame(encode(m)) for m in [*opening, *first]))
+    return server
+
+
 async def test_an_editor_that_sends_everything_at_once_gets_each_answer_once_in_order(db_path: Path, workspace: Path):
     server = await start(db_path)
     capabilities = {
@@ -153,15 +165,12 @@ async def test_the_first_session_lists_are_answered_before_the_server_is_up_as_i
         await store.start_run(f"run_{n}", f"ses_{n}")
         await store.finish_run(f"ses_{n}", f"run_{n}", "done", [user_entry("hi")], Usage(5, 2, 7), None, "t")
     await store.close()
-    server = await RawServer.start(server_env(None, db_path, CODY_LOG_LEVEL="INFO"), initialize=False)
     folder = {"workspaceFolder": str(workspace)}
-    requests = [
-        initialize("init", {"processId": None, "capabilities": {}}),
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    server = await early_server(
+        db_path,
         {"jsonrpc": "2.0", "id": "latest", "method": "cody/latestSession", "params": folder},
         {"jsonrpc": "2.0", "id": "list", "method": "cody/listSessions", "params": {**folder, "limit": 2}},
-    ]
-    await server.write(b"".join(frame(encode(m)) for m in requests))
+    )
     latest, listed = await server.response("latest"), await server.response("list")
     assert latest["result"]["id"] == "ses_2" and latest["result"]["usage"] == {
         "inputTokens": 5,
@@ -230,14 +239,11 @@ async def test_the_panels_first_get_session_is_answered_before_the_server_is_up_
     session it named (sent once its answer is read, as the panel does): both answered while the
     server imports; the server answers them again, finds the same, and sends nothing twice."""
     await _history(db_path, workspace)
-    server = await RawServer.start(server_env(None, db_path, CODY_LOG_LEVEL="INFO"), initialize=False)
     folder = {"workspaceFolder": str(workspace)}
-    requests = [
-        initialize("init", {"processId": None, "capabilities": {}}),
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    server = await early_server(
+        db_path,
         {"jsonrpc": "2.0", "id": "latest", "method": "cody/latestSession", "params": folder},
-    ]
-    await server.write(b"".join(frame(encode(m)) for m in requests))
+    )
     latest = (await server.response("latest"))["result"]
     assert latest["id"] == "ses_new"
     page_params = {"sessionId": latest["id"], "limit": 100}
@@ -263,14 +269,11 @@ async def test_the_panels_first_get_session_is_answered_before_the_server_is_up_
 async def test_a_get_session_the_early_start_is_not_sure_of_is_answered_by_the_server(db_path: Path, workspace: Path):
     """An unknown session (and anything after it) is left to the server: -32001, as before."""
     await _history(db_path, workspace)
-    server = await RawServer.start(server_env(None, db_path, CODY_LOG_LEVEL="INFO"), initialize=False)
-    requests = [
-        initialize("init", {"processId": None, "capabilities": {}}),
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    server = await early_server(
+        db_path,
         {"jsonrpc": "2.0", "id": "gone", "method": "cody/getSession", "params": {"sessionId": "ses_gone"}},
         {"jsonrpc": "2.0", "id": "page", "method": "cody/getSession", "params": {"sessionId": "ses_old"}},
-    ]
-    await server.write(b"".join(frame(encode(m)) for m in requests))
+    )
     assert (await server.error("gone"))["code"] == -32001
     assert [m["content"] for m in (await server.response("page"))["result"]["messages"]] == ["hi"]
     assert await server.close() == 0
@@ -288,13 +291,10 @@ async def test_a_session_changed_between_the_early_answer_and_the_servers_own_is
     import sqlite3
 
     await _history(db_path, workspace)
-    server = await RawServer.start(server_env(None, db_path, CODY_LOG_LEVEL="INFO"), initialize=False)
-    requests = [
-        initialize("init", {"processId": None, "capabilities": {}}),
-        {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+    server = await early_server(
+        db_path,
         {"jsonrpc": "2.0", "id": "page", "method": "cody/getSession", "params": {"sessionId": "ses_new"}},
-    ]
-    await server.write(b"".join(frame(encode(m)) for m in requests))
+    )
     page = (await server.response("page"))["result"]
     assert page["session"]["title"] == "new"
     with sqlite3.connect(db_path) as conn:  # another process's change, right after the early answer

@@ -42,12 +42,13 @@ from cody_lsp.server.core.errors import UnknownSession
 from cody_lsp.server.core.runs import RunManager
 from cody_lsp.server.lsp import early_sessions
 from cody_lsp.server.lsp.early_initialize import EarlyStart, serve_early
-from cody_lsp.server.lsp.framing import WireLimits, framed
+from cody_lsp.server.lsp.framing import WireLimits
 from cody_lsp.server.store import queries
 from cody_lsp.server.store.database import Store
 from cody_lsp.server.streams import strict_json
 
 from ..harness import close_stores, make_harness
+from .test_early_sessions import Out, message
 
 NOT_SERVED = early_sessions.NOT_SERVED
 GET = "cody/getSession"
@@ -427,24 +428,6 @@ def test_the_early_start_imports_nothing_but_the_standard_library():
 
 
 # ------------------------------------------------------------------ through serve_early
-
-
-def message(method: str, msg_id: Any = None, params: Any = None) -> bytes:
-    body: dict[str, Any] = {"jsonrpc": "2.0", "method": method, "params": params}
-    if msg_id is not None:
-        body["id"] = msg_id
-    return framed(json.dumps(body).encode())
-
-
-class Out:
-    def __init__(self) -> None:
-        self.data = bytearray()
-
-    def write(self, data: bytes) -> None:
-        self.data += data
-
-    def flush(self) -> None:
-        pass
 
 
 def serve(db: Path, more: bytes) -> tuple[EarlyStart, bytes]:

@@ -265,8 +265,7 @@ class ShadowStore:
                         except BlockingIOError:
                             await asyncio.sleep(LOCK_POLL)
                     # Nothing else holds the store: a lock file of git's is left from a git that was killed.
-                    with contextlib.suppress(FileNotFoundError):
-                        os.unlink(self.dir / "index.lock")
+                    self._clear_stale_locks()
                     yield
                 finally:
                     os.close(fd)  # releases the flock
@@ -275,6 +274,21 @@ class ShadowStore:
                 self._background.discard(task)
             elif self._pending and not self._closed:
                 self._schedule_refresh()  # it was stopped, or a snapshot wrote more directly
+
+    def _clear_stale_locks(self) -> None:
+        """Remove the lock files (`<file>.lock`, made exclusively) a git left in the store when it
+        was killed — as every git of a snapshot or of housekeeping is when its task is cancelled
+        (a run wanting the store stops housekeeping) or its server is stopped. Left, such a lock
+        fails every later command that takes it: `index.lock` every snapshot, `packed-refs.lock`
+        every housekeeping's `pack-refs`, `HEAD.lock` and `refs/heads/main.lock` its `update-ref`
+        of HEAD_REF. Called with the store held (no git of any server runs in it then). A
+        checkpoint's ref (refs/cody/…) is made once, so its lock is never taken again."""
+        for folder in (self.dir, self.dir / "refs" / "heads"):
+            with contextlib.suppress(OSError), os.scandir(folder) as entries:
+                for entry in entries:
+                    if entry.name.endswith(".lock") and entry.is_file(follow_symlinks=False):
+                        with contextlib.suppress(FileNotFoundError):
+                            os.unlink(entry.path)
 
     def _cwd(self) -> str:
         return self.folder if os.path.isdir(self.folder) else str(self.dir)

@@ -536,6 +536,27 @@ async def test_housekeeping_prunes_deleted_sessions_and_then_the_oldest_over_the
     assert await store.usage() <= 100_000 + 50_000
 
 
+async def test_the_lock_files_of_a_killed_git_do_not_fail_what_comes_after(env: Env):
+    """A git killed in the store (its task cancelled: a run wanted the store; its server stopped)
+    leaves its lock files: the next snapshot and housekeeping still work, and remove them. Before,
+    only `index.lock` was: a `packed-refs.lock` failed every housekeeping's `pack-refs` after it."""
+    write(env.folder, "a.txt", "a")
+    await env.turn()
+    store = env.cp.shadow(str(env.folder))
+    left = ["index.lock", "packed-refs.lock", "HEAD.lock", "config.lock", "refs/heads/main.lock"]
+    for name in left:
+        (store.dir / name).write_bytes(b"")
+    await env.cp.housekeep(None)  # pack-refs, update-ref of HEAD: each takes its lock
+    for name in left:
+        (store.dir / name).write_bytes(b"")
+    write(env.folder, "b.txt", "b")
+    row = await env.turn()
+    assert git_tree(env, row.tree) == ["a.txt", "b.txt"]
+    await env.cp.housekeep(None)
+    assert [p.name for p in [*store.dir.glob("*.lock"), *store.dir.glob("refs/heads/*.lock")]] == []
+    assert (store.dir / "lock").exists(), "the store's own lock file is not git's"
+
+
 async def test_a_snapshot_stops_housekeeping_that_holds_the_store(env: Env):
     write(env.folder, "a.txt", "a")
     await env.turn()

@@ -359,6 +359,29 @@ logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoDeserializeTracebacks(
 # --------------------------------------------------------------------------------------
 # The protocol
 
+_ABSENT: Any = object()
+_SHOWN = 200  # characters of a value shown in a difference
+
+
+def _first_difference(sent: Any, own: Any, where: str = "result") -> str:
+    """Where two JSON values first differ, and what each has there (cut to a few hundred
+    characters: a page of a session may be large)."""
+    if isinstance(sent, dict) and isinstance(own, dict):
+        for key in [*sent, *(k for k in own if k not in sent)]:
+            if sent.get(key, _ABSENT) != own.get(key, _ABSENT):
+                return _first_difference(sent.get(key, _ABSENT), own.get(key, _ABSENT), f"{where}.{key}")
+    elif isinstance(sent, list) and isinstance(own, list) and sent != own:
+        for i, (a, b) in enumerate(zip(sent, own, strict=False)):
+            if a != b:
+                return _first_difference(a, b, f"{where}[{i}]")
+        return f"{where}: sent {len(sent)} items, the server's {len(own)}"
+
+    def shown(value: Any) -> str:
+        text = "nothing" if value is _ABSENT else json.dumps(value)
+        return text if len(text) <= _SHOWN else text[:_SHOWN] + "…"
+
+    return f"{where}: sent {shown(sent)}, the server's {shown(own)}"
+
 
 class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
     """pygls' language-server protocol behind the checks of this module."""
@@ -557,11 +580,10 @@ class HardenedProtocol(FencedProtocol, LanguageServerProtocol):
         if error is None and again() == own.get("result"):
             log.info("the %s answer sent before the server was up was read before a change to the database", method)
             return
-        difference = f"an error: {error.get('message')}" if error else json.dumps(own.get("result"))
-        text = (
-            f"the {method} answer sent before the server was up differs from the server's own "
-            f"(sent {json.dumps(sent)}, the server's {difference})"
+        difference = (
+            f"the server's is an error: {error.get('message')}" if error else _first_difference(sent, own.get("result"))
         )
+        text = f"the {method} answer sent before the server was up differs from the server's own ({difference})"
         log.error("%s", text)
         self.notify(WINDOW_LOG_MESSAGE, LogMessageParams(type=MessageType.Error, message=text))
 

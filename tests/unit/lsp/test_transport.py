@@ -23,6 +23,7 @@ from cody_lsp.server.lsp.transport import (
     FrameReader,
     HardenedProtocol,
     Refusal,
+    _first_difference,
     encode,
     open_stdout,
     strict_converter,
@@ -307,5 +308,21 @@ class TestAnAnswerSentEarly:
         protocol, told = self.protocol(self.PAGE, self.PAGE)  # read again: still not the server's
         protocol.write_message({"jsonrpc": "2.0", "id": 7, "result": self.RENAMED})
         assert [r.levelno for r in caplog.records] == [logging.ERROR]
-        assert "differs from the server's own" in caplog.records[0].getMessage()
+        assert caplog.records[0].getMessage() == (
+            "the cody/getSession answer sent before the server was up differs from the server's own "
+            '(result.session.title: sent "new", the server\'s "renamed")'
+        )
         assert [method for method, _ in told] == ["window/logMessage"]
+
+    def test_a_difference_is_said_where_it_is_and_cut_short(self):
+        sent = {"messages": [{"content": "a"}, {"content": "b" * 1000}], "nextBefore": 3}
+        assert _first_difference(sent, {**sent, "messages": [{"content": "a"}, {"content": "c"}]}) == (
+            f'result.messages[1].content: sent "{"b" * 199}…, the server\'s "c"'
+        )
+        assert _first_difference(sent, {"messages": sent["messages"]}) == (
+            "result.nextBefore: sent 3, the server's nothing"
+        )
+        assert _first_difference(sent, {**sent, "messages": sent["messages"][:1]}) == (
+            "result.messages: sent 2 items, the server's 1"
+        )
+        assert _first_difference(None, {"id": "x"}) == 'result: sent null, the server\'s {"id": "x"}'

@@ -35,6 +35,7 @@ from cody_lsp.protocol.wire import Usage
 from cody_lsp.server.agent.history import user_entry
 from cody_lsp.server.checkpoints import shadow as shadow_store
 from cody_lsp.server.checkpoints.service import Checkpoints, open_checkpoints
+from cody_lsp.server.core import stored
 from cody_lsp.server.store.database import Store
 
 GOAL = 0.050
@@ -80,7 +81,7 @@ async def measure(folder: Path, state: Path, rounds: int) -> dict[str, list[floa
     store = await Store.open(state / "sessions.db")
     cp = await open_checkpoints(store, lambda: False)
     assert isinstance(cp, Checkpoints), cp
-    session = await store.create_session("ses_bench", None, "m", str(folder))
+    session = await store.sessions.create("ses_bench", None, "m", str(folder))
     files = sorted(str(p.relative_to(folder)) for p in folder.glob("pkg*/mod*/*.py"))
     rng = random.Random(7)
     runs = 0
@@ -90,7 +91,7 @@ async def measure(folder: Path, state: Path, rounds: int) -> dict[str, list[floa
     async def checkpoint() -> tuple[float, object]:
         nonlocal runs
         runs += 1
-        await store.start_run(f"run_{runs}", session.id)
+        await store.runs.start(f"run_{runs}", session.id)
         t0 = time.perf_counter()
         row = await cp.record(str(folder), session.id, f"run_{runs}", 10 * MIB)
         elapsed = time.perf_counter() - t0
@@ -99,7 +100,7 @@ async def measure(folder: Path, state: Path, rounds: int) -> dict[str, list[floa
         t0 = time.perf_counter()
         await cp.shadow(str(folder)).settled()
         refreshes.append(time.perf_counter() - t0)
-        await store.finish_run(session.id, f"run_{runs}", "done", [user_entry("p"), user_entry("a")], Usage())
+        await stored.finish_run(store, session.id, f"run_{runs}", "done", [user_entry("p"), user_entry("a")], Usage())
         return elapsed, row
 
     try:

@@ -18,7 +18,6 @@ imports after it, and the heaviest of those (`python -X importtime`).
 from __future__ import annotations
 
 import asyncio
-import json
 import subprocess
 import sys
 import tempfile
@@ -26,31 +25,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import PY, Row, arg_parser, median, ms, report, server_command, server_env
+from common import PY, Row, arg_parser, frame, median, ms, read_message, report, server_command, server_env
 
 GOAL = 0.4
 FIRST_GOAL = 0.150  # spawn → first cody/listSessions answer (issue 18: ≤ 3× Codex app-server's 42 ms + its 13 ms)
-
-
-def frame(obj: dict) -> bytes:
-    body = json.dumps(obj).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
-
-
-def read_message(stream) -> dict:
-    length = None
-    while True:
-        line = stream.readline()
-        if not line:
-            raise EOFError("server closed stdout")
-        line = line.strip()
-        if not line:
-            break
-        name, _, value = line.partition(b":")
-        if name.lower() == b"content-length":
-            length = int(value)
-    assert length is not None
-    return json.loads(stream.read(length))
 
 
 def request(proc: subprocess.Popen, msg_id: int, method: str, params: dict) -> dict:
@@ -71,11 +49,12 @@ def make_history(db: Path, folder: Path) -> None:
     """The folder's session the panel opens: 20 runs of a prompt, a tool call, its result and an answer."""
     from cody_lsp.protocol.wire import Usage
     from cody_lsp.server.agent.history import Entry, user_entry
+    from cody_lsp.server.core import stored
     from cody_lsp.server.store.database import Store
 
     async def make() -> None:
         store = await Store.open(db)
-        session = await store.create_session("ses_bench", "bench", "model-x", str(folder))
+        session = await store.sessions.create("ses_bench", "bench", "model-x", str(folder))
         for n in range(HISTORY_MESSAGES // 4):
             call = {
                 "id": f"c{n}",
@@ -90,8 +69,8 @@ def make_history(db: Path, folder: Path) -> None:
                 ),
                 Entry({"role": "assistant", "content": "answer " * 60}),
             ]
-            await store.start_run(f"run_{n}", session.id)
-            await store.finish_run(session.id, f"run_{n}", "done", entries, Usage(900, 60, 960))
+            await store.runs.start(f"run_{n}", session.id)
+            await stored.finish_run(store, session.id, f"run_{n}", "done", entries, Usage(900, 60, 960))
         await store.close()
 
     asyncio.run(make())
@@ -255,9 +234,7 @@ def main() -> None:
         Row(
             "spawn → first cody/* answer (initialize, initialized, then cody/listSessions), median",
             ms(median(first)),
-            f"≤ {FIRST_GOAL * 1000:.0f} ms",
-            median(first) <= FIRST_GOAL,
-            note=f"min {ms(min(first))}, max {ms(max(first))}",
+            note=f"min {ms(min(first))}, max {ms(max(first))}; its goal (≤ {FIRST_GOAL * 1000:.0f} ms) is light_start.py's",
         ),
         Row(
             "… the same over a bare interpreter start just before it (paired), median",

@@ -501,6 +501,31 @@ def _provider_main() -> None:
     asyncio.run(serve())
 
 
+# LSP base protocol framing, for the scripts that speak to a server over its pipes.
+def frame(obj: dict[str, Any]) -> bytes:
+    """One message, Content-Length framed (as the server's own endpoint frames one)."""
+    from cody_lsp.jsonrpc.framing import framed
+
+    return framed(json.dumps(obj).encode())
+
+
+def read_message(stream: Any) -> dict[str, Any]:
+    """The next Content-Length framed message of a binary stream."""
+    length = None
+    while True:
+        line = stream.readline()
+        if not line:
+            raise EOFError("server closed stdout")
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    assert length is not None
+    return json.loads(stream.read(length))
+
+
 if __name__ == "__main__":
     if sys.argv[1:2] == ["provider"]:
         _provider_main()

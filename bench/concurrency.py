@@ -14,7 +14,7 @@ imports it itself; only the samples taken while the 50 runs were going count.
 From outside, a client probe sends a no-op request (`cody/cancel` of an unknown
 run) every PROBE seconds during the runs and times its round trip.
 Memory is VmRSS / VmHWM of the server from /proc/PID/status: idle after start-up
-(initialize done, openai warmed in the background), idle after one run, and the
+(initialize done; no run yet, so no model client loaded), idle after one run, and the
 peak while the runs went on.
 """
 
@@ -204,7 +204,7 @@ async def main_async(args) -> None:
             f"{ms(percentile(probe_rtts, 50))} / {ms(percentile(probe_rtts, 99))}",
         ),
         Row(
-            "RSS idle after start-up (initialized; openai warmed in the background)",
+            "RSS idle after start-up (initialized; no run yet: the model client is not loaded)",
             mb(idle_start),
             f"≤ {IDLE_GOAL_MB:.0f} MB",
             idle_start / 1024 <= IDLE_GOAL_MB,

@@ -34,6 +34,7 @@ from common import (
     MONITORED_SERVER,
     Row,
     arg_parser,
+    frame,
     lag_window,
     median,
     ms,
@@ -49,11 +50,6 @@ LAG_GOAL = 0.005
 SETTLE = 2.0  # seconds between start-up and the edits
 INTERVAL = 0.010  # the lag sampler's period (cody_lsp/diagnostics.py)
 LINE = "    value = compute_something(argument_one, argument_two)  # a comment\n"
-
-
-def frame(obj: dict[str, Any]) -> bytes:
-    body = json.dumps(obj).encode()
-    return b"Content-Length: %d\r\n\r\n" % len(body) + body
 
 
 def document(size: int) -> str:

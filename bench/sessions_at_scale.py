@@ -221,18 +221,19 @@ async def main_async(args, size: dict[str, int], db_cached: Path, meta: dict, bu
         shutil.copyfile(db_cached, db)
         copy_seconds = time.perf_counter() - t0
 
+        from cody_lsp.server.core import stored
         from cody_lsp.server.store.database import Store
 
         store = await Store.open(db)
         try:
             for _ in range(3 if args.smoke else 7):
                 t0 = time.perf_counter()
-                history = await store.load_history(big_id)
+                history = await stored.load_history(store, big_id)
                 direct.append(time.perf_counter() - t0)
             assert len(history.messages) == size["big"]
             for i in range(reps_list):
                 t0 = time.perf_counter()
-                await store.list_sessions(folder_path(folders_root, rng.randrange(size["folders"])), 50, None)
+                await store.sessions.page(folder_path(folders_root, rng.randrange(size["folders"])), 50, None)
                 direct_list.append(time.perf_counter() - t0)
         finally:
             await store.close()

@@ -8,9 +8,11 @@ heavy is imported before the command is known.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import importlib
 import logging
 import os
+import select
 import stat
 import sys
 import threading
@@ -19,6 +21,7 @@ from typing import TYPE_CHECKING
 from . import __version__
 
 if TYPE_CHECKING:
+    from .server.acp.initialize import EarlyStart as AcpEarlyStart
     from .server.lsp.early_initialize import EarlyStart
     from .server.lsp.server import CodyServer
 
@@ -128,6 +131,9 @@ def _main(argv: list[str]) -> int:
         if problem is not None:
             print(f"cody-lsp {command}: {problem}", file=sys.stderr)
             return 2
+        from .client import prestart  # the server loads while the client does
+
+        prestart.start(command, argv[1:])
 
     return int(importlib.import_module(module_name).main(argv))
 
@@ -236,8 +242,8 @@ def acp(argv: list[str]) -> int:
     # bench/acp_face.py); logging is set up after it (until then a warning goes to stderr as is).
     from . import config_file
     from .config import ServerConfig, file_problem
+    from .jsonrpc.codec import WireLimits
     from .server.acp.initialize import answer_early
-    from .server.streams import WireLimits
 
     try:
         limits = WireLimits.from_env()
@@ -262,6 +268,8 @@ def acp(argv: list[str]) -> int:
             print(f"cody-lsp: could not answer initialize early: {exc}", file=sys.stderr)
         finally:
             signal.signal(signal.SIGTERM, previous)
+    if early is not None and early.answered and not early.consumed:
+        early = _import_face_unless_the_input_ends(early)
     _setup_logging()
     if file_problem() is not None:
         logging.getLogger(__name__).warning("%s (every session fails until it is fixed)", file_problem())
@@ -427,8 +435,8 @@ def _answer_initialize_early() -> EarlyStart | None:
     import signal
 
     from .config import db_path
+    from .jsonrpc.codec import WireLimits
     from .server.lsp.early_initialize import answer_initialize_early, serve_early
-    from .server.lsp.framing import WireLimits
 
     try:
         limits = WireLimits.from_env()
@@ -443,6 +451,9 @@ def _answer_initialize_early() -> EarlyStart | None:
         importing = threading.Thread(target=_import_server, args=(done,), name="import-server", daemon=True)
         importing.start()
         early = serve_early(0, sys.stdout.buffer, limits, early, db=db_path(), ready=ready)
+        if early.exit_code is not None:  # shutdown and exit answered before the server was up
+            _flush()
+            os._exit(early.exit_code)
         if early.answered:
             logging.getLogger(__name__).info(
                 "answered %s before the server was up", ", ".join(method for _, method, _ in early.answered)
@@ -466,11 +477,37 @@ SERVER_MODULES = (
 )
 
 
-def _import_server(done: int) -> None:
-    """The server's imports, in a thread while the early start answers; `done` is written when
-    they are over. A failure is left to the main thread's own import, which raises it again."""
+def _import_face_unless_the_input_ends(early: AcpEarlyStart) -> AcpEarlyStart:
+    """After `initialize` was answered early with nothing behind it: import the ACP face in a
+    thread while waiting for the client's next bytes. When the input ends first (a client that
+    probed the agent and closed it), the process ends at once (0) rather than after the import;
+    the bytes that came are the server's to read."""
+    ready, done = os.pipe()
+    importing = threading.Thread(
+        target=_import_server, args=(done, ("cody_lsp.server.acp.server",)), name="import-face", daemon=True
+    )
+    importing.start()
     try:
-        for name in SERVER_MODULES:
+        readable, _, _ = select.select([0, ready], [], [])
+        if 0 in readable:
+            chunk = os.read(0, 65536)
+            if not chunk:
+                _flush()
+                os._exit(0)
+            early = dataclasses.replace(early, consumed=chunk)
+    except (OSError, ValueError):
+        pass  # the server reads stdin itself and finds out
+    importing.join()
+    os.close(ready)
+    return early
+
+
+def _import_server(done: int, modules: tuple[str, ...] = ()) -> None:
+    """The server's imports (`modules`, else SERVER_MODULES), in a thread while the early start
+    answers; `done` is written when they are over. A failure is left to the main thread's own
+    import, which raises it again."""
+    try:
+        for name in modules or SERVER_MODULES:
             importlib.import_module(name)
     except BaseException:
         logging.getLogger(__name__).debug("importing the server failed", exc_info=True)

@@ -174,6 +174,8 @@ class Limits:
     retry_max_delay: float = 30.0
     stall_timeout: float = 60.0
     connect_timeout: float = 30.0
+    # Subagents (`task` calls) of one model step that run at once; 0: no `task` tool.
+    max_parallel_tasks: int = 4
 
     @classmethod
     def from_env(cls) -> Limits:
@@ -193,6 +195,7 @@ LIMIT_VARIABLES = (
     ("CODY_RETRY_MAX_DELAY", "retry_max_delay"),
     ("CODY_STALL_TIMEOUT", "stall_timeout"),
     ("CODY_CONNECT_TIMEOUT", "connect_timeout"),
+    ("CODY_MAX_PARALLEL_TASKS", "max_parallel_tasks"),
 )
 
 MIB = 1 << 20
@@ -255,6 +258,40 @@ CHECKPOINT_VARIABLES = (
     ("CODY_CHECKPOINT_MAX_FILE_BYTES", "max_file_bytes"),
     ("CODY_CHECKPOINT_STORE_MAX_BYTES", "store_max_bytes"),
 )
+
+
+@dataclass(frozen=True)
+class CodeNavSettings:
+    """The code_nav tool (server/tools/code_nav.py) and the language servers the backend starts itself
+    (server/langservers/): set by the environment or the configuration file, each > 0."""
+
+    max_results: int = 100  # locations (symbols, calls) listed in one result; the rest are counted
+    timeout: float = 10.0  # seconds the editor, or a language server, has to answer one request
+    idle_seconds: float = 600.0  # a language server unused this long is stopped
+
+    @classmethod
+    def from_env(cls) -> CodeNavSettings:
+        """The settings the environment sets; raises SettingError naming a variable that does not parse."""
+        defaults = cls()
+        return cls(
+            **{name: _env_number(var, getattr(defaults, name), positive=True) for var, name in CODE_NAV_VARIABLES}
+        )
+
+
+# Environment variable → CodeNavSettings field (the configuration file's key: the name without CODY_).
+CODE_NAV_VARIABLES = (
+    ("CODY_CODE_NAV_MAX_RESULTS", "max_results"),
+    ("CODY_CODE_NAV_TIMEOUT", "timeout"),
+    ("CODY_LANGUAGE_SERVER_IDLE_SECONDS", "idle_seconds"),
+)
+
+
+def _code_nav_from_env() -> CodeNavSettings:
+    try:
+        return CodeNavSettings.from_env()
+    except SettingError:
+        return CodeNavSettings()  # the problem is reported by ServerConfig.problem() on every run
+
 
 APPROVAL_MODES = ("auto", "ask", "never")
 
@@ -343,6 +380,39 @@ def _sandbox_network() -> str | None:
         return sandbox_network_setting()
     except SettingError:
         return "block"  # the problem is reported by ServerConfig.problem() on every run
+
+
+MAX_SANDBOX_PROTECT = 256
+
+
+def sandbox_protect_setting() -> tuple[str, ...]:
+    """`CODY_SANDBOX_PROTECT`: comma-separated paths, relative to the workspace folder, that a
+    sandboxed command may read but not write, beside the built-in ones (version-control metadata,
+    `.envrc`, `.vscode/tasks.json`, …: server/tools/protect.py). It only adds: nothing removes
+    a built-in path. Comes from the environment or the user's configuration file only."""
+    raw = os.environ.get("CODY_SANDBOX_PROTECT") or ""
+    paths = []
+    for item in raw.split(","):
+        path = item.strip().strip("/")
+        if not path:
+            continue
+        parts = path.split("/")
+        if item.strip().startswith(("/", "~")) or ".." in parts or "\0" in path:
+            raise SettingError(
+                f"CODY_SANDBOX_PROTECT item {item.strip()!r} is not a path inside the folder (relative, "
+                "without '..'), e.g. CODY_SANDBOX_PROTECT=.husky,scripts/deploy.sh; fix it or unset it"
+            )
+        paths.append("/".join(p for p in parts if p not in ("", ".")))
+    if len(paths) > MAX_SANDBOX_PROTECT:
+        raise SettingError(f"CODY_SANDBOX_PROTECT names {len(paths)} paths; at most {MAX_SANDBOX_PROTECT}")
+    return tuple(dict.fromkeys(p for p in paths if p))
+
+
+def _sandbox_protect() -> tuple[str, ...]:
+    try:
+        return sandbox_protect_setting()
+    except SettingError:
+        return ()  # the problem is reported by ServerConfig.problem() on every run (no run goes on)
 
 
 def _tool_policy() -> dict[str, str]:
@@ -440,6 +510,52 @@ class InstructionSettings:
         return cls(enabled, _env_number("CODY_INSTRUCTIONS_MAX_BYTES", cls.max_bytes, positive=True))
 
 
+@dataclass(frozen=True)
+class HookSettings:
+    """Hooks (server/agent/hooks.py): commands the user (or, once approved, the workspace) runs at
+    points of a run. `CODY_HOOKS=off` turns them all off; `CODY_HOOKS_FILES` (paths separated by
+    `:`; the configuration file's `hooks_files` list) names more files to read besides the user's
+    `hooks.json` and the folder's `.cody/hooks.json`. The environment and the configuration file
+    only: a folder's (editor's) settings cannot add hooks."""
+
+    enabled: bool = True  # CODY_HOOKS (on/off)
+    files: tuple[str, ...] = ()  # CODY_HOOKS_FILES: relative paths are the folder's (a workspace file)
+
+    @classmethod
+    def from_env(cls) -> HookSettings:
+        enabled = _env_flag("CODY_HOOKS", default=True)
+        raw = os.environ.get("CODY_HOOKS_FILES") or ""
+        return cls(enabled, tuple(part.strip() for part in raw.split(":") if part.strip()))
+
+
+def _hooks_from_env() -> HookSettings:
+    try:
+        return HookSettings.from_env()
+    except SettingError:
+        return HookSettings(enabled=False)  # the problem is reported by ServerConfig.problem() on every run
+
+
+@dataclass(frozen=True)
+class SkillSettings:
+    """Agent Skills (server/agent/skills.py): their names and descriptions in the system message
+    (at most `max_bytes` in all) and the `skill` tool, unless `CODY_SKILLS=off`."""
+
+    enabled: bool = True  # CODY_SKILLS (on/off)
+    max_bytes: int = 16_384  # CODY_SKILLS_MAX_BYTES: the skills' list in the system message
+
+    @classmethod
+    def from_env(cls) -> SkillSettings:
+        enabled = _env_flag("CODY_SKILLS", default=True)
+        return cls(enabled, _env_number("CODY_SKILLS_MAX_BYTES", cls.max_bytes, positive=True))
+
+
+def _skills_from_env() -> SkillSettings:
+    try:
+        return SkillSettings.from_env()
+    except SettingError:
+        return SkillSettings()  # the problem is reported by ServerConfig.problem() on every run
+
+
 def _instructions_from_env() -> InstructionSettings:
     try:
         return InstructionSettings.from_env()
@@ -482,6 +598,76 @@ def _limits_from_env() -> Limits:
         return Limits()  # the problem is reported by ServerConfig.problem() on every run
 
 
+def parse_private_hosts(name: str, raw: str) -> tuple[str, ...]:
+    """`CODY_WEB_ALLOW_PRIVATE_HOSTS`: comma-separated `host` or `host:port` (an IPv6 address in
+    brackets when it has a port: `[::1]:8080`), lower-cased, each checked."""
+    hosts: list[str] = []
+    for item in raw.split(","):
+        entry = item.strip().lower().rstrip(".")
+        if not entry:
+            continue
+        host, port = entry, ""
+        if entry.startswith("["):
+            host, _, rest = entry[1:].partition("]")
+            if rest and not rest.startswith(":"):
+                host = ""
+            port = rest[1:]
+        elif entry.count(":") == 1:
+            host, port = entry.split(":")
+        if not host or any(c.isspace() or c in "/@?#" for c in host) or (port and not _port(port)):
+            raise SettingError(
+                f"{name} item {item.strip()!r} is not host or host:port (e.g. localhost:8000, 10.0.0.5, "
+                "[::1]:3000); fix it or unset it"
+            )
+        hosts.append(f"{host}:{int(port)}" if port else host)
+    return tuple(hosts)
+
+
+def _port(raw: str) -> bool:
+    return raw.isdigit() and 0 < int(raw) < 65536
+
+
+@dataclass(frozen=True)
+class WebSettings:
+    """web_fetch (server/tools/web.py): set by the environment or the configuration file only (a
+    folder's settings could otherwise open the user's local services to a fetch)."""
+
+    enabled: bool = True  # CODY_WEB: off (0) removes the tool
+    max_bytes: int = 100_000  # CODY_WEB_FETCH_MAX_BYTES: text of a page given to the model
+    max_download_bytes: int = 10 * MIB  # CODY_WEB_FETCH_MAX_DOWNLOAD_BYTES: the download stops there
+    timeout: float = 30.0  # CODY_WEB_FETCH_TIMEOUT_SECONDS: a whole fetch, redirects included
+    # CODY_WEB_ALLOW_PRIVATE_HOSTS: hosts (host or host:port) a fetch may reach at a loopback,
+    # private, link-local or metadata address.
+    allow_private_hosts: tuple[str, ...] = ()
+
+    @classmethod
+    def from_env(cls) -> WebSettings:
+        d = cls()
+        return cls(
+            enabled=_env_flag("CODY_WEB", default=True),
+            max_bytes=_env_number("CODY_WEB_FETCH_MAX_BYTES", d.max_bytes, positive=True),
+            max_download_bytes=_env_number("CODY_WEB_FETCH_MAX_DOWNLOAD_BYTES", d.max_download_bytes, positive=True),
+            timeout=_env_number("CODY_WEB_FETCH_TIMEOUT_SECONDS", d.timeout, positive=True),
+            allow_private_hosts=parse_private_hosts(
+                "CODY_WEB_ALLOW_PRIVATE_HOSTS", os.environ.get("CODY_WEB_ALLOW_PRIVATE_HOSTS") or ""
+            ),
+        )
+
+
+def _web_from_env() -> WebSettings:
+    try:
+        return WebSettings.from_env()
+    except SettingError:
+        return WebSettings(enabled=False)  # the problem is reported by ServerConfig.problem() on every run
+
+
+def _max_background_commands() -> int:
+    try:
+        return int(_env_number("CODY_MAX_BACKGROUND_COMMANDS", 8))
+    except SettingError:
+        return 8  # the problem is reported by ServerConfig.problem() on every run
+
+
 # What is wrong with the configuration file (config_file.py) or the key it points to, in this
 # process: config_file records it here each time it applies the file or its key, so that the
 # settings below read it without going up to the file's reader, and every run fails saying so.
@@ -506,14 +692,20 @@ def _settings_problem() -> str | None:
         Limits.from_env()
         ToolLimits.from_env()
         CheckpointSettings.from_env()
+        CodeNavSettings.from_env()
         _env_flag("CODY_ALLOW_VCS_WRITES")
         ContextSettings.from_env()
         EditorContext.from_env()
         InstructionSettings.from_env()
+        HookSettings.from_env()
+        SkillSettings.from_env()
         _env_number("CODY_TEXT_FLUSH_MS", 18.0)
         _env_number("CODY_MAX_QUEUED", 100)
         parse_tool_policy(os.environ.get("CODY_TOOL_POLICY") or "")
         sandbox_network_setting()
+        sandbox_protect_setting()
+        WebSettings.from_env()
+        _env_number("CODY_MAX_BACKGROUND_COMMANDS", 8)
     except SettingError as exc:
         return str(exc)
     return None
@@ -539,6 +731,8 @@ class ServerConfig:
     limits: Limits = field(default_factory=_limits_from_env)
     tool_limits: ToolLimits = field(default_factory=_tool_limits_from_env)
     checkpoints: CheckpointSettings = field(default_factory=_checkpoints_from_env)
+    # The code_nav tool's bounds and the language servers' idle time.
+    code_nav: CodeNavSettings = field(default_factory=_code_nav_from_env)
     # Let write_file/edit_file write under .git/, .hg/, .svn/, .jj/ (CODY_ALLOW_VCS_WRITES=1; the
     # environment only: a folder's settings cannot turn it on).
     allow_vcs_writes: bool = field(default_factory=_allow_vcs_writes)
@@ -548,6 +742,9 @@ class ServerConfig:
     editor_context: EditorContext = field(default_factory=_editor_context_from_env)
     # Project instructions: on or off, and their cap.
     instructions: InstructionSettings = field(default_factory=_instructions_from_env)
+    # Hooks (on or off, the extra files) and skills (on or off, their list's cap).
+    hooks: HookSettings = field(default_factory=_hooks_from_env)
+    skills: SkillSettings = field(default_factory=_skills_from_env)
     db: Path = field(default_factory=db_path)
     # Text deltas are coalesced into at most one notification per window.
     text_flush_interval: float = field(default_factory=_flush_interval)
@@ -563,6 +760,13 @@ class ServerConfig:
     # The network of sandboxed commands: "allow", "block", or None (unset: blocked, unless a
     # user-level setting of the client allows it; never a workspace's).
     sandbox_network: str | None = field(default_factory=_sandbox_network)
+    # Paths (relative to the folder) a sandboxed command may not write, beside the built-in ones
+    # (CODY_SANDBOX_PROTECT: the environment or the user's configuration file; it only adds).
+    sandbox_protect: tuple[str, ...] = field(default_factory=_sandbox_protect)
+    # web_fetch: on or off, its bounds, the hosts it may reach at private addresses.
+    web: WebSettings = field(default_factory=_web_from_env)
+    # Background commands running at once in a session (CODY_MAX_BACKGROUND_COMMANDS; 0: none).
+    max_background_commands: int = field(default_factory=_max_background_commands)
     # A setting of the environment that does not parse: every run fails saying so.
     settings_problem: str | None = field(default_factory=_settings_problem)
     # The editor's `cody.mcpServers` (server/mcp/definitions.py reads it); the environment's

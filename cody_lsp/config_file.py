@@ -29,13 +29,16 @@ from pathlib import Path
 
 from .config import (
     CHECKPOINT_VARIABLES,
+    CODE_NAV_VARIABLES,
     EDITOR_CONTEXT_VARIABLES,
     LIMIT_VARIABLES,
     TOOL_LIMIT_VARIABLES,
     CheckpointSettings,
+    CodeNavSettings,
     EditorContext,
     Limits,
     ToolLimits,
+    file_problem,
     record_file_problem,
 )
 
@@ -51,6 +54,7 @@ def _limit_defaults() -> dict[str, str]:
         (TOOL_LIMIT_VARIABLES, ToolLimits()),
         (CHECKPOINT_VARIABLES, CheckpointSettings()),
         (EDITOR_CONTEXT_VARIABLES, EditorContext()),
+        (CODE_NAV_VARIABLES, CodeNavSettings()),
     ):
         for variable, name in variables:
             value = getattr(limits, name)
@@ -66,19 +70,38 @@ SETTINGS: dict[str, str] = {
     "CODY_APPROVALS": "auto",
     "CODY_TOOL_POLICY": "(each tool's own)",
     "CODY_SANDBOX_NETWORK": "block",
+    "CODY_SANDBOX_PROTECT": "(none: only the built-in paths)",
     **_limit_defaults(),
     "CODY_CONTEXT_WINDOW": "(the model's)",
     "CODY_OUTPUT_RESERVE": "(the model's)",
     "CODY_INSTRUCTIONS": "on",
     "CODY_INSTRUCTIONS_MAX_BYTES": "32768",
+    "CODY_HOOKS": "on",
+    "CODY_HOOKS_FILES": "(none)",
+    "CODY_SKILLS": "on",
+    "CODY_SKILLS_MAX_BYTES": "16384",
     "CODY_ALLOW_VCS_WRITES": "0",
     "CODY_TEXT_FLUSH_MS": "18",
     "CODY_MAX_QUEUED": "100",
     "CODY_PASS_ENV": "(none)",
     "CODY_MCP_CONFIG": "(none)",
+    "CODY_WEB": "on",
+    "CODY_WEB_FETCH_MAX_BYTES": "100000",
+    "CODY_WEB_FETCH_MAX_DOWNLOAD_BYTES": "10485760",
+    "CODY_WEB_FETCH_TIMEOUT_SECONDS": "30",
+    "CODY_WEB_ALLOW_PRIVATE_HOSTS": "(none)",
+    "CODY_MAX_BACKGROUND_COMMANDS": "8",
     "CODY_LOG_LEVEL": "WARNING",
+    "CODY_MODEL_PRICE": "(none)",
 }
 KEY_SOURCES = ("api_key_command", "api_key_file")
+LIST_KEYS = (
+    "sandbox_protect",
+    "web_allow_private_hosts",
+)  # may be a list of strings in the file (a comma-separated string too)
+# Tables of the file that are not variables: read where they are used (`language_servers`:
+# server/langservers/definitions.py; `cody-lsp config` lists them).
+TABLES = ("language_servers",)
 
 
 def file_key(variable: str) -> str:
@@ -116,6 +139,12 @@ def _value(key: str, raw: object, path: Path) -> str:
         return str(raw)
     if key == "tool_policy" and isinstance(raw, dict) and all(isinstance(v, str) for v in raw.values()):
         return ",".join(f"{tool}={value}" for tool, value in raw.items())
+    if key == "hooks_files" and isinstance(raw, list) and all(isinstance(v, str) and ":" not in v for v in raw):
+        return ":".join(raw)  # CODY_HOOKS_FILES: paths separated by `:`
+    if key in LIST_KEYS and isinstance(raw, list) and all(isinstance(v, str) for v in raw):
+        return ",".join(raw)
+    if key in LIST_KEYS:
+        raise ConfigFileError(f"{path}: '{key}' must be a list of strings (or one comma-separated string)")
     raise ConfigFileError(f"{path}: '{key}' must be a string, a number or true/false, not {type(raw).__name__}")
 
 
@@ -150,14 +179,28 @@ def read(environ: Mapping[str, str] = os.environ) -> FileSettings:
                 file = Path(raw).expanduser()
                 settings.key_file = file if file.is_absolute() else path.parent / file
             continue
+        if key in TABLES:
+            continue
         variable = FILE_KEYS.get(key)
         if variable is None:
-            known = ", ".join([*FILE_KEYS, *KEY_SOURCES])
-            raise ConfigFileError(f"{path}: unknown setting '{key}' (the settings are: {known})")
+            raise ConfigFileError(f"{path}: unknown setting '{key}'{_did_you_mean(key)}")
         settings.values[variable] = _value(key, raw, path)
     if settings.key_command is not None and settings.key_file is not None:
         raise ConfigFileError(f"{path}: give api_key_command or api_key_file, not both")
     return settings
+
+
+def _did_you_mean(key: str) -> str:
+    """The setting a misspelled key is closest to, if one is close (`baseurl`: base_url)."""
+    import difflib
+
+    known = [*FILE_KEYS, *KEY_SOURCES, *TABLES]
+    folded = {name.replace("_", "").replace("-", ""): name for name in known}
+    squashed = key.lower().replace("_", "").replace("-", "")
+    close = [folded[squashed]] if squashed in folded else difflib.get_close_matches(key.lower(), known, n=1, cutoff=0.6)
+    if close:
+        return f": did you mean {close[0]}?"
+    return " (`cody-lsp config` lists the settings)"
 
 
 def read_key_file(file: Path) -> str:
@@ -240,11 +283,15 @@ class Applied:
     file: FileSettings
     set_from_file: list[str] = field(default_factory=list)
     key_source: str | None = None  # "api_key_command" | "api_key_file" when the file gave the key
-    problem: str | None = None
+
+    @property
+    def problem(self) -> str | None:
+        """What is wrong with the file or its key: held in config.py (config.file_problem), whence
+        the server reports it on every run."""
+        return file_problem()
 
 
-# The outcome of `apply` in this process (its problem is recorded in config.py, whence the server
-# reports it on every run: config.file_problem).
+# The outcome of `apply` in this process.
 applied: Applied | None = None
 
 
@@ -254,8 +301,8 @@ def apply(environ: MutableMapping[str, str] = os.environ) -> Applied:
     try:
         file = read(environ)
     except ConfigFileError as exc:
-        applied = Applied(FileSettings(config_path(environ), exists=True), problem=str(exc))
-        record_file_problem(applied.problem)
+        applied = Applied(FileSettings(config_path(environ), exists=True))
+        record_file_problem(str(exc))
         return applied
     applied = Applied(file)
     record_file_problem(None)
@@ -281,6 +328,5 @@ def apply_key(environ: MutableMapping[str, str] = os.environ) -> Applied:
             environ[KEY_VARIABLE] = read_key_file(file.key_file)
             result.key_source = "api_key_file"
     except ConfigFileError as exc:
-        result.problem = str(exc)
-        record_file_problem(result.problem)
+        record_file_problem(str(exc))
     return result

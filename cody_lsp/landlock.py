@@ -8,6 +8,12 @@
 - **A network namespace** with only a loopback interface (needs ``CAP_SYS_ADMIN``).
 - **Capabilities**: the bounding, ambient and inheritable sets emptied, so that a command run
   by root has no capability after ``exec`` (it could otherwise leave the namespace again).
+- **A mount namespace** in which some paths beneath the writable folders are bound read-only
+  over themselves (:func:`enter_mount_namespace`, :func:`bind_over`): Landlock's rights are
+  inherited down a directory tree and only add up, so it cannot keep ``.git`` read-only inside
+  a folder it lets a command write; a read-only mount can (``EROFS`` whatever Landlock allows),
+  and a mount point cannot be removed or renamed (``EBUSY``). Made before Landlock is enforced
+  (a Landlock-restricted thread may not mount, unmount or remount anything, nor may what it starts).
 
 All of it is per thread on Linux — credentials, ``no_new_privs``, seccomp filters, namespaces —
 and inherited across ``fork``/``exec``: :mod:`cody_lsp.server.tools.sandbox` applies it on a
@@ -179,6 +185,7 @@ _PR_SET_SECCOMP = 22
 _PR_CAP_AMBIENT = 47
 _PR_CAP_AMBIENT_CLEAR_ALL = 4
 _SECCOMP_MODE_FILTER = 2
+_CAP_SETPCAP = 8
 _CAP_SYS_ADMIN = 21
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
@@ -210,15 +217,15 @@ class _CapData(ctypes.Structure):
 
 def drop_capabilities() -> None:
     """Empty this thread's bounding, ambient and inheritable sets: what it execs has no
-    capability, even as root. Its own effective set is kept (a thread without one has
-    nothing to drop)."""
+    capability, even as root. Its own effective set is kept. The bounding set can only be
+    emptied with ``CAP_SETPCAP``: a thread without it (an ordinary user's) keeps it, which gives
+    nothing to what it execs (``no_new_privs``: no setuid, no file capabilities)."""
     bounding = _capabilities("CapBnd")
-    if not bounding:
-        return
     libc = _libc()
-    for cap in range(64):
-        if bounding >> cap & 1:
-            _check(libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), f"prctl(PR_CAPBSET_DROP, {cap})")
+    if bounding and _capabilities("CapEff") >> _CAP_SETPCAP & 1:
+        for cap in range(64):
+            if bounding >> cap & 1:
+                _check(libc.prctl(_PR_CAPBSET_DROP, cap, 0, 0, 0), f"prctl(PR_CAPBSET_DROP, {cap})")
     if libc.prctl(_PR_CAP_AMBIENT, _PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 and ctypes.get_errno() != errno.EINVAL:
         _check(-1, "prctl(PR_CAP_AMBIENT_CLEAR_ALL)")
     if _capabilities("CapInh"):
@@ -372,6 +379,113 @@ def enter_isolated_network() -> None:
             _netns_fd = _make_namespace()
         fd = _netns_fd
     _check(_libc().setns(fd, _CLONE_NEWNET), "setns(CLONE_NEWNET)")
+
+
+# ------------------------------------------------------------------ a mount namespace: read-only paths
+
+_CLONE_NEWNS = 0x00020000
+_CLONE_NEWUSER = 0x10000000
+_MS_REC = 1 << 14
+_MS_PRIVATE = 1 << 18
+# The "new mount API" (Linux 5.2; mount_setattr 5.12, before Landlock's 5.13): the same numbers
+# on every architecture.
+_SYS_OPEN_TREE, _SYS_MOVE_MOUNT, _SYS_MOUNT_SETATTR = 428, 429, 442
+_AT_FDCWD = -100
+_AT_SYMLINK_NOFOLLOW = 0x100
+_AT_EMPTY_PATH = 0x1000
+_AT_RECURSIVE = 0x8000
+_OPEN_TREE_CLONE = 1
+_MOVE_MOUNT_F_EMPTY_PATH = 0x4
+_MOUNT_ATTR_RDONLY = 0x1
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+def enter_mount_namespace(*, user: bool) -> None:
+    """A mount namespace of its own for the caller, which shares no mount event with any other
+    (``MS_PRIVATE``, recursively): what it mounts is seen by it and what it starts only.
+
+    ``user=False``: the calling thread alone (its file-system attributes are unshared from the
+    process's), which needs ``CAP_SYS_ADMIN`` (root). ``user=True``: in a new user namespace as
+    well, where an unprivileged process holds the right to mount; only a single-threaded process
+    may make one (e.g. a child between ``fork`` and ``exec``). Its user and group are then
+    unmapped until :func:`map_ids` (from outside: a process that is not dumpable — the server —
+    cannot write its own maps) maps each to itself; files cannot be made before."""
+    libc = _libc()
+    if user:
+        _check(libc.unshare(_CLONE_NEWUSER | _CLONE_NEWNS), "unshare(CLONE_NEWUSER | CLONE_NEWNS)")
+    else:
+        _check(libc.unshare(_CLONE_NEWNS), "unshare(CLONE_NEWNS)")
+    _check(libc.mount(None, b"/", None, ctypes.c_ulong(_MS_REC | _MS_PRIVATE), None), "mount(/, MS_PRIVATE)")
+
+
+def map_ids(pid: int) -> None:
+    """Map the user and group of the process ``pid`` (which made a user namespace with
+    :func:`enter_mount_namespace` and has since exec'd: a process made non-dumpable, as the
+    server is, has its ``/proc`` files owned by root until then) each to itself in it, as the
+    process that owns that namespace may (``setgroups`` denied first, as the kernel requires)."""
+    uid, gid = os.geteuid(), os.getegid()
+    for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+        try:
+            fd = os.open(f"/proc/{pid}/{name}", os.O_WRONLY | os.O_CLOEXEC)
+        except OSError as exc:
+            raise SandboxError(exc.errno or 0, f"open(/proc/{pid}/{name}): {exc.strerror}") from None
+        try:
+            os.write(fd, text.encode())
+        except OSError as exc:
+            raise SandboxError(exc.errno or 0, f"writing /proc/{pid}/{name}: {exc.strerror}") from None
+        finally:
+            os.close(fd)
+
+
+def bind_over(path: str, *, read_only: bool) -> None:
+    """Mount ``path`` (with whatever is mounted beneath it) over itself, in the caller's mount
+    namespace: read-only if asked (every mount of the copy), else only pinned (a mount point
+    cannot be renamed or removed). ``path`` is not followed if it is a symlink."""
+    target = os.fsencode(path)
+    fd = _check(
+        _syscall(
+            _SYS_OPEN_TREE,
+            ctypes.c_int(_AT_FDCWD),
+            target,
+            ctypes.c_uint(_OPEN_TREE_CLONE | os.O_CLOEXEC | _AT_RECURSIVE | _AT_SYMLINK_NOFOLLOW),
+        ),
+        f"open_tree({path})",
+    )
+    try:
+        if read_only:
+            attr = _MountAttr(_MOUNT_ATTR_RDONLY, 0, 0, 0)
+            _check(
+                _syscall(
+                    _SYS_MOUNT_SETATTR,
+                    ctypes.c_int(fd),
+                    b"",
+                    ctypes.c_uint(_AT_EMPTY_PATH | _AT_RECURSIVE),
+                    ctypes.byref(attr),
+                    ctypes.c_size_t(ctypes.sizeof(attr)),
+                ),
+                f"mount_setattr({path}, read-only)",
+            )
+        _check(
+            _syscall(
+                _SYS_MOVE_MOUNT,
+                ctypes.c_int(fd),
+                b"",
+                ctypes.c_int(_AT_FDCWD),
+                target,
+                ctypes.c_uint(_MOVE_MOUNT_F_EMPTY_PATH),
+            ),
+            f"move_mount({path})",
+        )
+    finally:
+        os.close(fd)
 
 
 # ------------------------------------------------------------------ what this machine offers

@@ -7,7 +7,7 @@ import * as esbuild from 'esbuild';
 const production = process.argv.includes('--production');
 
 // The codicons the webview draws (src/webview/icons.ts), as inline SVG paths: { name: [viewBox, [[d, fill-rule?]…]] }.
-const ICONS = ['file', 'folder', 'list-selection', 'warning', 'terminal', 'file-media', 'copy', 'edit'];
+const ICONS = ['file', 'folder', 'list-selection', 'warning', 'terminal', 'file-media', 'copy', 'edit', 'hubot', 'info', 'check', 'circle-large', 'circle-large-filled', 'pass-filled', 'checklist', 'debug-stop', 'discard', 'diff', 'chevron-down', 'chevron-right'];
 function codicons() {
   const icons = {};
   for (const name of ICONS) {

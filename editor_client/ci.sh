@@ -40,6 +40,9 @@ CODY_CODE_SERVER_DIR="$(bash e2e/install-code-server.sh)"
 # here, before the tests, into a cache: the install e2e installs them offline (cody.serverWheelhouse).
 CODY_WHEELHOUSE="${CODY_WHEELHOUSE:-${XDG_CACHE_HOME:-$HOME/.cache}/cody-lsp/wheelhouse}"
 mkdir -p "$CODY_WHEELHOUSE"
+# A cody_lsp wheel of the same version left there by an earlier run would be taken as it is by
+# `pip download` (its dependencies then those of the old code): always this run's.
+rm -f "$CODY_WHEELHOUSE"/cody_lsp-*.whl
 "$CODY_PYTHON" -m pip download --quiet --disable-pip-version-check --dest "$CODY_WHEELHOUSE" wheel/cody_lsp-*.whl
 export CODY_CODE_SERVER_DIR CODY_WHEELHOUSE
 npm run test:vscode

@@ -1,8 +1,11 @@
-"""Shared fixtures: the scripted provider, and the real server as a subprocess.
+"""Shared fixtures: the scripted provider, and the real server.
 
-`CodyWire` is what a test holds: a pytest-lsp client connected to
-`python -m cody_lsp` over stdio, which records every `cody/chunk` by run and
-can answer `cody/requestPermission`.
+`CodyWire` is what a test holds: a pytest-lsp client connected to the real
+server over stdio, which records every `cody/chunk` by run and can answer
+`cody/requestPermission`. The `wire` and `wire_factory` fixtures start a test's
+first server in this process (tests/inprocess.py: the same server and client,
+over pipes) and any other as `python -m cody_lsp`; a test marked `process` gets
+processes only (what only a process shows: its pid, signals, exit code, stderr).
 """
 
 from __future__ import annotations
@@ -25,6 +28,8 @@ from pytest_lsp.client import register_lsp_features
 
 from cody_lsp.protocol.wire import SERVER_CAPABILITIES
 from cody_lsp.testing.provider import ScriptedProvider
+
+from . import inprocess
 
 TERMINAL = {"done", "cancelled", "circuit_breaker", "error"}
 
@@ -75,7 +80,17 @@ class CodyWire:
             return answer
 
     @property
+    def in_process(self) -> inprocess.InProcessServer | None:
+        """The server, when it serves in this process (tests/inprocess.py)."""
+        return getattr(self.client, "in_process", None)
+
+    @property
     def process(self) -> asyncio.subprocess.Process:
+        if self.in_process is not None:
+            raise AssertionError(
+                "this test looks at the server's process, but its server serves in the test's process: "
+                "mark the test `@pytest.mark.process` (tests/inprocess.py)"
+            )
         return self.client._server  # type: ignore[return-value]
 
     async def request(self, method: str, params: Any = None) -> Any:
@@ -130,18 +145,37 @@ def server_env(provider: ScriptedProvider | None, db: Path, **extra: str) -> dic
     return env
 
 
+async def start_client(env: dict[str, str], command: list[str] | None = None, *, in_process: bool = False) -> Any:
+    """A pytest-lsp client of a new server: `python -m cody_lsp` (or `command`), or one served in
+    this process (tests/inprocess.py) when `in_process` and no other serves here. Not initialized."""
+    if in_process and command is None and inprocess.available():
+        client = make_client()
+        await inprocess.connect(client, inprocess.InProcessServer(env))
+        return client
+    config = ClientServerConfig(
+        server_command=command or [sys.executable, "-m", "cody_lsp"], server_env=env, client_factory=make_client
+    )
+    return await config.start()
+
+
+def may_serve_in_process(request: pytest.FixtureRequest, started: list[CodyWire]) -> bool:
+    """A fixture's next server may serve in this process: the test is not marked `process`, and
+    none of the servers it started still serves."""
+    return request.node.get_closest_marker("process") is None and not any(_serving(w) for w in started)
+
+
 async def start_wire(
     env: dict[str, str],
     folders: list[Path] | None = None,
     capabilities: dict[str, Any] | None = None,
     initialization_options: dict[str, Any] | None = None,
     command: list[str] | None = None,
+    *,
+    in_process: bool = False,
 ) -> CodyWire:
-    """`command`: how to start the server (default `python -m cody_lsp`)."""
-    config = ClientServerConfig(
-        server_command=command or [sys.executable, "-m", "cody_lsp"], server_env=env, client_factory=make_client
-    )
-    client = await config.start()
+    """`command`: how to start the server (default `python -m cody_lsp`); `in_process`: serve it in
+    this process instead (tests/inprocess.py), when no other server serves here."""
+    client = await start_client(env, command, in_process=in_process)
     wire = CodyWire(client, env)
     # The test client answers permission requests (allow, unless a test says otherwise), as an
     # editor whose user approves: a client that does not declare it gets no mutating tool. A
@@ -163,6 +197,19 @@ async def start_wire(
 
 
 async def stop_wire(wire: CodyWire) -> None:
+    server = wire.in_process
+    if server is not None:
+        try:
+            if server.running:
+                await asyncio.wait_for(wire.client.shutdown_session(), 10)
+        except Exception:
+            pass
+        try:
+            await server.stop()
+        finally:
+            wire.client.input_transport.close()
+            await wire.client.stop()
+        return
     try:
         if wire.process.returncode is None:
             await asyncio.wait_for(wire.client.shutdown_session(), 10)
@@ -194,8 +241,10 @@ async def provider():
 
 
 @pytest_asyncio.fixture
-async def wire_factory(provider: ScriptedProvider, db_path: Path, workspace: Path):
-    """Start servers (several may share one DB); all are stopped at the end."""
+async def wire_factory(request: pytest.FixtureRequest, provider: ScriptedProvider, db_path: Path, workspace: Path):
+    """Start servers (several may share one DB); all are stopped at the end. One started while no
+    other of the test serves is served in this process, unless the test is marked `process`; the
+    others are processes (servers that share a database at once are processes, as in use)."""
     started: list[CodyWire] = []
 
     async def start(
@@ -211,13 +260,21 @@ async def wire_factory(provider: ScriptedProvider, db_path: Path, workspace: Pat
             [workspace] if folders is None else folders,
             capabilities,
             initialization_options,
+            in_process=may_serve_in_process(request, started),
         )
         started.append(wire)
         return wire
 
     yield start
-    for wire in started:
+    for wire in reversed(started):  # the in-process one last: the others' environments are their own
         await stop_wire(wire)
+
+
+def _serving(wire: CodyWire) -> bool:
+    server = wire.in_process
+    if server is not None:
+        return server.running
+    return wire.client._server is not None and wire.client._server.returncode is None
 
 
 @pytest_asyncio.fixture

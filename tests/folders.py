@@ -1,4 +1,4 @@
-"""Workspace folders for the checkpoint tests: files written, read back, and the user's git."""
+"""Workspace folders for the tests: files written, read back, and the user's git."""
 
 from __future__ import annotations
 

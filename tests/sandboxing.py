@@ -7,6 +7,7 @@ import contextlib
 import os
 import shutil
 import socket
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -127,3 +128,89 @@ WITHOUT_LANDLOCK = textwrap.dedent(
 def without_landlock(argv: list[str]) -> list[str]:
     """``argv`` (a Python program's arguments, after the interpreter) run without Landlock."""
     return [sys.executable, "-c", WITHOUT_LANDLOCK, *argv]
+
+
+# ------------------------------------------------------------------ git: what a sandboxed command may plant
+
+GIT_ENV = {
+    "GIT_AUTHOR_NAME": "t",
+    "GIT_AUTHOR_EMAIL": "t@example.com",
+    "GIT_COMMITTER_NAME": "t",
+    "GIT_COMMITTER_EMAIL": "t@example.com",
+    "GIT_CONFIG_NOSYSTEM": "1",
+}
+
+
+def git(folder: Path, *args: str) -> str:
+    # safe.directory: the folder may belong to another user (the test as uid 65534).
+    command = ["git", "-c", "safe.directory=*", "-C", str(folder), *args]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=30, env={**os.environ, **GIT_ENV})
+    return done.stdout + done.stderr
+
+
+def make_repo(folder: Path) -> None:
+    git(folder, "init", "-q")
+    (folder / "a.txt").write_text("a\n")
+    git(folder, "add", "a.txt")
+    git(folder, "commit", "-qm", "first")
+
+
+PLANT = (
+    "printf '#!/bin/sh\\ntouch {mark}\\n' > .git/hooks/post-checkout && chmod +x .git/hooks/post-checkout; "
+    "echo hook=$?; git config core.fsmonitor 'touch {mark}'; echo config=$?; "
+    "printf '#!/bin/sh\\ntouch {mark}\\n' > .git/hooks/pre-commit; echo pre=$?"
+)
+
+
+def nothing_runs(folder: Path, mark: Path) -> None:
+    """What the user's own git does next in the folder (outside the sandbox) runs nothing planted."""
+    git(folder, "status")
+    git(folder, "checkout", "-q", "-b", "after")
+    (folder / "b.txt").write_text("b\n")
+    git(folder, "add", "b.txt")
+    git(folder, "commit", "-qm", "after")
+    assert not mark.exists(), "a planted hook or fsmonitor ran outside the sandbox"
+
+
+# A seccomp filter answering EPERM to unshare(), then the program: a machine where no namespace can
+# be made (user namespaces turned off, a server that is not root), inherited by everything it starts.
+WITHOUT_NAMESPACES = textwrap.dedent(
+    """
+    import errno, os, sys
+    from cody_lsp import landlock
+    number = {"x86_64": 272, "aarch64": 97}[os.uname().machine]
+    landlock.install_seccomp(landlock.seccomp_program(deny_syscalls={number: errno.EPERM}))
+    os.execv(sys.executable, [sys.executable, *sys.argv[1:]])
+    """
+)
+
+
+def without_namespaces(argv: list[str]) -> list[str]:
+    """``argv`` (a Python program's arguments, after the interpreter) run where unshare() fails."""
+    return [sys.executable, "-c", WITHOUT_NAMESPACES, *argv]
+
+
+def python_for_nobody() -> tuple[str, dict[str, str]] | None:
+    """An interpreter uid 65534 may run, with the environment that finds this project's packages."""
+    import cody_lsp
+
+    project = str(Path(cody_lsp.__file__).resolve().parent.parent)
+    site = [p for p in sys.path if p.endswith("site-packages")]
+    env = {"PYTHONPATH": os.pathsep.join([project, *site])}
+    for candidate in (sys.executable, f"/usr/bin/python{sys.version_info.major}.{sys.version_info.minor}"):
+        check = subprocess.run(
+            [
+                "setpriv",
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                candidate,
+                "-c",
+                "import cody_lsp.server.tools, re2",
+            ],
+            capture_output=True,
+            env={**env, "PATH": os.environ["PATH"]},
+        )
+        if check.returncode == 0:
+            return candidate, env
+    return None

@@ -1,7 +1,9 @@
 """Smoke run of every benchmark with tiny sizes: each works and prints its table.
 
 Times are never asserted (they mean nothing at these sizes, and less on a busy CI
-machine); bench/run_all.py runs the real sizes by hand.
+machine); bench/run_all.py runs the real sizes by hand. The smoke runs are marked `bench`:
+not in the default run (they take minutes of both cores); `python bench/run_all.py --smoke`
+runs them (`pytest -m bench tests/test_bench_smoke.py`).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from cody_lsp import landlock
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 SCRIPTS = [
     "cold_start",
+    "cli_start",
     "stream_overhead",
     "chunk_latency",
     "notification_rate",
+    "tool_output",
     "sessions_at_scale",
     "concurrency",
     "context_growth",
@@ -30,10 +34,15 @@ SCRIPTS = [
     "sandbox",
     "soak",
     "acp_face",
+    "light_start",
+    "subagents",
+    "code_nav",
+    "acp_first_turn",
 ]
 TABLE_HEADER = "| measure | figure | goal | verdict |"
 
 
+@pytest.mark.bench
 @pytest.mark.timeout(90)
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_bench_script_runs_with_tiny_sizes(name: str, tmp_path: Path) -> None:

@@ -1,9 +1,11 @@
 """Answers to `cody/requestPermission`: asked at the terminal, or refused without `--yes`.
 
 The server asks before a tool changes anything (write_file, edit_file,
-run_command). The chat, and `run` in a terminal, show what the tool will do and
-ask; on a terminal one key answers (no Enter), and `v` shows the whole change or
-command first. A rule that would allow every command of the folder is confirmed
+run_command). The chat, and `run` in a terminal, show what the tool will do — a
+file change as a diff against the file now, with line numbers (diffs.py), folded
+when long — and ask with a menu of the answers, one a line (menu.py): a number or
+the answer's letter picks it at once (no Enter), ↑/↓ and Enter too, and `v` shows
+the whole change or command first. A rule that would allow every command of the folder is confirmed
 before it is made. `run` elsewhere (a script, CI) cannot ask anybody: without
 `--yes` it refuses those tools and says so (the model is told the call was denied).
 
@@ -25,6 +27,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.text import Text
 
+from .diffs import diff_lines
+from .menu import Menu, Option
 from .reader import LineReader
 from .render import RESULT_MARK, ChunkRenderer, print_line, summarize_args
 
@@ -68,11 +72,18 @@ def choices_for(tool: str, options: Any) -> list[Choice]:
     if "allow_always" not in (options.get("outcomes") or OUTCOMES):  # this call only (e.g. leaving the sandbox)
         return [ALLOW, DENY]
     scopes = [scope for scope in options.get("scopes") or [] if scope in SCOPE_WORDS] or ["session"]
+    domain = options.get("domain") if tool == "web_fetch" and isinstance(options.get("domain"), str) else None
     choices = [ALLOW]
     for scope in scopes:
         keys, label = SCOPE_CHOICES[scope]
         said = f"always allowed {SCOPE_WORDS[scope]}"
         confirm = None
+        if domain:  # a web_fetch rule covers the URL's host only
+            label = label.replace("lways", f"lways for {escape(domain)}", 1)
+            said = f"fetches from {escape(domain)} always allowed {SCOPE_WORDS[scope]}"
+            answer = {"outcome": "allow_always", "scope": scope, "domain": domain}
+            choices.append(Choice(keys, label, answer, said))
+            continue
         if tool == "run_command":  # a rule without a prefix covers every command, compound ones too
             label = ANY_COMMAND_LABELS[scope]
             said = f"every command always allowed {SCOPE_WORDS[scope]}"
@@ -115,6 +126,36 @@ def question(tool: str, choices: list[Choice]) -> str:
     return f"Allow {tool}? " + " · ".join([*(choice.label for choice in choices), "[v]iew all"]) + " "
 
 
+def view_label(tool: str, change: dict[str, Any] | None) -> str:
+    """What `v` shows, in the menu."""
+    if change is not None or tool in ("write_file", "edit_file"):
+        return "View the whole change"
+    if tool in ("run_command", "hook"):
+        return "View the whole command"
+    return "View all of its arguments"
+
+
+def menu_label(tool: str, choice: Choice, feedback: bool) -> str:
+    """A choice's words in the menu (a sentence; its key is shown beside it)."""
+    answer = choice.answer
+    outcome = answer.get("outcome")
+    if outcome == "allow":
+        return "Yes"
+    if outcome == "deny":
+        return "No, and tell the agent what to do instead" if feedback else "No"
+    scope = SCOPE_WORDS.get(str(answer.get("scope")), "")
+    if "commandPrefix" in answer:
+        return f"Yes, and always for `{answer['commandPrefix']}` {scope}".rstrip()
+    if answer.get("sandboxed"):
+        return "Yes, and run every command of this folder sandboxed, without asking"
+    if tool == "run_command" and scope:
+        return f"Yes, and any command {scope}"
+    if set(answer) <= {"outcome", "scope"} and scope:
+        return f"Yes, always {scope}"
+    words = choice.label.replace("[", "").replace("]", "").replace("(", "").replace(")", "").strip()
+    return f"Yes, {words[:1].lower()}{words[1:]}" if words else "Yes, always"
+
+
 def add_yes_flag(parser: argparse.ArgumentParser) -> None:
     """The `--yes` flag of the commands that run the agent."""
     parser.add_argument(
@@ -128,12 +169,29 @@ def add_yes_flag(parser: argparse.ArgumentParser) -> None:
 PREVIEW_LINES = 8
 
 
-def preview(tool: str, args: dict[str, Any], unsandboxed: dict[str, Any] | None = None) -> list[str]:
+def preview(
+    tool: str,
+    args: dict[str, Any],
+    unsandboxed: dict[str, Any] | None = None,
+    change: dict[str, Any] | None = None,
+    width: int | None = None,
+) -> list[str | Text]:
     """What a tool call will do, in a few lines (markup), before it is approved (`v`: all of it;
-    `unsandboxed`: the request's, when the command asks to run outside the sandbox)."""
-    lines: list[str] = []
+    `unsandboxed`: the request's, when the command asks to run outside the sandbox; `change`: the
+    request's diff of a file change, against the file now). What its tool call's line above shows
+    whole (on a terminal `width` wide; None: a line is never cut) is not said again."""
+    lines: list[str | Text] = []
+    if change is not None:
+        shown, hidden = diff_lines(change)
+        lines += [Text.assemble("  ", line) for line in shown]
+        lines += _more(hidden)
+        return lines
+    call_line = len(tool) + 3 + len(summarize_args(tool, args))  # "● tool summary"
+    shown_whole = width is None or call_line <= width
     if tool == "run_command":
         command = str(args.get("command", "")).splitlines() or [""]
+        if len(command) == 1 and shown_whole and unsandboxed is None:
+            return lines
         lines += [
             f"  [dim]{'$' if i == 0 else '>'}[/] {escape(line)}" for i, line in enumerate(command[:PREVIEW_LINES])
         ]
@@ -141,6 +199,16 @@ def preview(tool: str, args: dict[str, Any], unsandboxed: dict[str, Any] | None 
         if unsandboxed is not None:
             lines.append("  [yellow]outside the sandbox[/] [dim](it could write anywhere, use the network)[/]")
             lines.append(f"  [dim]reason:[/] {escape(str(unsandboxed.get('reason')))}")
+    elif tool == "hook":  # a workspace's hook command, asked about before it ever runs
+        where = f"{args.get('file', '?')}, {args.get('event', '?')}" + (
+            f", tools matching {args['matcher']}" if args.get("matcher") else ""
+        )
+        lines.append(f"  [yellow]the workspace's hook[/] [dim]({escape(where)}) runs this command:[/]")
+        command = str(args.get("command", "")).splitlines() or [""]
+        lines += [
+            f"  [dim]{'$' if i == 0 else '>'}[/] {escape(line)}" for i, line in enumerate(command[:PREVIEW_LINES])
+        ]
+        lines += _more(len(command) - PREVIEW_LINES)
     elif tool == "write_file" and isinstance(args.get("content"), str):
         content = args["content"].splitlines()
         lines += [f"  [green]+ {escape(line)}[/]" for line in content[:PREVIEW_LINES]]
@@ -152,8 +220,10 @@ def preview(tool: str, args: dict[str, Any], unsandboxed: dict[str, Any] | None 
         lines += _more(len(old) - 6)
         lines += [f"  [green]+ {escape(line)}[/]" for line in new[:6]]
         lines += _more(len(new) - 6)
-    else:
-        lines.append(f"  [dim]{escape(summarize_args(tool, args))}[/]")
+    elif not shown_whole:  # the arguments, which the call's line cut, once: as JSON, a level a line
+        pretty = json.dumps(args, indent=2, ensure_ascii=False).splitlines()
+        lines += [f"  [dim]{escape(line)}[/]" for line in pretty[:PREVIEW_LINES]]
+        lines += _more(len(pretty) - PREVIEW_LINES)
     return lines
 
 
@@ -161,8 +231,10 @@ def _more(count: int) -> list[str]:
     return [f"  [dim]… {count} more line{'s' if count != 1 else ''} (v shows all)[/]"] if count > 0 else []
 
 
-def full_view(tool: str, args: dict[str, Any]) -> list[Text]:
+def full_view(tool: str, args: dict[str, Any], change: dict[str, Any] | None = None) -> list[Text]:
     """The whole change or command, every line of it (nothing clipped): what `v` shows."""
+    if change is not None:
+        return diff_lines(change, folded=None)[0]
     if tool == "run_command":
         command = str(args.get("command", "")).splitlines() or [""]
         return [Text.assemble(("$ " if i == 0 else "> ", "dim"), line) for i, line in enumerate(command)]
@@ -209,29 +281,52 @@ class TerminalApprover:
         raw = params.get("args")
         args = raw if isinstance(raw, dict) else {}
         unsandboxed = params.get("unsandboxed")
-        for line in preview(tool, args, unsandboxed if isinstance(unsandboxed, dict) else None):
-            print_line(self.console, line)
+        change = params.get("diff") if isinstance(params.get("diff"), dict) else None
+        width = self.console.width if self.console.is_terminal else None
+        for line in preview(tool, args, unsandboxed if isinstance(unsandboxed, dict) else None, change, width):
+            if change is None and tool in ("run_command", "hook"):
+                self.console.print(line, overflow="fold")  # a command to approve is read whole, folded
+            else:
+                print_line(self.console, line)
+        if change is not None:
+            self.renderer.shown_diffs.add(str(params.get("toolCallId")))
         choices = choices_for(tool, params.get("options"))
-        by_key = {key: choice for choice in choices for key in choice.keys}
+        feedback = self.reader.interactive and self.feedback()
+        options = [
+            Option(
+                choice.keys[0] if choice is DENY else str(n), menu_label(tool, choice, feedback), choice.keys, choice
+            )
+            for n, choice in enumerate(choices, 1)
+        ]
+        options.append(
+            Option(
+                "v",
+                view_label(tool, change),
+                VIEW,
+                VIEW,
+            )
+        )
+        menu = Menu(self.console, self.reader)
         try:
             while True:
-                answer = (await self.reader.read_key(question(tool, choices))).strip().lower()
-                if answer in VIEW:
-                    for text in full_view(tool, args):
+                asked = f"{tool} (subagent)" if params.get("parentToolCallId") else tool  # a task's child's call
+                title = Text(f"Allow {asked}?", style="bold yellow")
+                picked = await menu.choose(title, options)
+                if picked.value is VIEW:
+                    for text in full_view(tool, args, change):
                         self.console.print(text, soft_wrap=not self.console.is_terminal)
                     continue
-                choice = by_key.get(answer)
-                if choice is None:
-                    keys = ", ".join(f"{c.keys[0]} ({c.keys[-1]})" for c in choices)
-                    self.console.print(f"[dim]answer {escape(keys)}, or v to view all[/]")
-                elif choice.confirm is None or await self._confirmed(choice):
+                choice = picked.value
+                if choice.confirm is None or await self._confirmed(choice):
                     break
         except (EOFError, KeyboardInterrupt):
             if self.on_interrupt is not None:
                 self.on_interrupt()
+            self.renderer.refused[str(params.get("toolCallId"))] = ""
             return DENY.answer
         if choice is DENY:
             self.denied += 1
+            self.renderer.refused[str(params.get("toolCallId"))] = ""  # said here: the result adds nothing
             told = await self._instead()
             if told:
                 self.console.print(f"  [dim]{RESULT_MARK}[/] [yellow]denied[/], and the agent is told: {escape(told)}")

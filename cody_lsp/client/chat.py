@@ -33,15 +33,21 @@ from ..protocol.wire import (
     CARRY_OUT_PROMPT,
     INVALID_PARAMS,
     UNKNOWN_SESSION,
+    AgentList,
     CheckpointInfo,
+    CommandInfo,
     Message,
     RestoreMode,
     SessionInfo,
     SessionMode,
+    to_wire,
 )
 from .approvals import TerminalApprover, add_yes_flag, sandbox_notice
 from .connection import CodyClient, CodyConnectionError, CodyError, PermissionHandler, RunStream, server_feature
+from .help_screen import print_help
 from .interrupts import CancelOnInterrupt, stop_on_termination
+from .langservers import show_language_servers
+from .live import markdown
 from .mentions import completer, label, mentions
 from .permission_rules import PermissionRules
 from .reader import LineReader
@@ -52,13 +58,19 @@ from .render import (
     make_console,
     preflight,
     print_line,
+    print_plan,
     setup_cli_logging,
     summarize_args,
 )
+from .review import ReviewCommands
 from .sessions import format_time, print_sessions, resolve_session, session_exists
+from .startup import above_prompt, hint_run_coming
+from .status_line import StatusLine
 from .typeahead import TypeAhead
+from .usage import show_context, show_usage
 
 RESTORE_MODES: dict[str, RestoreMode] = {"b": "both", "f": "files", "c": "conversation"}
+JOB_LINES = 3  # of a background command's output, in /jobs
 
 HELP = """\
 [bold]Commands[/]
@@ -72,11 +84,24 @@ HELP = """\
   /go            carry out the plan: switch the session to code mode and send "Carry out the plan."
   /queue         list the messages waiting for this session (also during a run)
   /compact       summarize this session for the model, to free its context (all messages stay)
+  /plan          show the agent's plan for this session again (its steps: ☐ to do, ◐ doing, ☑ done)
+  /jobs          list this session's background commands with their last output
+  /stop ID       stop a background command (an id from /jobs, or a unique start of one)
   /permissions   list the rules that let tools run without asking; /permissions revoke N removes one
+  /agents        the agents the model can hand a task to (built in, the folder's, yours), and the
+                 agent files that define none, with why
   /rewind [N [files|conversation|both]]
-                 list the turns with the files changed since each; go back to turn N: its files, the
+                 list the turns with the files each one changed; go back to turn N: its files, the
                  conversation from it on, or both (a restore can itself be undone: it is listed too)
   /fork [N]      continue in a new session holding this one's turns before turn N (all of them)
+  /skills        the Agent Skills of this folder and yours (and why an invalid one is skipped)
+  /diff [N|all]  the changes of the last run (of turn N; all: of the whole session), hunk by hunk,
+                 numbered
+  /undo-hunks [NUMBERS|all]
+                 put back those hunks of /diff as they were before the run (your later edits stay)
+  /lsp           the language servers code_nav may start here, and their state
+  /usage         the tokens of each run and of the session (and their cost, with CODY_MODEL_PRICE)
+  /context       what fills the model's context window: system prompt, instructions, tools, history
   /exit          leave (also Ctrl+D)
 [bold]Keys[/]
   Enter sends the message; typed during a run, the model reads it at its next step
@@ -86,6 +111,8 @@ HELP = """\
   Ctrl+D (or /exit) quits · ↑/↓ recall earlier messages"""
 
 PROMPT = "› "
+# The chat's own commands (they win over a custom command of the same name).
+CHAT_COMMANDS = "help clear new sessions resume model mode go queue compact permissions rewind fork skills usage context exit quit".split()
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -106,7 +133,26 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     )
     which.add_argument("--session", metavar="ID", help="continue this session (its id, or a unique start of it)")
     add_yes_flag(parser)
+    parser.add_argument(
+        "--no-status",
+        action="store_true",
+        help="no status line at the bottom of the terminal (model, mode, context used, tokens, run time)",
+    )
     return parser.parse_args(argv)
+
+
+def help_text(text: str) -> Text:
+    """/help as shown: its `[bold]…[/]` headings bold, every other character as it is (`[N]` and
+    `[files|conversation|both]` are words of the help, not markup)."""
+    out = Text()
+    for line in text.splitlines(keepends=True):
+        if line.startswith("[bold]") and "[/]" in line:
+            heading, _, rest = line[len("[bold]") :].partition("[/]")
+            out.append(heading, style="bold")
+            out.append(rest)
+        else:
+            out.append(line)
+    return out
 
 
 def main(argv: list[str]) -> int:
@@ -129,7 +175,15 @@ class Chat:
         self.folder = folder
         self.console = make_console()
         self.renderer = ChunkRenderer(self.console)
-        self.reader = LineReader(self.console, completer=completer(folder) if sys.stdin.isatty() else None)
+        # The folder's custom slash commands (cody/listCommands), read at the start and by /help.
+        self.custom: list[CommandInfo] = []
+        names = lambda: [*CHAT_COMMANDS, *(c.name for c in self.custom)]  # noqa: E731
+        # The custom commands are read once the server is up (finish_start): a `/` completed
+        # before that waits for them (a few seconds at most).
+        self.commands_known = asyncio.Event()
+        self.reader = LineReader(
+            self.console, completer=completer(folder, names, self.commands_ready) if sys.stdin.isatty() else None
+        )
         self.client: CodyClient | None = None
         self.session_id: str | None = None
         # The model of the current session: the session's own once resumed, else the default.
@@ -147,6 +201,14 @@ class Chat:
         self.hinted_exit = False
         self.rules = PermissionRules(self.console, folder)
         self.last_mode: str | None = None  # the mode of the last run sent at the prompt
+        self.review = ReviewCommands(self)  # /diff, /undo-hunks
+        # The bottom row: model, mode, context used, tokens, the run's time (status_line.py).
+        shows_status = not getattr(args, "no_status", False) and self.renderer.live is not None
+        self.status = StatusLine(self.console, shows_status and sys.stdin.isatty() and sys.stdout.isatty())
+        self.reader.on_render = self.status.redraw
+        self.reader.rows = self.status.rows
+        self.rules_shown = False
+        self.starting: asyncio.Task[None] | None = None
 
     # ----------------------------------------------------------------- main
 
@@ -161,9 +223,11 @@ class Chat:
             self.typeahead.pause()  # the question's prompt reads the terminal now
             if self.renderer.live is not None:
                 self.renderer.live.pause()
+            self.status.update(asking=True)
             try:
                 return await approver(params)
             finally:
+                self.status.update(asking=False)
                 if self.renderer.live is not None:
                     self.renderer.live.resume()
                 if self.pending:
@@ -174,13 +238,17 @@ class Chat:
     async def main(self) -> int:
         try:
             self.client = await CodyClient.spawn(
-                workspace_folders=[self.folder], permission_handler=self.permission_handler(), steering=True
+                workspace_folders=[self.folder],
+                permission_handler=self.permission_handler(),
+                steering=True,
+                wants=("usage", "editDiffs"),
             )
         except CodyError as exc:
             self.console.print(f"[red]could not start the cody-lsp server:[/] {escape(exc.message)}")
             return 1
         self.client.on_chunk.append(self.show)
         self.client.on_session_changed.append(self.changed_elsewhere)
+        self.client.on_queue_changed.append(self.queue_changed)
         loop = asyncio.get_running_loop()
         try:
             loop.add_signal_handler(signal.SIGINT, self.on_sigint)
@@ -190,15 +258,86 @@ class Chat:
             with stop_on_termination():
                 if not await self.open_session():
                     return 2
+                await self.warm_up()
+                self.status.update(model=self.model, mode=self.mode)
+                self.status.start()
+                self.starting = asyncio.ensure_future(self.finish_start())
                 return await self.loop()
         except CodyConnectionError as exc:
             self.renderer.close_live()
             self.console.print(f"[red]the server stopped:[/] {escape(exc.message)}")
             return 1
         finally:
+            self.status.stop()
+            if self.starting is not None:
+                self.starting.cancel()
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(signal.SIGINT)
             await self.client.close()
+
+    async def warm_up(self) -> None:
+        """A run is coming: the server loads its model client while the user types (cody/warmUp)."""
+        assert self.client is not None
+        if server_feature(self.client, "warmUp"):
+            with contextlib.suppress(CodyError):
+                await self.client.warm_up()
+
+    async def finish_start(self) -> None:
+        """What needs the server fully up, while the prompt is shown (startup.py)."""
+        assert self.client is not None
+        with contextlib.suppress(CodyError):
+            await hint_run_coming(self.client)
+            if not self.rules_shown:
+                files = (await self.client.list_instructions(self.folder)).instructions
+                self.rules_shown = True
+                if files and not self.pending:  # (a run started meanwhile: its own lines come first)
+                    line = Text.assemble(("rules ", "dim"), ", ".join(files))
+                    await above_prompt(lambda: print_line(self.console, line))
+            await self.read_commands()
+            self.commands_known.set()
+            await self.refresh_context()
+        self.commands_known.set()
+
+    async def commands_ready(self) -> None:
+        """The custom commands are known (or a few seconds went by)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self.commands_known.wait(), 10)
+
+    async def refresh_context(self) -> None:
+        """The status line's context figures: the session's last request, else the estimate of the next."""
+        assert self.client is not None
+        if not self.status.active or not server_feature(self.client, "contextReport"):
+            return
+        with contextlib.suppress(CodyError):
+            report = await self.client.get_context(
+                self.session_id, workspace_folder=None if self.session_id else self.folder
+            )
+            measured = report.context_tokens
+            self.status.update(
+                window=report.window,
+                context_tokens=measured if measured is not None else report.total_tokens,
+                estimated=measured is None,
+                model=report.model or self.status.status.model,
+            )
+
+    async def refresh_usage(self) -> None:
+        """The session's tokens as the server counted them (compactions included), after a turn."""
+        assert self.client is not None
+        if self.session_id is None or not self.status.active:
+            return
+        with contextlib.suppress(CodyError):
+            session = (await self.client.get_session(self.session_id, limit=1)).session
+            usage = session.usage
+            if usage is not None:
+                self.status.update(input_tokens=usage.input_tokens, output_tokens=usage.output_tokens)
+            if session.context_tokens is not None:
+                self.status.update(context_tokens=session.context_tokens, estimated=False)
+
+    def queue_changed(self, params: dict[str, Any]) -> None:
+        """`cody/queueChanged`: the status line counts the messages waiting for this session."""
+        if isinstance(params, dict) and params.get("sessionId") == self.session_id:
+            queued = params.get("queued")
+            self.status.update(queued=len(queued) if isinstance(queued, list) else 0)
 
     def on_sigint(self) -> None:
         """Ctrl+C as a signal: cancels the run if one is going, else acts like Ctrl+C at a prompt.
@@ -253,33 +392,27 @@ class Chat:
             self.model = resumed[0].model or self.default_model
             self.mode = resumed[0].mode or "code"
             instruction_files = resumed[0].instructions
-        if instruction_files is None:
-            instruction_files = (await self.client.list_instructions(self.folder)).instructions
-        console.print(
+        # The header: each part whole on its line (a long model name or folder is never broken);
+        # a new session's rules follow once the server has read them (finish_start).
+        print_line(
+            console,
             Text.assemble(
-                ("cody", "bold cyan"),
-                " · chat   ",
-                ("model ", "dim"),
-                self.model or "?",
-                ("  mode ", "dim"),
-                self.mode,
-                ("  folder ", "dim"),
-                str(self.folder),
-            )
+                ("cody", "bold cyan"), " · chat   ", ("model ", "dim"), self.model or "?", ("  mode ", "dim"), self.mode
+            ),
         )
+        print_line(console, Text.assemble(("folder ", "dim"), str(self.folder)))
         sandbox = sandbox_notice(self.client.capabilities)
         if sandbox is not None:
             console.print(f"[yellow]{escape(sandbox)}[/]")
-        if instruction_files:
-            console.print(Text.assemble(("rules ", "dim"), ", ".join(instruction_files)))
+        if instruction_files is not None:
+            self.rules_shown = True
+            if instruction_files:
+                print_line(console, Text.assemble(("rules ", "dim"), ", ".join(instruction_files)))
         if resumed is not None:
             self.resumed(*resumed)
         else:
             console.print(f"[dim]{note}[/]")
-        console.print(
-            "[dim]Enter sends (also during a run) · Ctrl+C interrupts a run · Ctrl+D or /exit quits · "
-            "/help for commands[/]"
-        )
+        console.print("[dim]Enter sends, also during a run · Ctrl+C interrupts a run · /help for commands[/]")
         return True
 
     async def loop(self) -> int:
@@ -317,6 +450,7 @@ class Chat:
         handled after the chunks that came before it, finds its tool call on screen."""
         if chunk.get("runId") not in self.run_ids:
             return
+        self.status.chunk(chunk)
         kind = chunk.get("type")
         if kind == "session_start":
             self.session_id = chunk.get("sessionId") or self.session_id
@@ -331,21 +465,24 @@ class Chat:
             return
         self.renderer.handle(chunk)
 
-    async def send(self, prompt: str) -> None:
-        """One turn: the message typed at the prompt, and those typed while its runs go."""
+    async def send(self, prompt: str, command: dict[str, str] | None = None) -> None:
+        """One turn: the message typed at the prompt (or a custom `command`, which the server
+        expands), and those typed while its runs go."""
         assert self.client is not None
         message_id = _message_id()
         new_session = self.session_id is None
         self.last_mode = None
-        attachments = self.attached(prompt)
-        stream = self.client.stream(prompt, session_id=self.session_id, message_id=message_id, attachments=attachments)
+        attachments = self.attached(prompt) if command is None else []
+        stream = self.client.stream(
+            prompt, session_id=self.session_id, message_id=message_id, attachments=attachments, command=command
+        )
         self.run_id, self.run_ids, self.typed_ids = stream.run_id, {stream.run_id}, {message_id}
         self.follow(stream)
         answer = self.pending[stream]
         gave_up: list[bool] = []
 
         def first() -> None:
-            self.renderer.line_break()
+            self.renderer.settle()  # what streamed so far stays above the notice, in its place
             self.console.print("[yellow]cancelling… (Ctrl+C again to stop waiting)[/]")
 
         def again() -> None:
@@ -355,6 +492,7 @@ class Chat:
 
         self.interrupt = InterruptOnCtrlC(self, stream, first, again)  # driven by on_sigint
         self.typeahead.resume()
+        self.status.working(True)
         try:
             while self.pending:
                 self._wake = asyncio.get_running_loop().create_future()
@@ -380,8 +518,10 @@ class Chat:
                 waiting.cancel()
             self.pending.clear()
             self.renderer.close_live()
+            self.status.working(False)
             self.run_id = None
             self.interrupt = None
+            asyncio.ensure_future(self.refresh_usage())
 
     def attached(self, text: str) -> list[dict[str, Any]]:
         """The files its `@path` mentions attach (mentions.py), said in a dim line."""
@@ -428,14 +568,19 @@ class Chat:
             self.renderer.live.show(typed=typed or None)
 
     def typed_during_run(self, line: str) -> None:
-        """A line typed while a run goes: a `next` message for the session, or /queue."""
+        """A line typed while a run goes: a `next` message for the session, or /queue, /plan, /jobs, /stop."""
         self.renderer.line_break()
-        if line.split()[0].lower() == "/queue":
-            asyncio.ensure_future(self.show_queue())
+        name, _, arg = line.strip().partition(" ")
+        during = {"/queue": self.show_queue, "/plan": self.show_plan, "/jobs": self.show_jobs}
+        if name.lower() in during:
+            asyncio.ensure_future(self.quietly(during[name.lower()]()))
+        elif name.lower() == "/stop":
+            asyncio.ensure_future(self.quietly(self.stop_job(arg.strip())))
         elif line.startswith("/"):
             command = escape(line.split()[0])
             self.console.print(
-                f"[dim]{command} was not run: during a run only /queue works; type it again once the run has ended[/]"
+                f"[dim]{command} was not run: during a run only /queue, /plan, /jobs and /stop work; type it "
+                "again once the run has ended[/]"
             )
         else:
             asyncio.ensure_future(self.send_next(line))
@@ -457,6 +602,13 @@ class Chat:
         self.follow(stream)
         print_line(self.console, f"[dim]» queued for the model's next step: {escape(line)}[/]")
 
+    async def quietly(self, work: Any) -> None:
+        """A command typed during a run: its failure is said, never raised into the run."""
+        try:
+            await work
+        except CodyError as exc:
+            self.console.print(f"✗ {exc.message}", style="red", markup=False)
+
     async def show_queue(self) -> None:
         assert self.client is not None
         queued = await self.client.list_queued(self.session_id) if self.session_id else []
@@ -475,7 +627,9 @@ class Chat:
         if name in ("/exit", "/quit", "/q"):
             return "exit"
         if name in ("/help", "/?"):
-            console.print(HELP)
+            print_help(console, HELP, help_text(HELP))
+            await self.read_commands()
+            self.show_commands()
         elif name in ("/clear", "/new"):
             self.session_id = None
             self.model = self.default_model
@@ -511,15 +665,143 @@ class Chat:
             await self.show_queue()
         elif name == "/compact":
             await self.compact()
+        elif name == "/plan":
+            await self.show_plan()
+        elif name == "/jobs":
+            await self.show_jobs()
+        elif name == "/stop":
+            await self.stop_job(arg)
         elif name == "/permissions":
             await self.rules.command(self.client, arg, self.session_id)
+        elif name == "/agents":
+            show_agents(console, await self.client.list_agents(self.folder))
         elif name == "/rewind":
             await self.rewind(arg)
         elif name == "/fork":
             await self.fork(arg)
+        elif name == "/skills":
+            await self.show_skills()
+        elif await self.custom_command(text):
+            pass
+        elif name == "/diff":
+            await self.review.diff(arg)
+        elif name in ("/undo-hunks", "/undo"):
+            await self.review.undo_hunks(arg)
+        elif name == "/lsp":
+            await show_language_servers(self.console, self.client, self.folder)
+        elif name == "/usage":
+            await show_usage(console, self.client, self.session_id, self.status.status.price)
+        elif name == "/context":
+            if not server_feature(self.client, "contextReport"):
+                console.print("[dim]This server does not say what fills the context (no cody/getContext).[/]")
+                return None
+            report = await self.client.get_context(
+                self.session_id, workspace_folder=None if self.session_id else self.folder
+            )
+            show_context(console, report)
         else:
             console.print(f"[red]unknown command {escape(name)}[/] — /help lists the commands")
         return None
+
+    async def show_plan(self) -> None:
+        """/plan: the session's plan as the agent left it (cody/getSession's `session.plan`)."""
+        assert self.client is not None
+        plan = None
+        if self.session_id is not None:
+            page = await self.client.get_session(self.session_id, limit=1)
+            plan = to_wire(page.session.plan) if page.session.plan is not None else None
+        if plan is None:
+            self.console.print("[dim]No plan in this session yet: the agent makes one for a task of several steps.[/]")
+            return
+        print_plan(self.console, plan)
+
+    async def show_jobs(self) -> None:
+        """/jobs: the session's background commands, each with its state and last output lines."""
+        assert self.client is not None
+        commands = await self.client.list_background_commands(self.session_id) if self.session_id else []
+        if not commands:
+            self.console.print("[dim]No background commands in this session.[/]")
+            return
+        for command in commands:
+            if command.status == "running":
+                state = "[green]running[/]"
+            else:
+                state = f"[dim]{command.status} (exit code {command.exit_code})[/]"
+            print_line(self.console, f"[bold]{command.id}[/] {state}  {escape(command.command)}")
+            for line in command.output.splitlines()[-JOB_LINES:]:
+                print_line(self.console, f"    [dim]{escape(line)}[/]")
+        self.console.print("[dim]/stop ID stops one[/]")
+
+    async def stop_job(self, arg: str) -> None:
+        """/stop ID: stop a background command (a unique start of its id will do)."""
+        assert self.client is not None
+        if not arg:
+            self.console.print("usage: /stop ID  (/jobs lists the ids)")
+            return
+        commands = await self.client.list_background_commands(self.session_id) if self.session_id else []
+        matching = [c for c in commands if c.id == arg] or [c for c in commands if c.id.startswith(arg)]
+        if len(matching) != 1:
+            why = "no background command" if not matching else "more than one background command"
+            self.console.print(f"[red]{why} of this session starts with {escape(arg)}[/] — /jobs lists them")
+            return
+        result = await self.client.stop_background_command(matching[0].id)
+        if result.stopped and result.command is not None:
+            self.console.print(f"[green]stopped[/] {matching[0].id} [dim](exit code {result.command.exit_code})[/]")
+        else:
+            self.console.print(f"[dim]{matching[0].id} had ended already[/]")
+
+    # ----------------------------------------------------------------- custom commands and skills
+
+    async def read_commands(self) -> None:
+        """The folder's custom slash commands, from the server (when it has them)."""
+        assert self.client is not None
+        if server_feature(self.client, "commands"):
+            listed = await self.client.list_commands(self.folder)
+            self.custom = [c for c in listed if c.source != "builtin" and c.name not in CHAT_COMMANDS]
+
+    def show_commands(self) -> None:
+        if not self.custom:
+            return
+        self.console.print(
+            "[bold]Custom commands[/] [dim](.cody/commands, .claude/commands, .github/prompts, yours)[/]"
+        )
+        for command in self.custom:
+            usage = f"/{command.name}" + (f" {command.argument_hint}" if command.argument_hint else "")
+            print_line(self.console, f"  {escape(usage):<14} {escape(command.description)} [dim]({command.source})[/]")
+
+    async def custom_command(self, text: str) -> bool:
+        """`/name ARGS` of a custom command: sent for the server to expand; False if there is none."""
+        name, _, arguments = text.strip()[1:].partition(" ")
+        if not any(c.name == name for c in self.custom):
+            await self.read_commands()  # a file added since
+            if not any(c.name == name for c in self.custom):
+                return False
+        await self.send(text.strip(), command={"name": name, "arguments": arguments.strip()})
+        return True
+
+    async def show_skills(self) -> None:
+        assert self.client is not None
+        if not server_feature(self.client, "skills"):
+            self.console.print("[dim]This server has no skills.[/]")
+            return
+        listed = await self.client.list_skills(self.folder)
+        if listed.enabled is False:
+            self.console.print("[dim]Skills are off (CODY_SKILLS=off).[/]")
+            return
+        if not listed.skills:
+            self.console.print(
+                "[dim]No skills: put NAME/SKILL.md in .agents/skills, .claude/skills or .github/skills "
+                "(or in ~/.claude/skills for every folder).[/]"
+            )
+            return
+        for skill in listed.skills:
+            if skill.valid:
+                description = escape(" ".join(skill.description.split())[:200])
+                print_line(self.console, f"  [bold]{escape(skill.name)}[/] [dim]({skill.source})[/] {description}")
+            else:
+                print_line(self.console, f"  [red]{escape(skill.name)}[/] [dim]({skill.source}) skipped:[/]")
+                self.console.print(f"    {escape(skill.reason or '?')}")  # whole: what to fix
+            print_line(self.console, f"    [dim]{escape(skill.path)}[/]")
 
     async def compact(self) -> None:
         assert self.client is not None
@@ -562,7 +844,9 @@ class Chat:
             files = ", ".join(escape(f"{c.path} ({c.status})") for c in info.changes[:6])
             more = f" and {len(info.changes) - 6} more" if len(info.changes) > 6 else ""
             changed = (
-                f"{len(info.changes)} file(s) changed since: {files}{more}" if info.changes else "no file changed since"
+                f"changed {len(info.changes)} file{'s' if len(info.changes) != 1 else ''}: {files}{more}"
+                if info.changes
+                else "changed no file"
             )
             self.console.print(f"  [bold]{turn.number:>3}[/]  {what}\n       [dim]{changed}[/]", soft_wrap=True)
 
@@ -806,8 +1090,16 @@ def show_history(console: Console, messages: list[Message], total: int) -> None:
                 for i, line in enumerate(_first_lines(content, PROMPT_LINES)):
                     print_line(console, Text.assemble(("› " if i == 0 else "  ", "bold green"), line))
         elif message.role == "assistant":
-            for line in _first_lines(content, ANSWER_LINES) if content else []:
+            if content and console.is_terminal and not console.is_dumb_terminal:  # as the answer was shown
+                lines = content.splitlines()
+                console.print(markdown("\n".join(lines[:ANSWER_LINES])))
+                if len(lines) > ANSWER_LINES:
+                    console.print(f"[dim]… ({len(lines) - ANSWER_LINES} more lines)[/]")
+            for line in _first_lines(content, ANSWER_LINES) if content and not console.is_terminal else []:
                 print_line(console, Text(line))
+            if content and console.is_terminal and console.is_dumb_terminal:
+                for line in _first_lines(content, ANSWER_LINES):
+                    print_line(console, Text(line))
             calls = message.tool_calls or []
             for call in calls[:CALLS_SHOWN]:
                 try:
@@ -828,6 +1120,21 @@ def show_history(console: Console, messages: list[Message], total: int) -> None:
                 print_line(console, f"  [dim]{RESULT_MARK} {escape(first)}[/]")
     if results > RESULTS_SHOWN:
         print_line(console, f"  [dim]{RESULT_MARK} … {results - RESULTS_SHOWN} more results[/]")
+
+
+def show_agents(console: Console, listing: AgentList) -> None:
+    """`/agents`: each agent with where it comes from and its tools; a file that defines none, with why."""
+    for agent in listing.agents:
+        where = agent.source if agent.path is None else f"{agent.source} · {agent.path}"
+        if not agent.valid:
+            console.print(
+                f"[red]✗[/] [bold]{escape(agent.name)}[/] [dim]({escape(where)})[/]: {escape(agent.reason or '')}"
+            )
+            continue
+        tools = "every tool but task" if agent.tools == ["*"] else ", ".join(agent.tools) or "no tools"
+        model = f" · model {agent.model}" if agent.model else ""
+        console.print(f"[bold]{escape(agent.name)}[/] [dim]({escape(where)}) · {escape(tools)}{escape(model)}[/]")
+        console.print(f"  {escape(agent.description)}", highlight=False)
 
 
 def _first_lines(text: str, n: int) -> list[str]:

@@ -16,7 +16,12 @@ Every method raises `CodyError` for a JSON-RPC error from the server (and
 always chooses the runId of a run, so the chunks of a run can be routed to it
 before the `cody/run` response arrives, and a run can be cancelled at any time.
 
-This module must stay light: it does not import openai or the server.
+JSON-RPC is the shared endpoint's (cody_lsp/jsonrpc/, with the LSP base protocol's
+framing), the same the server's faces speak through: the server's `$/cancelRequest` cancels a
+permission question being asked, a late answer to a request this client gave up on is dropped
+quietly, and what the server sends is read as strictly as the server reads a client.
+
+This module must stay light: it does not import openai, the server, pygls or lsprotocol.
 """
 
 from __future__ import annotations
@@ -28,22 +33,18 @@ import inspect
 import logging
 import os
 import sys
-import threading
 import typing
 import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from lsprotocol.converters import get_converter
-from pygls.client import JsonRPCClient
-from pygls.exceptions import JsonRpcException
-from pygls.io_ import run_async
-
-from .. import __version__
-from ..private_api.jsonrpc import FencedProtocol
+from ..jsonrpc.codec import WireLimits
+from ..jsonrpc.endpoint import LSP_CLIENT, Endpoint, Routes, RpcError
+from ..jsonrpc.framing import ContentLength
 from ..protocol import wire
 from ..protocol.wire import RunResult, SessionInfo, SessionList, SessionPage
+from . import prestart
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,9 @@ __all__ = ["CodyClient", "CodyError", "CodyConnectionError", "PermissionHandler"
 PermissionHandler = Callable[[dict], Awaitable[str | dict] | str | dict]
 
 CONNECTION_LOST = -32099  # implementation-defined server error range
+# What the client reads from the server: a message may be large (a session's page holds whole
+# prompts and tool outputs), so its limit is generous; the header limit is LSP's.
+SERVER_LIMITS = WireLimits(max_message_bytes=1 << 30)
 
 
 class CodyError(Exception):
@@ -88,48 +92,31 @@ def _made_token(port: int) -> str:
         ) from None
 
 
-def _file_uri(folder: str | Path) -> str:
-    text = str(folder)
-    if text.startswith("file:"):
-        return text
-    return Path(text).expanduser().resolve().as_uri()
+_file_uri = prestart.file_uri
 
 
-class _Protocol(FencedProtocol):
-    """pygls' JSON-RPC protocol, client side.
+class _Adopted:
+    """A server process started by prestart.py, as the client uses its process (asyncio's Process)."""
 
-    - Messages are structured at the top level only (a chunk's tool arguments may
-      contain anything, even a "jsonrpc" key).
-    - `$/cancelRequest` from the server (a pending permission request of a run
-      that was cancelled) cancels the handler, and a response to a request this side
-      gave up on is dropped quietly (both in FencedProtocol).
-    """
+    def __init__(self, process: Any, stdin: asyncio.StreamWriter):
+        self._process = process
+        self.stdin = stdin
+        self.pid = process.pid
 
-    def structure_message(self, data: dict[str, Any]):
-        return data
+    @property
+    def returncode(self) -> int | None:
+        code: int | None = self._process.poll()
+        return code
 
-    def handle_message(self, message: Any):
-        if isinstance(message, dict):
-            if "jsonrpc" not in message:
-                log.warning("dropped a message that is not JSON-RPC 2.0")
-                return None
-            try:
-                message = super().structure_message(message)
-            except JsonRpcException:
-                log.warning("dropped a message that could not be read", exc_info=True)
-                return None
-        return super().handle_message(message)
+    async def wait(self) -> int:
+        code: int = await asyncio.to_thread(self._process.wait)
+        return code
 
+    def kill(self) -> None:
+        self._process.kill()
 
-class _Transport(JsonRPCClient):
-    """The pygls client the CodyClient drives; reports a lost connection to it."""
-
-    def __init__(self, owner: CodyClient):
-        super().__init__(protocol_cls=_Protocol, converter_factory=get_converter)
-        self.owner = owner
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        log.warning("protocol error from the server: %s", error)
+    def terminate(self) -> None:
+        self._process.terminate()
 
 
 _END = object()  # queue sentinel: the cody/run request finished
@@ -225,15 +212,17 @@ class CodyClient:
     """A connection to one cody-lsp server (see the module docstring)."""
 
     def __init__(self, permission_handler: PermissionHandler | None = None, *, steering: bool = False):
-        self._transport = _Transport(self)
         # Ask for `user_message` chunks and `cody/queueChanged` (sent to `on_queue_changed`).
         self.steering = steering
+        # More of what the client declares in `initialize` (`usage`, `editDiffs`, …: spawn's `wants`).
+        self.wants: set[str] = set()
         self.on_queue_changed: list[Callable[[dict[str, Any]], Any]] = []
         # `cody/sessionChanged` (declared to servers that advertise it): a session this client
         # follows, changed by another server process — its params to each `on_session_changed`.
         self.on_session_changed: list[Callable[[dict[str, Any]], Any]] = []
-        self.protocol: _Protocol = self._transport.protocol  # type: ignore[assignment]
-        self._stop = threading.Event()  # ends the reader loop
+        # What the server may send this client (its route table), and the connection's endpoint.
+        self.routes = Routes()
+        self.endpoint = Endpoint(ContentLength(), self.routes, dialect=LSP_CLIENT, limits=SERVER_LIMITS)
         self.server_process: asyncio.subprocess.Process | None = None
         self.permission_handler = permission_handler
         self.on_chunk: list[Callable[[dict[str, Any]], Any]] = []
@@ -247,10 +236,9 @@ class CodyClient:
         self._closed = False
         self._closing = False
         self._close_task: asyncio.Task | None = None
+        self._answering: asyncio.Future[Any] | None = None  # the prestarted server's initialize answer
 
-        @self._transport.feature("cody/chunk")
-        def on_chunk(params: Any) -> None:  # sync: runs in message order
-            self._dispatch_chunk(params)
+        self.routes.on_notification("cody/chunk", self._dispatch_chunk)  # sync: runs in message order
 
         def to_each(callbacks: list[Callable[[dict[str, Any]], Any]], name: str) -> Callable[[Any], None]:
             def dispatch(params: Any) -> None:
@@ -262,17 +250,14 @@ class CodyClient:
 
             return dispatch
 
-        self._transport.feature("cody/queueChanged")(to_each(self.on_queue_changed, "on_queue_changed"))
-        self._transport.feature("cody/sessionChanged")(to_each(self.on_session_changed, "on_session_changed"))
+        self.routes.on_notification("cody/queueChanged", to_each(self.on_queue_changed, "on_queue_changed"))
+        self.routes.on_notification("cody/sessionChanged", to_each(self.on_session_changed, "on_session_changed"))
 
         for method in ("window/logMessage", "window/showMessage", "$/logTrace", "$/progress", "telemetry/event"):
-            self._transport.feature(method)(_ignore)
+            self.routes.on_notification(method, _ignore)
 
         if permission_handler is not None:
-
-            @self._transport.feature("cody/requestPermission")
-            async def on_permission(params: Any) -> dict[str, Any]:
-                return await self._ask(params)
+            self.routes.on_request("cody/requestPermission", self._ask)
 
     # ------------------------------------------------------------------ start
 
@@ -286,14 +271,21 @@ class CodyClient:
         permission_handler: PermissionHandler | None = None,
         cwd: str | None = None,
         steering: bool = False,
+        wants: Sequence[str] = (),
     ) -> CodyClient:
-        """Start a server subprocess (default `python -m cody_lsp`) and initialize it.
+        """Start a server subprocess (default `python -m cody_lsp`) and initialize it (`wants`:
+        optional features to declare, e.g. `usage`, `editDiffs`).
 
         The server runs in its own session, so a Ctrl+C at the terminal reaches the
         client only (which may then cancel the run); its stderr is kept (the last
         lines are quoted if it dies).
         """
         self = cls(permission_handler, steering=steering)
+        self.wants = set(wants)
+        if server_command is None and env is None and cwd is None:  # the one the command line started?
+            started = prestart.take(self._initialize_params(workspace_folders))
+            if started is not None:
+                return await self._adopt(started, workspace_folders)
         command = list(server_command or [sys.executable, "-m", "cody_lsp"])
         process = await asyncio.create_subprocess_exec(
             *command,
@@ -309,6 +301,22 @@ class CodyClient:
         self.server_process = process
         self._start(process.stdout, process.stdin)
         self._tasks.append(asyncio.ensure_future(self._drain_stderr(process.stderr)))
+        return await self._initialize_or_abort(workspace_folders)
+
+    async def _adopt(self, started: Any, workspace_folders: Sequence[str | Path]) -> CodyClient:
+        """Take over the server prestart.py started, whose `initialize` is on its way already."""
+        log.debug("taking over the server started by the command line (pid %s)", started.pid)
+        loop = asyncio.get_running_loop()
+        reader = asyncio.StreamReader(limit=2**24)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), started.stdout)
+        errors = asyncio.StreamReader(limit=2**24)
+        await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(errors), started.stderr)
+        transport, protocol = await loop.connect_write_pipe(asyncio.streams.FlowControlMixin, started.stdin)
+        writer = asyncio.StreamWriter(transport, protocol, None, loop)
+        self.server_process = _Adopted(started, writer)  # type: ignore[assignment]
+        self._start(reader, writer)
+        self._tasks.append(asyncio.ensure_future(self._drain_stderr(errors)))
+        self._answering = self.endpoint.expect_answer(prestart.INITIALIZE_ID)
         return await self._initialize_or_abort(workspace_folders)
 
     @classmethod
@@ -364,21 +372,15 @@ class CodyClient:
 
     def _start(self, reader: Any, writer: Any) -> None:
         self._writer = writer
-        self.protocol.set_writer(writer)
+        self.endpoint.writer = writer
         self._tasks.append(asyncio.ensure_future(self._read(reader)))
 
     async def _read(self, reader: Any) -> None:
         reason = "the server closed the connection"
         try:
-            await run_async(
-                stop_event=self._stop,
-                reader=reader,
-                protocol=self.protocol,
-                logger=log,
-                error_handler=self._transport.report_server_error,
-            )
-        except asyncio.IncompleteReadError:
-            reason = "the server closed the connection in the middle of a message"
+            await self.endpoint.serve(reader)
+            if self.endpoint.hung_up is not None:
+                reason = f"the server's output is not JSON-RPC ({self.endpoint.hung_up})"
         except (ConnectionError, OSError) as exc:
             reason = f"the connection to the server failed: {exc}"
         except asyncio.CancelledError:
@@ -414,21 +416,19 @@ class CodyClient:
             reason = "the client is closed"
         self._lost = reason
         error = CodyConnectionError(reason)
-        for msg_id, future in self.protocol.pending_requests().items():
+        for msg_id, future in self.endpoint.waiting.items():
             if not future.done():
                 future.set_exception(error)
-            self.protocol.forget_request(msg_id)
+            self.endpoint.forget(msg_id)
+
+    def _initialize_params(self, workspace_folders: Sequence[str | Path]) -> dict[str, Any]:
+        return prestart.initialize_params(workspace_folders, self._declared())
 
     async def _initialize(self, workspace_folders: Sequence[str | Path]) -> None:
-        folders = [{"uri": _file_uri(f), "name": Path(str(f)).name or str(f)} for f in workspace_folders]
-        params = {
-            "processId": os.getpid(),
-            "clientInfo": {"name": "cody-lsp-client", "version": __version__},
-            "rootUri": folders[0]["uri"] if folders else None,
-            "capabilities": {"experimental": {"cody": self._declared()}},
-            "workspaceFolders": folders or None,
-        }
-        result = await self._request("initialize", params, timeout=60)
+        if self._answering is not None:  # sent by the command line (prestart.py)
+            result = await self._answer("initialize", prestart.INITIALIZE_ID, self._answering, 60)
+        else:
+            result = await self._request("initialize", self._initialize_params(workspace_folders), timeout=60)
         capabilities = (result or {}).get("capabilities") or {}
         self.capabilities = capabilities
         self.server_info = (result or {}).get("serverInfo") or {}
@@ -439,29 +439,33 @@ class CodyClient:
                 f"the server speaks cody protocol version {version!r}; this client needs "
                 f"version {wire.PROTOCOL_VERSION}",
             )
-        self.protocol.notify("initialized", {})
+        self.endpoint.notify("initialized", {})
 
     def _declared(self) -> dict[str, bool]:
-        declared = {"permissions": self.permission_handler is not None, "sessionChanges": True}
-        if self.steering:
-            declared["steering"] = True
-        return declared
+        return prestart.declared_features(self.permission_handler is not None, self.steering, sorted(self.wants))
 
     # ------------------------------------------------------------------ close
 
-    async def close(self) -> None:
-        """Shut the server down (shutdown + exit) and wait for it, bounded. Idempotent."""
+    async def close(self, *, quick: bool = False) -> None:
+        """Shut the server down (shutdown + exit) and wait for it, bounded. Idempotent.
+
+        `quick`: a server this client spawned is told to stop (SIGTERM) instead of being asked
+        to shut down: a `shutdown` waits for the server's imports, which the answers read
+        before it — a session listing — may not have needed (the server answers those early)."""
         if self._close_task is None:
-            self._close_task = asyncio.ensure_future(self._close())
+            self._close_task = asyncio.ensure_future(self._close(quick))
         await asyncio.shield(self._close_task)
 
-    async def _close(self) -> None:
+    async def _close(self, quick: bool = False) -> None:
         self._closing = True
-        if self._lost is None:
+        if quick and self.server_process is not None and self.server_process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                self.server_process.terminate()
+        elif self._lost is None:
             with contextlib.suppress(Exception):
                 await self._request("shutdown", None, timeout=10)
             with contextlib.suppress(Exception):
-                self.protocol.notify("exit", None)
+                self.endpoint.notify("exit")
         self._closed = True
         process = self.server_process
         if process is not None:
@@ -495,7 +499,6 @@ class CodyClient:
         await self._stop_tasks()
 
     async def _stop_tasks(self) -> None:
-        self._stop.set()
         try:
             await asyncio.wait_for(asyncio.gather(*self._tasks, return_exceptions=True), 2)
         except TimeoutError:
@@ -519,7 +522,10 @@ class CodyClient:
         if self._lost is not None:
             raise CodyConnectionError(self._lost)
         msg_id = msg_id or f"c_{uuid.uuid4().hex[:16]}"
-        return msg_id, self.protocol.send_request_async(method, params, msg_id=msg_id)
+        try:
+            return msg_id, self.endpoint.send_request(method, params, msg_id)
+        except RuntimeError as exc:  # the connection could not be written to
+            raise CodyConnectionError(str(exc)) from None
 
     async def _answer(self, method: str, msg_id: str, future: Any, timeout: float | None = None) -> Any:
         try:
@@ -527,12 +533,12 @@ class CodyClient:
                 return await future
             return await asyncio.wait_for(future, timeout)
         except TimeoutError:
-            self.protocol.forget_request(msg_id)
+            self.endpoint.forget(msg_id)
             raise CodyError(wire.REQUEST_CANCELLED, f"{method}: no answer from the server in {timeout:g}s") from None
-        except JsonRpcException as exc:
+        except RpcError as exc:
+            if self.endpoint.closed:  # the request could not be written: the server is gone
+                raise CodyConnectionError(self._lost or exc.message) from None
             raise CodyError(exc.code, exc.message, exc.data) from None
-        except RuntimeError as exc:  # a pygls transport failure
-            raise CodyConnectionError(str(exc)) from None
 
     async def _request(self, method: str, params: Any, *, timeout: float | None = None) -> Any:
         msg_id, future = self._send(method, params)
@@ -594,8 +600,13 @@ class CodyClient:
         priority: str | None = None,
         should_query: bool | None = None,
         attachments: list[dict[str, Any]] | None = None,
+        command: dict[str, str] | None = None,
     ) -> dict[str, Any]:
-        params: dict[str, Any] = {"prompt": prompt, "runId": run_id or f"run_{uuid.uuid4().hex[:20]}"}
+        params: dict[str, Any] = {"runId": run_id or f"run_{uuid.uuid4().hex[:20]}"}
+        if command is not None:  # a custom slash command, expanded by the server: {name, arguments}
+            params["command"] = command
+        else:
+            params["prompt"] = prompt
         if session_id is not None:
             params["sessionId"] = session_id
         if workspace_folder is not None:
@@ -621,9 +632,9 @@ class CodyClient:
         except asyncio.CancelledError:
             # The caller stopped waiting: stop the run too ($/cancelRequest → the
             # server cancels the run and answers -32800).
-            if self._lost is None:
+            if self._lost is None and self.endpoint.forget(msg_id):
                 with contextlib.suppress(Exception):
-                    self.protocol.notify("$/cancelRequest", {"id": msg_id})
+                    self.endpoint.notify(LSP_CLIENT.cancel_method, {LSP_CLIENT.cancel_key: msg_id})
             raise
         return _result(_CALLS[wire.RunParams][0], raw)
 
@@ -657,9 +668,32 @@ class CodyClient:
         """The instruction files a run in the folder would be given up front now."""
         return await self._call(wire.ListInstructionsParams(_folder(workspace_folder)))
 
+    async def list_skills(self, workspace_folder: str | Path | None = None) -> wire.SkillList:
+        """The Agent Skills of the folder and of the user, valid or not (cody/listSkills)."""
+        return await self._call(wire.ListSkillsParams(_folder(workspace_folder)))
+
+    async def list_commands(self, workspace_folder: str | Path | None = None) -> list[wire.CommandInfo]:
+        """The built-in and the custom slash commands of the folder (cody/listCommands)."""
+        return (await self._call(wire.ListCommandsParams(_folder(workspace_folder)))).commands
+
+    async def list_agents(self, workspace_folder: str | Path | None = None) -> wire.AgentList:
+        """The agents a `task` call can run in the folder, and the definition files that define none."""
+        return await self._call(wire.ListAgentsParams(_folder(workspace_folder)))
+
     async def list_models(self, session_id: str | None = None, *, refresh: bool = False) -> wire.ModelList:
         """The models the endpoint lists ([] when it lists none), and the session's (or the configured) model."""
         return await self._call(wire.ListModelsParams(session_id, True if refresh else None))
+
+    async def warm_up(self) -> bool:
+        """Tell the server a run is coming (it loads its model client in the background); True
+        when it was loaded already."""
+        return (await self._call(wire.WarmUpParams())).ready
+
+    async def get_context(
+        self, session_id: str | None = None, *, workspace_folder: str | Path | None = None
+    ) -> wire.ContextReport:
+        """What the session's next model request would carry, estimated (cody/getContext)."""
+        return await self._call(wire.GetContextParams(session_id, _folder(workspace_folder)))
 
     async def delete_session(self, session_id: str) -> bool:
         result = await self._call(wire.DeleteSessionParams(session_id))
@@ -697,6 +731,14 @@ class CodyClient:
         """Summarize the session's history for the model now (cody/compact)."""
         return await self._call(wire.CompactParams(session_id))
 
+    async def list_background_commands(self, session_id: str) -> list[wire.BackgroundCommand]:
+        """The session's background commands, running or ended (cody/listBackgroundCommands)."""
+        return (await self._call(wire.ListBackgroundCommandsParams(session_id))).commands
+
+    async def stop_background_command(self, command_id: str) -> wire.StopBackgroundResult:
+        """Stop a background command and what it started (cody/stopBackgroundCommand)."""
+        return await self._call(wire.StopBackgroundCommandParams(command_id))
+
     async def list_checkpoints(self, session_id: str) -> wire.CheckpointList:
         """The session's checkpoints, oldest first (cody/listCheckpoints)."""
         return await self._call(wire.ListCheckpointsParams(session_id))
@@ -713,6 +755,26 @@ class CodyClient:
     async def fork_session(self, session_id: str, *, position: int | None = None) -> SessionInfo:
         """A new session with the history up to the run whose prompt is at `position` (all of it when absent)."""
         return await self._call(wire.ForkSessionParams(session_id, position))
+
+    async def list_language_servers(self, workspace_folder: str | Path | None = None) -> list[wire.LanguageServerInfo]:
+        """The language servers code_nav may start for a folder, with their state (cody/listLanguageServers)."""
+        return (await self._call(wire.ListLanguageServersParams(_folder(workspace_folder)))).servers
+
+    async def revoke_language_server_approval(self, workspace_folder: str | Path, server: str) -> bool:
+        """Forget the answer about a workspace's language server (asked again when code_nav next needs it)."""
+        folder = _folder(workspace_folder)
+        assert folder is not None
+        return (await self._call(wire.RevokeLanguageServerApprovalParams(folder, server))).revoked
+
+    async def list_changes(self, session_id: str, *, run_id: str | None = None) -> wire.ChangeList:
+        """A run's changes (the session's, without `run_id`), file by file and hunk by hunk (cody/listChanges)."""
+        return await self._call(wire.ListChangesParams(session_id, run_id))
+
+    async def revert_changes(
+        self, session_id: str, *, run_id: str | None = None, files: list[wire.RevertFile] | None = None
+    ) -> wire.RevertResult:
+        """Put back those hunks (or whole files; all of them without `files`) as before the run (cody/revertChanges)."""
+        return await self._call(wire.RevertChangesParams(session_id, run_id, files))
 
     # ------------------------------------------------------------------ incoming
 

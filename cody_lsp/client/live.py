@@ -73,21 +73,62 @@ class MarkdownBlocks:
         return block
 
 
-_LIST = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
-
-
 def spacing(block: str) -> tuple[bool, bool]:
-    """Whether rich's rendering of a block starts, and ends, with a blank line of its own
-    (a code block's padding, a list's leading line): no other blank line is needed there."""
-    fenced = bool(_FENCE.match(block))
-    return fenced or bool(_LIST.match(block)), fenced
+    """Whether a block as printed (markdown(): its blank lines at the ends dropped) starts, and
+    ends, with a blank-looking line of its own: never — one blank line goes between two blocks."""
+    return False, False
+
+
+_MARKDOWN: Any = None
+
+
+def _markdown_class() -> Any:
+    """rich's Markdown with headings flush left (rich centres a `# heading`)."""
+    global _MARKDOWN
+    if _MARKDOWN is None:
+        from rich.markdown import Heading, Markdown
+
+        class LeftHeading(Heading):
+            LEVEL_ALIGN = dict.fromkeys(("h1", "h2", "h3", "h4", "h5", "h6"), "left")
+
+        class LeftMarkdown(Markdown):
+            elements = {**Markdown.elements, "heading_open": LeftHeading}
+
+        _MARKDOWN = LeftMarkdown
+    return _MARKDOWN
 
 
 def markdown(source: str) -> Any:
-    """A block as rich renders it (rich.markdown is imported only when a terminal shows Markdown)."""
-    from rich.markdown import Markdown
+    """A block as rich renders it (rich.markdown is imported only when a terminal shows Markdown),
+    headings flush left, without blank lines at its ends or two in a row (_Tidy)."""
+    return _Tidy(_markdown_class()(source, code_theme=CODE_THEME, hyperlinks=False))
 
-    return Markdown(source, code_theme=CODE_THEME, hyperlinks=False)
+
+class _Tidy:
+    """A renderable's lines without blank lines at its start and end, and one blank line at most
+    in a row (a line of spaces on a background, a code block's padding, is not blank)."""
+
+    def __init__(self, inner: Any):
+        self.inner = inner
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        from rich.segment import Segment
+
+        lines = console.render_lines(self.inner, options, pad=False)
+
+        def blank(line: list[Any]) -> bool:
+            return all(not seg.text.strip() and not (seg.style and seg.style.bgcolor) for seg in line)
+
+        kept: list[list[Any]] = []
+        for line in lines:
+            if blank(line) and (not kept or blank(kept[-1])):
+                continue
+            kept.append(line)
+        while kept and blank(kept[-1]):
+            kept.pop()
+        for line in kept:
+            yield from line
+            yield Segment.line()
 
 
 class LiveArea:
@@ -102,11 +143,24 @@ class LiveArea:
         self.tail = ""  # the block (or thinking line) still streaming
         self.tail_style = ""
         self.typed: str | None = None  # the line being typed during the run (None: nothing typed)
+        self.notice: Any = None  # one line below the text, replaced in place (a retry's), or None
+        self.output: list[Text] = []  # the last lines of a command running now (tool_output)
         self._live: Any = None
         self._paused = False
 
-    def show(self, tail: str | None = None, style: str | None = None, typed: str | None | bool = False) -> None:
-        """Change what is shown (`typed=False`: keep the typed line as it is)."""
+    def show(
+        self,
+        tail: str | None = None,
+        style: str | None = None,
+        typed: str | None | bool = False,
+        notice: Any = False,
+        output: list[Text] | None = None,
+    ) -> None:
+        """Change what is shown (`typed=False`, `notice=False`, `output=None`: keep them as they are)."""
+        if output is not None:
+            self.output = output
+        if notice is not False:
+            self.notice = notice
         if tail is not None:
             self.tail = tail
         if style is not None:
@@ -126,10 +180,12 @@ class LiveArea:
     def close(self) -> None:
         """Off the screen for good (the run ended); what was typed is kept for the next prompt."""
         self.tail = ""
+        self.notice = None
+        self.output = []
         self._stop()
 
     def _redraw(self) -> None:
-        empty = not self.tail and not self.typed
+        empty = not self.tail and not self.typed and self.notice is None and not self.output
         if self._paused or empty:
             self._stop()
             return
@@ -155,7 +211,8 @@ class LiveArea:
 
 class _Bottom:
     """The live area's lines: the last lines of the streaming block (a third of the screen at
-    most), then the typed line, its end in view."""
+    most), the last lines of a command running now, the retry's line, then the typed line, its end
+    in view."""
 
     def __init__(self, area: LiveArea):
         self.area = area
@@ -167,6 +224,14 @@ class _Bottom:
             lines = Text(area.tail.replace("\t", "    "), style=area.tail_style).wrap(console, width)
             budget = max(3, console.height // 3)
             yield from list(lines)[-budget:]
+        for line in area.output:
+            shown = line.copy()
+            shown.truncate(width, overflow="ellipsis")
+            yield shown
+        if area.notice is not None:
+            notice = area.notice.copy() if isinstance(area.notice, Text) else Text(str(area.notice))
+            notice.truncate(width, overflow="ellipsis")
+            yield notice
         if area.typed is not None:
             room = width - 3
             typed = area.typed if Text(area.typed).cell_len <= room else "…" + area.typed[-(room - 1) :]

@@ -65,7 +65,7 @@ async def _approvals(folder: str, found: list) -> dict[str, str | None]:
         out: dict[str, str | None] = {}
         for definition in found:
             if isinstance(definition, ServerDef) and definition.source == "workspace":
-                kept = await store.mcp_approval(folder, definition.name)
+                kept = await store.mcp_approvals.get(folder, definition.name)
                 if kept is not None and kept[0] == definition.fingerprint():
                     out[definition.fingerprint()] = kept[1]
         return out

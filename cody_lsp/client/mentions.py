@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import AsyncGenerator, Awaitable, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,12 +84,28 @@ def candidates(folder: Path, partial: str) -> Iterator[str]:
             return
 
 
-def completer(folder: Path) -> Any:
-    """A prompt_toolkit completer of the path after an `@` (imported on a terminal only)."""
+def completer(
+    folder: Path, commands: Callable[[], list[str]] | None = None, ready: Callable[[], Awaitable[None]] | None = None
+) -> Any:
+    """A prompt_toolkit completer of the path after an `@`, and of a `/command` that starts the
+    line (`commands`: the names, without `/`; `ready`: awaited first, until they are known) (imported
+    on a terminal only)."""
     from prompt_toolkit.completion import Completer, Completion
 
     class MentionCompleter(Completer):
+        async def get_completions_async(self, document: Any, complete_event: Any) -> AsyncGenerator[Completion, None]:
+            if ready is not None and document.text_before_cursor.startswith("/"):
+                await ready()
+            for completion in self.get_completions(document, complete_event):
+                yield completion
+
         def get_completions(self, document: Any, complete_event: Any) -> Iterable[Completion]:
+            before = document.text_before_cursor
+            if commands is not None and before.startswith("/") and " " not in before:
+                for name in sorted(set(commands())):
+                    if name.startswith(before[1:]):
+                        yield Completion("/" + name, start_position=-len(before), display="/" + name)
+                return
             word = document.get_word_before_cursor(pattern=re.compile(r"@[^\s@]*"))
             if not word.startswith("@"):
                 return

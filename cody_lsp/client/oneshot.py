@@ -127,7 +127,9 @@ class OneShot:
     async def main(self) -> int:
         try:
             client = await CodyClient.spawn(
-                workspace_folders=[self.folder], permission_handler=self.permission_handler()
+                workspace_folders=[self.folder],
+                permission_handler=self.permission_handler(),
+                wants=() if self.args.json else ("editDiffs",),  # what an edit changed, shown after it
             )
         except CodyError as exc:
             self.err.print(f"cody-lsp run: could not start the server: {exc.message}", markup=False)

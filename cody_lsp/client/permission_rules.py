@@ -24,6 +24,8 @@ def covers(rule: PermissionRule) -> str:
     rule says so."""
     if rule.command_prefix is not None:
         what = f"`{rule.command_prefix} …`"
+    elif rule.domain is not None:
+        what = f"fetches from {rule.domain}"
     else:
         what = "every command" if rule.tool_name == "run_command" else "every call"
     if rule.decision == "deny":

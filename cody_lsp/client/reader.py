@@ -7,6 +7,7 @@ import asyncio
 import os
 import sys
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from rich.console import Console
@@ -29,6 +30,10 @@ class LineReader:
         self._task: asyncio.Task | None = None
         self._interrupted: asyncio.Task | None = None
         self._pending = False
+        # The status line (status_line.py): redrawn after each render of the prompt, and the rows
+        # the prompt may use (None: the whole terminal).
+        self.on_render: Callable[[], None] | None = None
+        self.rows: Callable[[], int | None] | None = None
 
     @property
     def busy(self) -> bool:
@@ -54,6 +59,45 @@ class LineReader:
         if not self.interactive:
             return await self.read(message, ask=True)
         return await self._run(self._guarded(self._read_key(message)))
+
+    async def read_press(self) -> str:
+        """One key press on a terminal, whole (an arrow key is its escape sequence), nothing echoed;
+        KeyboardInterrupt on Ctrl+C, EOFError on Ctrl+D. Keys typed before it are dropped."""
+        return await self._run(self._guarded(self._read_press()))
+
+    async def _read_press(self) -> str:
+        data = await self._raw_read()
+        key = data.decode("utf-8", "replace")
+        if key[:1] == "\x03":
+            raise KeyboardInterrupt
+        if not key or key[:1] == "\x04":
+            raise EOFError
+        return key
+
+    async def _raw_read(self) -> bytes:
+        """The bytes of one read of the terminal in raw mode (what was typed before is dropped)."""
+        import termios
+
+        fd = sys.stdin.fileno()
+        cooked = termios.tcgetattr(fd)
+        raw = termios.tcgetattr(fd)
+        raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # Ctrl+C is a key here
+        raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
+        termios.tcsetattr(fd, termios.TCSAFLUSH, raw)  # (TCSAFLUSH: what was typed before is dropped)
+        loop = asyncio.get_running_loop()
+        ready: asyncio.Future[None] = loop.create_future()
+
+        def readable() -> None:
+            if not ready.done():
+                ready.set_result(None)
+
+        loop.add_reader(fd, readable)
+        try:
+            await ready
+            return os.read(fd, 64)
+        finally:
+            loop.remove_reader(fd)
+            termios.tcsetattr(fd, termios.TCSADRAIN, cooked)
 
     async def _run(self, reading: Any) -> str:
         if self._pending:
@@ -127,13 +171,33 @@ class LineReader:
             from prompt_toolkit import PromptSession
 
             if ask:
-                self._sessions[ask] = PromptSession()
+                session: Any = PromptSession()
             else:
                 history = _history() if self._history else None
-                self._sessions[ask] = PromptSession(
-                    history=history, completer=self.completer, complete_while_typing=False
-                )
+                session = PromptSession(history=history, completer=self.completer, complete_while_typing=False)
+            self._sessions[ask] = session
+            self._fit(session)
         return self._sessions[ask]
+
+    def _fit(self, session: Any) -> None:
+        """The prompt keeps off the status line's row, and the status line is redrawn after it."""
+        if self.on_render is not None:
+            redraw = self.on_render
+            session.app.after_render += lambda _app: redraw()
+        output = session.app.output
+        if self.rows is None or getattr(output, "_cody_fitted", False):
+            return
+        from prompt_toolkit.data_structures import Size
+
+        rows, whole = self.rows, output.get_size
+
+        def get_size() -> Size:
+            size = whole()
+            kept = rows()
+            return Size(rows=min(size.rows, kept), columns=size.columns) if kept else size
+
+        output.get_size = get_size
+        output._cody_fitted = True
 
     async def _read_line(self, message: str, ask: bool, default: str = "") -> str:
         if self.interactive:

@@ -153,9 +153,17 @@ async def _main(args: argparse.Namespace, folder: Path | None) -> int:
     console = make_console()
     err = make_console(stderr=True)
     try:
-        async with await CodyClient.spawn(workspace_folders=[folder] if folder else []) as client:
-            if args.action == "list":
+        client = await CodyClient.spawn(workspace_folders=[folder] if folder else [])
+    except CodyError as exc:
+        err.print(f"cody-lsp sessions: {exc.message}", soft_wrap=True, markup=False)
+        return exit_code_of_error(exc)
+    try:
+        if args.action == "list":  # answered while the server still loads: it is stopped, not waited for
+            try:
                 return await _list(client, args, folder, console)
+            finally:
+                await client.close(quick=True)
+        async with client:
             if args.action == "rm":
                 return await _remove(client, args.ids, console, err)
             session = await resolve_session(client, args.id)

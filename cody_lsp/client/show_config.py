@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
 from .. import config_file
 from ..config import ModelConfig, db_path
+from .langservers import language_server_rows
 from .render import make_console, print_table
 
 SOURCE_WORDS = {"env": "environment", "file": "config file", "default": "default"}
@@ -39,6 +41,11 @@ def main(argv: list[str]) -> int:
     path = applied.file.path
     found = "found" if applied.file.exists else "not found: every setting below is the environment's or the default"
     console.print(f"configuration file: {path} ({found})", soft_wrap=True, markup=False)
+    if applied.problem is not None:  # what to fix first, then the settings as they are without it
+        console.print(f"✗ {applied.problem}", style="red", soft_wrap=True, markup=False)
+        file = applied.file
+        if not file.values and file.key_command is None and file.key_file is None:  # it could not be read
+            console.print("the file is not used until it is fixed: below are the environment's and the defaults")
     rows = []
     for variable, default in config_file.SETTINGS.items():
         if variable in from_env:
@@ -52,8 +59,15 @@ def main(argv: list[str]) -> int:
         rows.append([config_file.file_key(variable), value, source])
     rows.insert(2, ["api key", *_key(from_env, applied)])
     print_table(console, ["setting", "value", "from"], rows)
+    servers, problems = language_server_rows(Path.cwd())
+    if servers:
+        console.print(
+            "language servers (code_nav; `/lsp` in the chat shows their state):", soft_wrap=True, markup=False
+        )
+        print_table(console, ["server", "command", "files", "from"], servers)
+    for wrong in problems:
+        console.print(f"✗ {wrong}", style="red", soft_wrap=True, markup=False)
     if applied.problem is not None:
-        console.print(f"✗ {applied.problem}", style="red", soft_wrap=True, markup=False)
         return 1
     problem = ModelConfig.from_env().problem()
     if problem is not None:

@@ -1,23 +1,22 @@
-"""Every use of a private API of pygls or openai, in one package.
+"""Every use of a private API of openai (or pygls), in one package.
 
-cody-lsp needs a few underscore names of pygls and openai's low-level `post`. Each is
-used here only, with the reason, behind a public name the rest of the code calls:
+cody-lsp needs openai's low-level `post`. It is used here only, with the reason, behind a
+public name the rest of the code calls:
 
-- `FencedProtocol`, a pygls JSON-RPC protocol whose private hooks are routed to
-  public, documented methods (`write_message`, `answer_request`, `cancel_request`,
-  `forget_request`, `pending_requests`, `send_response`, `json_default`). The server's
-  and the client's protocols derive from it and override only those public methods.
 - `post_chat_stream`, the model request as a plain-dict stream.
+- `load_parts`, the parts of openai the model client uses, loaded without the package's
+  `__init__`s (which import the whole API's types): openai_parts.py.
 
-`PYGLS_PROTOCOL_METHODS`, `PYGLS_PROTOCOL_ATTRIBUTES` and `OPENAI_NAMES` list what this
-module relies on; tests/unit/test_private_api.py checks that each still exists (with the
-same parameters) in the installed versions, and that no other module of cody_lsp uses
-them. When an upgrade removes one, that test names it and this file is the one to change.
-pyproject.toml pins pygls and openai to the minor versions this was tested with.
+No private name of pygls is used any more: JSON-RPC is the shared endpoint's
+(cody_lsp/jsonrpc/), which replaced the pygls protocol subclass whose private hooks this
+package fenced. tests/unit/test_private_api.py still checks that no module of cody_lsp uses a
+private name of pygls' classes, so a new use lands here, listed and tested.
 
-`jsonrpc.py` holds the pygls part and `openai_stream.py` the openai part, so the run core (which
-streams from the model) never imports pygls. The names are also reachable from this package,
-loaded on first use.
+`OPENAI_NAMES` lists what this package relies on; tests/unit/test_private_api.py checks that
+each still exists (with the same parameters) in the installed version, and that no other
+module of cody_lsp uses them. When an upgrade removes one, that test names it and this file is
+the one to change. pyproject.toml pins pygls and openai to the minor versions this was tested
+with. The names are also reachable from this package, loaded on first use.
 """
 
 from __future__ import annotations
@@ -26,13 +25,9 @@ import importlib
 from typing import Any
 
 _WHERE = {
-    "FencedProtocol": "jsonrpc",
-    "MsgId": "jsonrpc",
-    "PYGLS_PROTOCOL_METHODS": "jsonrpc",
-    "PYGLS_PROTOCOL_ATTRIBUTES": "jsonrpc",
-    "WITHDRAWN_REMEMBERED": "jsonrpc",
     "OPENAI_NAMES": "openai_stream",
     "post_chat_stream": "openai_stream",
+    "load_parts": "openai_parts",
 }
 
 

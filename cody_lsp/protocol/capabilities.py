@@ -4,11 +4,11 @@
 version and the optional features this server serves (protocol.md, "Capabilities"); a client
 uses only what is listed there. `cody_capabilities()` adds what depends on the machine (the
 command sandbox). `initialize_result` is the whole answer: the LSP capabilities
-that pygls derives from the features the server registers (server/lsp/server.py), which depend on the
+of the features the server serves (the ones pygls would derive from them), which depend on the
 client only through the position encodings it offers and the `willSave` notifications it
-declares, plus cody's. The server answers
-`initialize` from it before pygls is imported (server/lsp/early_initialize.py);
-tests/unit/lsp/test_early_initialize.py checks it against pygls' own answer.
+declares, plus cody's. The server answers `initialize` with it (server/lsp/language_server.py),
+and so does the early start before the server is imported (server/lsp/early_initialize.py);
+tests/unit/lsp/test_early_initialize.py checks the two against each other.
 """
 
 from __future__ import annotations
@@ -56,6 +56,39 @@ SERVER_CAPABILITIES: dict[str, Any] = {
     "sessionChanges": True,
     # cody/listModels: the models the endpoint lists (a model picker; cody/updateSession sets one).
     "listModels": True,
+    # cody/warmUp: a client's hint that a run is coming (the model client loads in the background).
+    "warmUp": True,
+    # cody/getSession marks a stopped answer's text (`partial` on its assistant message).
+    "partialText": True,
+    # The agent's plan (update_plan): the `plan` chunk for clients that declare `plans`, and
+    # `plan` of cody/getSession's session.
+    "plans": True,
+    # Live output of running commands: the `tool_output` chunk for clients that declare `toolOutput`.
+    "toolOutput": True,
+    # run_command's `background`: cody/listBackgroundCommands, cody/stopBackgroundCommand.
+    "backgroundCommands": True,
+    # Hooks (protocol.md, "Hooks"): the `hook` chunk, to clients that declare `hooks`.
+    "hooks": True,
+    # Agent Skills: cody/listSkills, the `skill` tool (protocol.md, "Skills").
+    "skills": True,
+    # Custom slash commands: cody/listCommands, cody/run `command` (protocol.md, "Custom slash commands").
+    "commands": True,
+    # Subagents (protocol.md, "Subagents"): the `task` tool, chunks and permission requests of a child
+    # marked with `parentToolCallId` (chunks: for clients that declare `subagents`), the `subagent`
+    # transcript of a `task` call's tool message in cody/getSession, cody/listAgents.
+    "subagents": True,
+    # The code_nav tool (protocol.md, "Code navigation"): cody/languageFeature to clients that declare
+    # `languageFeatures`, language servers the backend starts itself, cody/listLanguageServers,
+    # cody/revokeLanguageServerApproval.
+    "codeNav": True,
+    # A run's changes hunk by hunk (protocol.md, "Reviewing changes"): cody/listChanges, cody/revertChanges.
+    "changeReview": True,
+    # Edit diffs (protocol.md, "Edit diffs"): `diff` on write_file/edit_file permission requests, and on
+    # their tool_result chunks for clients that declare `editDiffs`; an edit that cannot apply, or a
+    # write that changes nothing, is answered before anyone is asked.
+    "editDiffs": True,
+    # cody/getContext: what fills a session's context window (system prompt, instructions, tools, history).
+    "contextReport": True,
 }
 
 

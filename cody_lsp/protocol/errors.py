@@ -39,3 +39,22 @@ def camel(name: str) -> str:
     """snake_case → camelCase, as every name is spelled on the wire."""
     head, *rest = name.split("_")
     return head + "".join(part.title() for part in rest)
+
+
+def described(value: Any, *, strings: bool = False) -> str:
+    """A JSON value as an error message names what was sent instead (`'limit' must be an integer,
+    got the number 1.5`), for every face's params check: `strings` shows a string's text too
+    (cut short), else only that it is a string."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"[:60]
+    if isinstance(value, str):
+        return f"the string {value!r}"[:80] if strings else "a string"
+    if isinstance(value, list):
+        return "an array"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__

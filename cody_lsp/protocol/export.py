@@ -428,6 +428,10 @@ def _shape_schema(model: Model, shape: Shape) -> dict[str, Any]:
         properties["runId"] = {"type": "string"}
         properties["sessionId"] = {"type": "string"}
         properties["seq"] = {"type": "integer"}
+        properties["parentToolCallId"] = {
+            "description": "A subagent's chunk: the `task` call that runs it (to clients that declare `subagents`).",
+            "type": "string",
+        }
         required += ["runId", "sessionId", "seq"]
     if shape.tag is not None:
         properties["type"] = {"const": shape.tag}
@@ -579,6 +583,8 @@ def render_ts(spec: Spec) -> str:
         "  runId: string;",
         "  sessionId: string;",
         "  seq: number;",
+        "  /** A subagent's chunk: the `task` call that runs it (to clients that declare `subagents`). */",
+        "  parentToolCallId?: string;",
         "}",
     ]
     chunk_names = [model.chunk_names[k] for k in sorted(spec.chunk_types)]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+import threading
 from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING
 
@@ -34,6 +35,15 @@ log = logging.getLogger(__name__)
 
 SHUTDOWN_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 RUNS_STOP_TIMEOUT = 10.0  # seconds for every run to end (and commit) once cancelled
+
+
+def warm_model_client() -> bool:
+    """A run is coming (a client's hint: cody/warmUp, ACP's session/new; or a run admitted): the
+    model client's parts of openai start loading in a daemon thread, unless they are loaded
+    (True) or loading. The server never loads them by itself at start (agent/model.py)."""
+    from .agent.model import warm_up
+
+    return warm_up()
 
 
 class Application:
@@ -69,6 +79,7 @@ class Application:
         from .checkpoints.service import open_checkpoints
         from .core.runs import RunManager
         from .store.database import Store
+        from .store.errors import StoreError
         from .tools.shell import enable_subreaper
 
         # The server is the parent of every process a command leaves behind (setsid,
@@ -76,23 +87,26 @@ class Application:
         enable_subreaper()
         try:
             store = await Store.open(self.config.db)
+        except StoreError as exc:  # it says what to do (a full disk, a tampered file)
+            log.error("could not open the session store: %s", exc.message)
+            raise StoreUnavailable(f"cannot open the session database: {exc.message}") from None
         except Exception as exc:
             log.exception("could not open the session store %s", self.config.db)
             raise StoreUnavailable(
                 f"cannot open the session database {self.config.db}: {exc}; set CODY_DB to a writable file"
             ) from None
-        interrupted = await store.mark_interrupted_runs()
+        interrupted = await store.runs.mark_interrupted()
         if interrupted:
             log.warning("marked %d run(s) left by an ended server process as interrupted", interrupted)
         from .mcp.hub import McpHub
 
         # Checkpoints (server/checkpoints/): their store beside the database, its housekeeping in
         # the background whenever no run is active — the first pass soon after start.
-        checkpoints = await open_checkpoints(store, lambda: bool(self._manager and self._manager.runs))
+        checkpoints = await open_checkpoints(store, lambda: bool(self._manager and self._manager.busy()))
         self._manager = RunManager(
             store, self.config, self.client, mcp=McpHub(), checkpoints=checkpoints, models=self.models
         )
-        self._manager.checkpoints.ended(self.config)
+        self._manager.housekeep()
         return self._manager
 
     # ------------------------------------------------------------------ serving
@@ -107,7 +121,10 @@ class Application:
             task = asyncio.current_task()
             assert task is not None
             self._main = task
-            for signum in SHUTDOWN_SIGNALS:
+            # Python installs signal handlers in the main thread only: a server served in another
+            # thread (the tests' in-process servers: tests/inprocess.py) is stopped by its client.
+            signals = SHUTDOWN_SIGNALS if threading.current_thread() is threading.main_thread() else ()
+            for signum in signals:
                 loop.add_signal_handler(signum, self._on_signal, signum)
             try:
                 await main()
@@ -118,7 +135,7 @@ class Application:
             finally:
                 self.closing = True
                 await close()
-                for signum in SHUTDOWN_SIGNALS:
+                for signum in signals:
                     loop.remove_signal_handler(signum)
 
         try:
@@ -167,10 +184,7 @@ class Application:
         manager, self._manager = self._manager, None
         await self.models.close()
         if manager is not None:
-            try:  # no MCP server outlives the process (the guard process ends any that resists)
-                await asyncio.wait_for(manager.mcp.aclose(), RUNS_STOP_TIMEOUT)
-            except TimeoutError:
-                log.error("MCP servers did not stop within %.0f s; closing anyway", RUNS_STOP_TIMEOUT)
-            await manager.checkpoints.close()
-            await manager.watch.aclose()
-            await manager.store.close()
+            await manager.close(timeout=RUNS_STOP_TIMEOUT)
+            from .agent.model import close_clients
+
+            await close_clients()  # the model clients of this loop, and their connections

@@ -20,7 +20,8 @@ error body whose message reads
 Every request body (parsed JSON) is recorded in ``provider.requests`` (as sent, in
 bytes, in ``provider.request_bodies``), its headers (lower-cased names) in ``provider.request_headers`` and the
 ``time.perf_counter()`` stamp taken just before each SSE event was written in
-``provider.sent_times`` -- all three lists are indexed by request number.
+``provider.sent_times``, and the stamp taken when the request arrived in ``provider.request_times``
+-- all four lists are indexed by request number.
 Requests that got a fault or an error are recorded too.  When a reply has
 ``delay == 0`` events are coalesced into ~16 KiB writes, and every event of
 one write carries the stamp taken just before that write.
@@ -327,6 +328,7 @@ class ScriptedProvider:
         self.request_bodies: list[bytes] = []
         self.request_headers: list[dict] = []
         self.sent_times: list[list[float]] = []
+        self.request_times: list[float] = []  # time.perf_counter() when each chat request arrived
         self.active_streams: int = 0
         self.base_url: str = ""
         self.port: int | None = None
@@ -435,6 +437,7 @@ class ScriptedProvider:
         )
 
     async def _handle_chat(self, request: web.Request) -> web.StreamResponse:
+        arrived = time.perf_counter()
         raw = await request.read()
         try:
             body = json.loads(raw)
@@ -450,6 +453,7 @@ class ScriptedProvider:
             with self._log.open("a", encoding="utf-8") as log:
                 log.write(json.dumps(body) + "\n")
         self.request_bodies.append(raw)
+        self.request_times.append(arrived)
         self.request_headers.append({k.lower(): ", ".join(request.headers.getall(k)) for k in request.headers.keys()})
         times: list[float] = []
         self.sent_times.append(times)

@@ -1,7 +1,15 @@
 // The messages between the extension and the webview (src/webview/main.ts). The webview only
 // renders these; every protocol decision is made in session.ts. Both sides compile against
 // this file and the generated protocol types.
-import type { Attachment, AttachmentType, QueuedMessage, RunStatus, SessionInfo, SessionMode, Usage } from './protocol';
+import type { Attachment, AttachmentType, BackgroundCommand, CommandInfo, FileStatus, HookEventName, HookOutcome, Plan, QueuedMessage, RunStatus, SessionInfo, SessionMode, Usage } from './protocol';
+
+/** A page web_fetch read (its card shows the text, rendered when it was HTML): where from, what it was. */
+export interface WebPageView {
+  url: string;
+  info: string;
+  markdown: boolean;
+  text: string;
+}
 
 /** Something the extension does for the user when a button is clicked (configure, set a key…). */
 export type ActionCommand = 'configure' | 'setApiKey' | 'setPythonPath' | 'installServer' | 'showOutput' | 'restart' | 'approvalRules' | 'retry';
@@ -104,6 +112,26 @@ export interface FolderInfo {
   multiRoot: boolean;
 }
 
+/**
+ * Where the user scrolled up to in the transcript: the message at the top of the view (its index
+ * among the messages shown, oldest first) and how far into it (px). Kept with the view, so a
+ * reload puts the user back there (a pixel offset would not do: messages out of view are laid out
+ * at placeholder heights until they come into view).
+ */
+export interface ScrollAnchor {
+  index: number;
+  offset: number;
+}
+
+export function isScrollAnchor(value: unknown): value is ScrollAnchor {
+  const a = value as Partial<ScrollAnchor> | null;
+  return (
+    typeof a === 'object' && a !== null &&
+    typeof a.index === 'number' && Number.isInteger(a.index) && a.index >= 0 && a.index < 100_000 &&
+    typeof a.offset === 'number' && Number.isFinite(a.offset) && Math.abs(a.offset) < 1_000_000
+  );
+}
+
 /** A turn that has a checkpoint (recorded before its run): its actions go on its prompt (checkpoints.ts). */
 export interface CheckpointItem {
   /** The run whose prompt the actions go on (a user message's `promptOf`). */
@@ -116,6 +144,54 @@ export interface CheckpointItem {
 }
 
 export type RestoreChoice = 'files' | 'conversation' | 'both';
+
+/**
+ * A hunk's (or a binary file's) review: not reviewed yet, kept (the user's word), undone (the file
+ * holds what was there before the run), or changed by the user since (it cannot be undone).
+ */
+export type ReviewState = 'pending' | 'kept' | 'undone' | 'changed';
+
+export interface ReviewHunk {
+  /** Its index in the file's listing (cody/listChanges), what Undo names. */
+  index: number;
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  /** " context", "-removed", "+added" (at most 200; `more` counts the rest). */
+  lines: string[];
+  more: number;
+  added: number;
+  removed: number;
+  state: ReviewState;
+}
+
+export interface ReviewFile {
+  path: string;
+  status: FileStatus;
+  binary: boolean;
+  /** The file's review: pending while a hunk is; undone when all are; else kept. */
+  state: ReviewState;
+  hunks: ReviewHunk[];
+  added: number;
+  removed: number;
+}
+
+/** The review bar: what the session's latest run that changed files changed, hunk by hunk (core/review.ts). */
+export interface ReviewView {
+  sessionId: string;
+  runId: string;
+  /** The first 50 files; `more` counts the rest (Keep all / Undo all act on every one). */
+  files: ReviewFile[];
+  more: number;
+  total: number;
+  /** Files with something not reviewed yet. */
+  pending: number;
+  /** An Undo is under way. */
+  busy?: boolean;
+  /** Why the last Undo did nothing (a hunk changed since: all or nothing). */
+  error?: string;
+}
 
 /** Extension → webview. */
 export type ToWebview =
@@ -136,14 +212,34 @@ export type ToWebview =
   /** The active editor's file (relative to the folder), offered as removable context; null: none. */
   | { type: 'currentFile'; path: string | null }
   | { type: 'runStarted'; runId: string }
-  | { type: 'stepStart'; runId: string }
-  | { type: 'text'; runId: string; text: string }
-  | { type: 'thinking'; runId: string; text: string }
-  | { type: 'retract'; runId: string; notice: string }
-  | { type: 'toolCall'; runId: string; toolCallId: string; toolName: string; summary: string; detail: string; diff: boolean }
-  | { type: 'toolResult'; runId: string; toolCallId: string; toolName: string; ok: boolean | null; summary: string; content: string }
-  /** `feedback`: the user may say what to do instead when they deny. */
-  | { type: 'permission'; id: string; toolName: string; summary: string; detail: string; choices: PermissionChoice[]; feedback?: true }
+  /**
+   * A model step begins. `parent` on this and the messages below: a subagent's, shown in the block
+   * of its `task` call (`parent` is that call's id; a subagent's `toolCallId` is scoped under it:
+   * `parent/id`). `partial`: the step's text is what a stopped turn had streamed (not an answer).
+   */
+  | { type: 'stepStart'; runId: string; parent?: string; partial?: true }
+  | { type: 'text'; runId: string; text: string; parent?: string }
+  | { type: 'thinking'; runId: string; text: string; parent?: string }
+  | { type: 'retract'; runId: string; notice: string; parent?: string }
+  | { type: 'toolCall'; runId: string; toolCallId: string; toolName: string; summary: string; detail: string; diff: boolean; parent?: string }
+  | { type: 'toolResult'; runId: string; toolCallId: string; toolName: string; ok: boolean | null; summary: string; content: string; parent?: string; page?: WebPageView }
+  /** A `task` call runs a subagent: its block (under the call's card) shows what it does; closed when the call's result comes. */
+  | { type: 'subagent'; runId: string; parent: string; agent: string; description: string }
+  /** A subagent did not finish (its history's marker): said at the end of its block. */
+  | { type: 'subagentEnded'; runId: string; parent: string; status: RunStatus; message?: string }
+  /** Output of a running command, as it comes (`tool_output`): live in its card. */
+  | { type: 'toolOutput'; runId: string; toolCallId: string; text: string; parent?: string }
+  /** The agent's plan, whole (a `plan` chunk, or the session's `plan`), pinned above the composer; null: none. */
+  | { type: 'plan'; plan: Plan | null }
+  /** The session's background commands (cody/listBackgroundCommands): running ones with their output and Stop. */
+  | { type: 'background'; commands: BackgroundCommand[] }
+  /** A hook changed something in the run, or failed (`hook` chunk). */
+  | { type: 'hook'; runId: string; event: HookEventName; outcome: HookOutcome; message: string; parent?: string }
+  /**
+   * `feedback`: the user may say what to do instead when they deny. `asker`: a subagent's call
+   * (its task's description), the card says so.
+   */
+  | { type: 'permission'; id: string; toolName: string; summary: string; detail: string; choices: PermissionChoice[]; feedback?: true; asker?: string }
   | { type: 'permissionClosed'; id: string; label: string; allowed: boolean | null }
   | { type: 'runEnded'; runId: string; status: RunStatus; message?: string; usage?: Usage; actions?: Action[] }
   | { type: 'notice'; text: string; level: 'info' | 'error'; actions?: Action[] }
@@ -169,7 +265,11 @@ export type ToWebview =
   /** A plan-mode run answered with its plan: the panel offers to carry it out. */
   | { type: 'planReady'; runId: string }
   /** The view of a session not shown (its newest page, as a reset would draw it), asked for with `prefetchViews`: kept by the panel, drawn at once if the user picks it. */
-  | { type: 'view'; sessionId: string; messages: ToWebview[] };
+  | { type: 'view'; sessionId: string; messages: ToWebview[] }
+  /** The slash commands of the folder (cody/listCommands), for the composer's completion. */
+  | { type: 'commands'; commands: CommandInfo[] }
+  /** The review bar (null: nothing to review). */
+  | { type: 'review'; review: ReviewView | null };
 
 /** One kind of message to the webview, by its `type`. */
 export type ToWebviewOf<T extends ToWebview['type']> = Extract<ToWebview, { type: T }>;
@@ -184,6 +284,18 @@ export interface WebviewBatch {
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'send'; text: string; priority?: 'now' | 'next'; attachments?: PanelAttachment[] }
+  /** The composer's "/" was typed: the folder's slash commands, please (answered with `commands`). */
+  | { type: 'listCommands' }
+  /** The review bar's buttons: Keep / Undo a hunk (`path` and `hunk`), a file (`path`) or every file. */
+  | { type: 'review'; action: 'keep' | 'undo'; path?: string; hunk?: number }
+  /** A background command's Stop (cody/stopBackgroundCommand). */
+  | { type: 'stopBackground'; id: string }
+  /** The background list's Clear: the ended commands are no longer shown. */
+  | { type: 'clearBackground' }
+  /** The review bar's file: its diff in the editor (before the run ↔ now), the hunks marked. */
+  | { type: 'reviewDiff'; path: string }
+  /** Where the user scrolled up to (null: at the newest message, following it): kept with the view for a reload. */
+  | { type: 'scrolled'; at: ScrollAnchor | null }
   /** What `@query` completes to. */
   | { type: 'complete'; query: string }
   | { type: 'cancelQueued'; messageId: string }
@@ -236,6 +348,15 @@ const FROM_WEBVIEW: Record<FromWebview['type'], Check> = {
     typeof m.text === 'string' &&
     (m.priority === undefined || m.priority === 'now' || m.priority === 'next') &&
     (m.attachments === undefined || (Array.isArray(m.attachments) && m.attachments.length <= MAX_ATTACHMENTS && m.attachments.every(isAttachment))),
+  listCommands: ok,
+  stopBackground: (m) => typeof m.id === 'string' && m.id.length <= 200,
+  clearBackground: ok,
+  reviewDiff: (m) => typeof m.path === 'string' && m.path.length <= 4096,
+  review: (m) =>
+    (m.action === 'keep' || m.action === 'undo') &&
+    (m.path === undefined || (typeof m.path === 'string' && m.path.length <= 4096)) &&
+    (m.hunk === undefined || (typeof m.hunk === 'number' && Number.isInteger(m.hunk) && m.hunk >= 0 && m.path !== undefined)),
+  scrolled: (m) => m.at === null || isScrollAnchor(m.at),
   complete: str('query'),
   cancelQueued: str('messageId'),
   compact: ok,

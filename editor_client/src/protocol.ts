@@ -6,9 +6,25 @@
 export const PROTOCOL_VERSION = 1;
 export const CARRY_OUT_PROMPT = "Carry out the plan.";
 
+export type AgentSource = "builtin" | "workspace" | "user";
+
 export type AttachmentType = "file" | "selection" | "diagnostics" | "terminal" | "image";
 
+export type BackgroundStatus = "running" | "exited" | "stopped";
+
+export type CommandSource = "builtin" | "workspace" | "user";
+
 export type FileStatus = "added" | "modified" | "deleted";
+
+export type HookEventName = "SessionStart" | "UserPromptSubmit" | "PreToolUse" | "PostToolUse" | "Stop" | "SubagentStop" | "PreCompact";
+
+export type HookOutcome = "blocked" | "context" | "error" | "timeout";
+
+export type HunkState = "applied" | "reverted" | "changed";
+
+export type LanguageServerSource = "user" | "workspace";
+
+export type LanguageServerState = "idle" | "starting" | "running" | "failed";
 
 export type McpApproval = "allowed" | "denied";
 
@@ -16,7 +32,11 @@ export type McpSource = "user" | "env" | "editor" | "workspace" | "acp";
 
 export type McpState = "starting" | "ready" | "failed" | "needs_approval";
 
+export type NavOperation = "definition" | "references" | "implementation" | "type_definition" | "hover" | "document_symbols" | "workspace_symbols" | "incoming_calls" | "outgoing_calls";
+
 export type PermissionOutcome = "allow" | "allow_always" | "deny";
+
+export type PlanStatus = "pending" | "in_progress" | "completed";
 
 export type Priority = "now" | "next" | "later";
 
@@ -33,6 +53,29 @@ export type SandboxNetwork = "blocked" | "tcp-blocked" | "open" | "allowed";
 export type SessionField = "title" | "model" | "mode";
 
 export type SessionMode = "code" | "ask" | "plan";
+
+export type SkillSource = "workspace" | "user";
+
+/** An agent a `task` call can run, or a definition file that does not define one (`valid` false). */
+export interface AgentInfo {
+  name: string;
+  description: string;
+  /** The tools it gets of the session's (cody's names); ["*"]: every tool of the session but `task`. */
+  tools: string[];
+  source: CommandSource;
+  valid: boolean;
+  /** The model it runs on; absent: the session's. */
+  model?: string;
+  /** Its file (an absolute path); absent for a built-in agent. */
+  path?: string;
+  /** Why the file defines no agent (it is not offered); absent when valid. */
+  reason?: string;
+}
+
+export interface AgentList {
+  /** The built-in agents first, then the folder's and the user's definitions in the order they are read. */
+  agents: AgentInfo[];
+}
 
 /** Context sent with a `cody/run` message (protocol.md, "Attachments"); the same shape in the history (`Message.attachments`), where an image has no `dataUrl`. */
 export interface Attachment {
@@ -57,6 +100,26 @@ export interface Attachment {
   truncated?: boolean;
 }
 
+export interface BackgroundCommand {
+  id: string;
+  sessionId: string;
+  command: string;
+  status: BackgroundStatus;
+  startedAt: string;
+  /** The last of its output (its last 8,000 characters), secrets redacted. */
+  output: string;
+  /** The run_command call that started it. */
+  toolCallId?: string;
+  /** Once it ended: its exit code (negative: the signal that ended it) and when. */
+  exitCode?: number;
+  endedAt?: string;
+}
+
+export interface BackgroundCommandList {
+  /** Oldest first: the running ones and those that ended (the last 16 kept per session). */
+  commands: BackgroundCommand[];
+}
+
 export interface CancelParams {
   runId?: string;
   sessionId?: string;
@@ -69,6 +132,20 @@ export interface CancelQueuedParams {
 
 export interface CancelResult {
   cancelled: boolean;
+}
+
+export interface ChangeList {
+  files: ChangedFile[];
+  /** The checkpoint the changes are counted from (cody/diffCheckpoint, cody/restoreCheckpoint take it). */
+  checkpointId?: string;
+}
+
+export interface ChangedFile {
+  path: string;
+  status: FileStatus;
+  /** Not text (a NUL byte, or not UTF-8): no hunks, reverted whole. */
+  binary: boolean;
+  hunks: Hunk[];
 }
 
 export interface CheckpointDiff {
@@ -94,6 +171,32 @@ export interface CheckpointList {
   checkpoints: CheckpointInfo[];
   /** Why there are none: checkpoints are off on this server (no git). */
   unavailable?: string;
+}
+
+/** A custom slash command to run (protocol.md, "Custom slash commands"): `/name arguments`. */
+export interface CommandCall {
+  /** Its name, without the `/` (cody/listCommands lists them). */
+  name: string;
+  /** The text after the name: `$ARGUMENTS` in the command's file, its words `$1` … `$9`. */
+  arguments?: string;
+}
+
+export interface CommandInfo {
+  /** Without the `/`. */
+  name: string;
+  description: string;
+  source: CommandSource;
+  /** What to type after the name (the file's `argument-hint`). */
+  argumentHint?: string;
+  /** Its file, absolute (absent for a built-in command). */
+  path?: string;
+  /** The files of the same name this one hides (a workspace's over the user's, `.cody/` over `.claude/` over `.github/`). */
+  shadows?: string[];
+}
+
+export interface CommandList {
+  /** The built-in commands first, then the custom ones by name. */
+  commands: CommandInfo[];
 }
 
 export interface CompactParams {
@@ -124,6 +227,30 @@ export interface CompactionInfo {
   messagesAfter: number;
   tokensBefore: number;
   tokensAfter: number;
+}
+
+/** What the session's next model request would carry before its prompt, estimated (cody/getContext). */
+export interface ContextReport {
+  model: string;
+  /** The model's context window, and the room of it kept for the answer. */
+  window: number;
+  outputReserve: number;
+  /** The system prompt and the mode's section, without the instruction files. */
+  systemTokens: number;
+  /** The instruction files given up front, each. */
+  instructions: InstructionSize[];
+  /** The tools offered in the session's mode, and their descriptions' size. */
+  toolCount: number;
+  toolsTokens: number;
+  /** The history the model reads (after any compaction: the summary counts as one message). */
+  historyMessages: number;
+  historyTokens: number;
+  /** The history begins with the summary of a compaction. */
+  summarized: boolean;
+  /** The whole request (the parts above, as one request is counted). */
+  totalTokens: number;
+  /** The session's last request, as the endpoint counted it (SessionInfo.contextTokens); absent before its first request. */
+  contextTokens?: number;
 }
 
 export interface CreateSessionParams {
@@ -167,6 +294,21 @@ export interface DiffCheckpointParams {
   path?: string;
 }
 
+/** What a write_file or edit_file call changes in its file (protocol.md, "Edit diffs"). */
+export interface EditDiff {
+  /** The file, relative to the workspace folder. */
+  path: string;
+  /** A unified diff against the file's text (`--- a/PATH`, `+++ b/PATH`, hunks with 3 lines of context; `--- /dev/null` for a new file); "" when the call leaves the text as it is. */
+  diff: string;
+  /** true: the file does not exist yet (the call creates it). */
+  created: boolean;
+  /** Lines added and removed (all of them, when the diff is truncated). */
+  added: number;
+  removed: number;
+  /** true: the diff is longer than the server sends; this is its head. */
+  truncated?: boolean;
+}
+
 export interface ErrorInfo {
   code: string;
   message: string;
@@ -189,6 +331,12 @@ export interface ForkSessionParams {
   position?: number;
 }
 
+export interface GetContextParams {
+  /** The session (absent: a session not made yet, of `workspaceFolder` or the client's only folder). */
+  sessionId?: string;
+  workspaceFolder?: string;
+}
+
 export interface GetSessionParams {
   sessionId: string;
   limit?: number;
@@ -196,11 +344,29 @@ export interface GetSessionParams {
   before?: number;
 }
 
+export interface Hunk {
+  /** Unified-diff numbering, from 1: the lines of the file before (`old…`) and after (`new…`). */
+  oldStart: number;
+  oldLines: number;
+  newStart: number;
+  newLines: number;
+  /** " context", "-removed", "+added", each without its line ending. */
+  lines: string[];
+  /** What the file holds there now: still what the run left ("applied"), what was there before the run ("reverted"), or something else ("changed": it cannot be reverted). */
+  state?: HunkState;
+}
+
 export interface InstructionList {
   /** The files a run in the folder would be given up front now, in order (see SessionStart). */
   instructions: string[];
   /** false: instructions are turned off (CODY_INSTRUCTIONS=off, or the editor's cody.instructions). */
   enabled: boolean;
+}
+
+export interface InstructionSize {
+  /** As `SessionInfo.instructions` names it. */
+  path: string;
+  tokens: number;
 }
 
 export interface InterruptParams {
@@ -211,16 +377,68 @@ export interface InterruptResult {
   interrupted: boolean;
 }
 
+export interface LanguageFeatureParams {
+  operation: NavOperation;
+  /** The document (workspace_symbols: the workspace folder). */
+  uri: string;
+  /** Where, as in LSP (from 0, in the agreed position encoding); absent for document_symbols and workspace_symbols. */
+  position?: Position;
+  /** workspace_symbols: what to look for. */
+  query?: string;
+}
+
+export interface LanguageServerInfo {
+  name: string;
+  command: string[];
+  /** The file types it answers for (".py"), as configured. */
+  extensions: string[];
+  /** "idle": not running (it starts on the first request for one of its files); "starting"; "running"; "failed": see `reason` (started again on the next request, at most once a minute). */
+  state: LanguageServerState;
+  /** Where it is defined: the user's configuration file, or the folder's `.cody/config.toml`. */
+  source: SkillSource;
+  reason?: string;
+  /** A workspace's server: the user's answer for its definition, kept for the folder. */
+  approval?: McpApproval;
+}
+
+export interface LanguageServerList {
+  servers: LanguageServerInfo[];
+}
+
 export interface LatestSessionParams {
   workspaceFolder?: string;
+}
+
+export interface ListAgentsParams {
+  /** The folder (absent: the client's only one). */
+  workspaceFolder?: string;
+}
+
+export interface ListBackgroundCommandsParams {
+  sessionId: string;
+}
+
+export interface ListChangesParams {
+  sessionId: string;
+  /** The run whose changes to list; absent: the session's since its first checkpoint. */
+  runId?: string;
 }
 
 export interface ListCheckpointsParams {
   sessionId: string;
 }
 
+export interface ListCommandsParams {
+  /** The folder (absent: the client's only one; without one, the built-in and the user's commands). */
+  workspaceFolder?: string;
+}
+
 export interface ListInstructionsParams {
   /** The folder (absent: the client's only one). */
+  workspaceFolder?: string;
+}
+
+export interface ListLanguageServersParams {
   workspaceFolder?: string;
 }
 
@@ -248,6 +466,11 @@ export interface ListSessionsParams {
   workspaceFolder?: string;
   limit?: number;
   cursor?: string;
+}
+
+export interface ListSkillsParams {
+  /** The folder (absent: the client's only one). */
+  workspaceFolder?: string;
 }
 
 export interface McpServer {
@@ -293,6 +516,10 @@ export interface Message {
   reasoning?: string;
   /** On user messages sent with attachments: what the user attached (`content` is what they typed). */
   attachments?: Attachment[];
+  /** On an assistant message: true when it is the text a model step streamed before its turn was stopped (cancelled): kept for display only, the model never read it; absent otherwise. */
+  partial?: boolean;
+  /** On the tool message of a `task` call: what the subagent did (servers that advertise `subagents`). */
+  subagent?: SubagentTranscript;
 }
 
 export interface ModelInfo {
@@ -330,6 +557,8 @@ export interface PermissionOptions {
   toolPattern?: string;
   /** run_command, where the server has a sandbox (initialize: `sandbox.available`): "in this folder without asking, sandboxed" (allow_always, scope folder, sandboxed true). */
   sandboxedRule?: PermissionChoice;
+  /** web_fetch only: the URL's host, the `domain` an allow_always may give to cover every fetch from it. */
+  domain?: string;
 }
 
 export interface PermissionParams {
@@ -343,6 +572,10 @@ export interface PermissionParams {
   options?: PermissionOptions;
   /** Set when the call asks to run outside the sandbox: show the reason with the question. */
   unsandboxed?: UnsandboxedRequest;
+  /** A subagent's call: the `task` call that runs it (servers that advertise `subagents`). */
+  parentToolCallId?: string;
+  /** write_file and edit_file: what the call would change, against the file's text now (servers that advertise `editDiffs`). */
+  diff?: EditDiff;
 }
 
 export interface PermissionResult {
@@ -357,6 +590,8 @@ export interface PermissionResult {
   feedback?: string;
   /** allow_always of run_command: the rule runs the commands it covers in the sandbox, without asking (only where the request offered `options.sandboxedRule`). */
   sandboxed?: boolean;
+  /** allow_always of web_fetch: cover only fetches from this host (as offered in `options.domain`). */
+  domain?: string;
 }
 
 /** An "allow always" answer, kept in the database (or an ACP client's "reject always": `decision`). */
@@ -372,10 +607,25 @@ export interface PermissionRule {
   decision?: RuleDecision;
   /** True: the commands it covers run in the sandbox without asking (absent: as they are). */
   sandboxed?: boolean;
+  /** web_fetch: the rule covers only fetches from this host (absent: every fetch). */
+  domain?: string;
 }
 
 export interface PermissionRuleList {
   rules: PermissionRule[];
+}
+
+/** The agent's plan of a session, whole, as its last update_plan call left it (protocol.md, "Plans"). */
+export interface Plan {
+  entries: PlanEntry[];
+  /** Why the plan changed, as the model said it (its first 1,000 characters). */
+  explanation?: string;
+}
+
+/** One step of the agent's plan. */
+export interface PlanEntry {
+  content: string;
+  status: PlanStatus;
 }
 
 /** A place in a document, as in LSP: `line` from 0, `character` in the agreed position encoding. */
@@ -427,6 +677,31 @@ export interface RestoredConversation {
   position: number;
 }
 
+export interface RevertChangesParams {
+  sessionId: string;
+  runId?: string;
+  /** What to put back; absent: every change listed. */
+  files?: RevertFile[];
+}
+
+export interface RevertFile {
+  path: string;
+  /** Indexes into the file's `hunks` of cody/listChanges (from 0); absent: the whole file. */
+  hunks?: number[];
+}
+
+export interface RevertResult {
+  /** The `undo` checkpoint recorded first: cody/restoreCheckpoint of it undoes the revert. */
+  undoCheckpointId: string;
+  /** What the revert did to each file: "modified" (hunks put back), "deleted" (a file the run added, removed), "added" (a file the run deleted, made again). */
+  files: FileChange[];
+}
+
+export interface RevokeLanguageServerApprovalParams {
+  workspaceFolder: string;
+  server: string;
+}
+
 export interface RevokeMcpApprovalParams {
   workspaceFolder: string;
   server: string;
@@ -448,7 +723,8 @@ export interface RunEnd {
 }
 
 export interface RunParams {
-  prompt: string;
+  /** What the user sent; absent only when `command` gives it. */
+  prompt?: string;
   sessionId?: string;
   workspaceFolder?: string;
   runId?: string;
@@ -464,6 +740,8 @@ export interface RunParams {
   attachments?: Attachment[];
   /** The mode of this run alone (absent: the session's); the session's own mode is unchanged. */
   mode?: SessionMode;
+  /** A custom slash command to run instead of `prompt` (servers that advertise `commands`): the server expands its file's text with the arguments; the history shows `/name arguments`. */
+  command?: CommandCall;
 }
 
 export interface RunResult {
@@ -499,6 +777,8 @@ export interface SessionInfo {
   mode?: SessionMode;
   /** The instruction files in effect (paths relative to the folder; the user's own as ~/…): those its last run was given, or, before its first run, those found when it was created. Absent for a session made by a server without instructions. */
   instructions?: string[];
+  /** The session's plan (update_plan), as its last update left it: in cody/getSession only, for every client (servers that advertise `plans`); absent when the agent never made one. */
+  plan?: Plan;
 }
 
 export interface SessionList {
@@ -515,9 +795,49 @@ export interface SessionPage {
   runs?: RunEnd[];
 }
 
+export interface SkillInfo {
+  /** Its front matter's name (its folder's name when it has none). */
+  name: string;
+  description: string;
+  /** Its SKILL.md, absolute. */
+  path: string;
+  source: SkillSource;
+  /** false: it is never offered to the model; `reason` says why. */
+  valid: boolean;
+  reason?: string;
+  /** The SKILL.md paths of the same name this one hides (a workspace's skill over the user's). */
+  shadows?: string[];
+}
+
+export interface SkillList {
+  /** Every skill found, in the order they are read; empty when skills are off. */
+  skills: SkillInfo[];
+  /** false: skills are turned off (CODY_SKILLS=off). */
+  enabled?: boolean;
+}
+
 export interface SkippedFile {
   path: string;
   size: number;
+}
+
+export interface StopBackgroundCommandParams {
+  id: string;
+}
+
+export interface StopBackgroundResult {
+  /** false: no running command has this id (unknown, or it had ended already). */
+  stopped: boolean;
+  /** The command as it is now, when the id is known. */
+  command?: BackgroundCommand;
+}
+
+/** A subagent's conversation, kept with its `task` call's result (protocol.md, "Subagents"). */
+export interface SubagentTranscript {
+  /** The agent it ran (`general`, `explore`, or a custom agent's name). */
+  agent: string;
+  /** Its messages, oldest first: the prompt it was given, its steps, its answer (or the marker of how it stopped); `position` counts from 0 within it. */
+  messages: Message[];
 }
 
 export interface ToolCallInfo {
@@ -548,6 +868,15 @@ export interface Usage {
   totalTokens: number;
 }
 
+/** cody/warmUp: a hint that a run is coming; no fields. */
+export interface WarmUpParams {
+}
+
+export interface WarmUpResult {
+  /** true: the model client was loaded already; false: it starts loading now, in the background. */
+  ready: boolean;
+}
+
 // ---- cody/chunk
 
 /** Fields every chunk carries. */
@@ -555,6 +884,8 @@ export interface ChunkEnvelope {
   runId: string;
   sessionId: string;
   seq: number;
+  /** A subagent's chunk: the `task` call that runs it (to clients that declare `subagents`). */
+  parentToolCallId?: string;
 }
 
 export interface CancelledChunk extends ChunkEnvelope {
@@ -596,6 +927,24 @@ export interface ErrorChunk extends ChunkEnvelope {
   message: string;
 }
 
+/** A hook changed something in this run, or failed (to clients that declare `hooks`). */
+export interface HookChunk extends ChunkEnvelope {
+  type: "hook";
+  /** The hook's event. */
+  event: HookEventName;
+  /** blocked: it refused a tool call or the prompt, or made the agent go on (Stop); context: it gave the model text; error: it failed or could not run (the run goes on, except a PreToolUse hook's call, which is refused); timeout: it was killed at its timeout. */
+  outcome: HookOutcome;
+  /** Why, or what: the reason, the context (its start), or what went wrong. */
+  message: string;
+}
+
+/** The agent's plan changed (update_plan): sent whole, to clients that declared `plans`. */
+export interface PlanChunk extends ChunkEnvelope {
+  type: "plan";
+  entries: PlanEntry[];
+  explanation?: string;
+}
+
 export interface RetryChunk extends ChunkEnvelope {
   type: "retry";
   retryAttempt: number;
@@ -633,6 +982,13 @@ export interface ToolCallChunk extends ChunkEnvelope {
   server?: string;
 }
 
+/** Output of a running command (run_command, in the foreground or the background) as it comes, coalesced like text; to clients that declared `toolOutput`. */
+export interface ToolOutputChunk extends ChunkEnvelope {
+  type: "tool_output";
+  toolCallId: string;
+  text: string;
+}
+
 export interface ToolResultChunk extends ChunkEnvelope {
   type: "tool_result";
   toolCallId: string;
@@ -643,6 +999,8 @@ export interface ToolResultChunk extends ChunkEnvelope {
   server?: string;
   /** The nested instruction files (paths relative to the folder) whose text was appended to this result, the first time the agent touched a file below them; absent when none. */
   instructions?: string[];
+  /** write_file and edit_file that succeeded: what they changed, to clients that declared `editDiffs`. */
+  diff?: EditDiff;
 }
 
 export interface UsageChunk extends ChunkEnvelope {
@@ -672,11 +1030,14 @@ export type Chunk =
   | CompactChunk
   | DoneChunk
   | ErrorChunk
+  | HookChunk
+  | PlanChunk
   | RetryChunk
   | SessionStartChunk
   | TextDeltaChunk
   | ThinkingChunk
   | ToolCallChunk
+  | ToolOutputChunk
   | ToolResultChunk
   | UsageChunk
   | UserMessageChunk;
@@ -698,11 +1059,14 @@ export const CHUNK_TYPES: readonly ChunkType[] = [
   "compact",
   "done",
   "error",
+  "hook",
+  "plan",
   "retry",
   "session_start",
   "text_delta",
   "thinking",
   "tool_call",
+  "tool_output",
   "tool_result",
   "usage",
   "user_message",
@@ -730,21 +1094,32 @@ export interface Requests {
   "cody/deleteSession": { params: DeleteSessionParams; result: DeleteResult };
   "cody/diffCheckpoint": { params: DiffCheckpointParams; result: CheckpointDiff };
   "cody/forkSession": { params: ForkSessionParams; result: SessionInfo };
+  "cody/getContext": { params: GetContextParams; result: ContextReport };
   "cody/getSession": { params: GetSessionParams; result: SessionPage };
   "cody/interrupt": { params: InterruptParams; result: InterruptResult };
   "cody/latestSession": { params: LatestSessionParams; result: SessionInfo | null };
+  "cody/listAgents": { params: ListAgentsParams; result: AgentList };
+  "cody/listBackgroundCommands": { params: ListBackgroundCommandsParams; result: BackgroundCommandList };
+  "cody/listChanges": { params: ListChangesParams; result: ChangeList };
   "cody/listCheckpoints": { params: ListCheckpointsParams; result: CheckpointList };
+  "cody/listCommands": { params: ListCommandsParams; result: CommandList };
   "cody/listInstructions": { params: ListInstructionsParams; result: InstructionList };
+  "cody/listLanguageServers": { params: ListLanguageServersParams; result: LanguageServerList };
   "cody/listMcpServers": { params: ListMcpServersParams; result: McpServerList };
   "cody/listModels": { params: ListModelsParams; result: ModelList };
   "cody/listPermissionRules": { params: ListPermissionRulesParams; result: PermissionRuleList };
   "cody/listQueued": { params: ListQueuedParams; result: QueueList };
   "cody/listSessions": { params: ListSessionsParams; result: SessionList };
+  "cody/listSkills": { params: ListSkillsParams; result: SkillList };
   "cody/restoreCheckpoint": { params: RestoreCheckpointParams; result: RestoreResult };
+  "cody/revertChanges": { params: RevertChangesParams; result: RevertResult };
+  "cody/revokeLanguageServerApproval": { params: RevokeLanguageServerApprovalParams; result: RevokeResult };
   "cody/revokeMcpApproval": { params: RevokeMcpApprovalParams; result: RevokeResult };
   "cody/revokePermissionRule": { params: RevokePermissionRuleParams; result: RevokeResult };
   "cody/run": { params: RunParams; result: RunResult };
+  "cody/stopBackgroundCommand": { params: StopBackgroundCommandParams; result: StopBackgroundResult };
   "cody/updateSession": { params: UpdateSessionParams; result: SessionInfo };
+  "cody/warmUp": { params: WarmUpParams; result: WarmUpResult };
 }
 
 /** Notifications from the server: method → params. */
@@ -757,6 +1132,7 @@ export interface Notifications {
 /** Requests from the server to the client: method → params and result. */
 export interface ServerRequests {
   "cody/diagnostics": { params: DiagnosticsParams; result: DiagnosticsResult };
+  "cody/languageFeature": { params: LanguageFeatureParams; result: unknown };
   "cody/requestPermission": { params: PermissionParams; result: PermissionResult };
 }
 
@@ -775,22 +1151,34 @@ export const Methods = {
   diagnostics: "cody/diagnostics",
   diffCheckpoint: "cody/diffCheckpoint",
   forkSession: "cody/forkSession",
+  getContext: "cody/getContext",
   getSession: "cody/getSession",
   interrupt: "cody/interrupt",
+  languageFeature: "cody/languageFeature",
   latestSession: "cody/latestSession",
+  listAgents: "cody/listAgents",
+  listBackgroundCommands: "cody/listBackgroundCommands",
+  listChanges: "cody/listChanges",
   listCheckpoints: "cody/listCheckpoints",
+  listCommands: "cody/listCommands",
   listInstructions: "cody/listInstructions",
+  listLanguageServers: "cody/listLanguageServers",
   listMcpServers: "cody/listMcpServers",
   listModels: "cody/listModels",
   listPermissionRules: "cody/listPermissionRules",
   listQueued: "cody/listQueued",
   listSessions: "cody/listSessions",
+  listSkills: "cody/listSkills",
   queueChanged: "cody/queueChanged",
   requestPermission: "cody/requestPermission",
   restoreCheckpoint: "cody/restoreCheckpoint",
+  revertChanges: "cody/revertChanges",
+  revokeLanguageServerApproval: "cody/revokeLanguageServerApproval",
   revokeMcpApproval: "cody/revokeMcpApproval",
   revokePermissionRule: "cody/revokePermissionRule",
   run: "cody/run",
   sessionChanged: "cody/sessionChanged",
+  stopBackgroundCommand: "cody/stopBackgroundCommand",
   updateSession: "cody/updateSession",
+  warmUp: "cody/warmUp",
 } as const;

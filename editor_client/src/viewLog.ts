@@ -8,17 +8,18 @@
 // has focus), and by the extension in a file it puts in the view's HTML (core/viewFile.ts: on
 // disk within a second). A reloaded view shows the extension's, else its state's. Pure: shared by both.
 import { MODES } from './core/protocolVersion';
-import type { ToWebview, ToWebviewOf } from './messages';
+import { isScrollAnchor, type ScrollAnchor, type ToWebview, type ToWebviewOf } from './messages';
 
 export const VIEW_VERSION = 1;
 const MAX_MESSAGES = 600;
 const MAX_CHARS = 500_000;
-const KEPT = new Set<ToWebview['type']>(['session', 'user', 'runStarted', 'stepStart', 'text', 'thinking', 'retract', 'toolCall', 'toolResult', 'runEnded', 'compacted', 'context']);
+const KEPT = new Set<ToWebview['type']>(['session', 'user', 'runStarted', 'stepStart', 'text', 'thinking', 'retract', 'toolCall', 'toolResult', 'subagent', 'subagentEnded', 'hook', 'runEnded', 'compacted', 'context', 'plan']);
 
-/** A kept view: its version and its messages. */
+/** A kept view: its version and its messages, and where the user had scrolled up to in it (absent: at the newest message). */
 export interface SavedView {
   v: number;
   messages: ToWebview[];
+  scroll?: ScrollAnchor;
 }
 
 export class ViewLog {
@@ -27,6 +28,15 @@ export class ViewLog {
   private chars = 0;
   /** The last `features`: kept across resets (they come before the reset of the view they go with). */
   private features: ToWebviewOf<'features'> | undefined;
+  /** Where the user scrolled up to in this view (the webview says so); undefined: following the newest message. */
+  private scroll: ScrollAnchor | undefined;
+
+  /** The user scrolled (up to `at`, or back to the newest message: null); true if what is kept changed. */
+  scrolled(at: ScrollAnchor | null): boolean {
+    const before = JSON.stringify(this.scroll ?? null);
+    this.scroll = at ?? undefined;
+    return JSON.stringify(at) !== before;
+  }
 
   /** Records a message shown; true if what is kept changed. */
   record(msg: ToWebview): boolean {
@@ -37,11 +47,12 @@ export class ViewLog {
     if (msg.type === 'reset') {
       this.log = [];
       this.chars = 0;
+      this.scroll = undefined; // the view drawn next lands on its newest message (the webview says otherwise)
       return true;
     }
     if (this.log === null || !KEPT.has(msg.type)) return false;
     const last = this.log.at(-1);
-    if ((msg.type === 'text' || msg.type === 'thinking') && last?.type === msg.type && last.runId === msg.runId) {
+    if ((msg.type === 'text' || msg.type === 'thinking') && last?.type === msg.type && last.runId === msg.runId && last.parent === msg.parent) {
       this.log[this.log.length - 1] = { ...last, text: last.text + msg.text };
       this.chars += msg.text.length;
     } else {
@@ -55,7 +66,9 @@ export class ViewLog {
   /** What to keep now; undefined when the view is too large to keep. */
   saved(): SavedView | undefined {
     if (this.log === null) return undefined;
-    return { v: VIEW_VERSION, messages: this.features === undefined ? this.log : [this.features, ...this.log] };
+    const saved: SavedView = { v: VIEW_VERSION, messages: this.features === undefined ? this.log : [this.features, ...this.log] };
+    if (this.scroll !== undefined) saved.scroll = this.scroll;
+    return saved;
   }
 }
 
@@ -70,7 +83,7 @@ export function readSavedView(value: unknown): SavedView | undefined {
   });
   // Something of a transcript (not only an empty session's header, or what the composer offers).
   if (!messages.some((m) => m.type !== 'session' && m.type !== 'context' && m.type !== 'features')) return undefined;
-  return { v: VIEW_VERSION, messages };
+  return isScrollAnchor(state.scroll) ? { v: VIEW_VERSION, messages, scroll: state.scroll } : { v: VIEW_VERSION, messages };
 }
 
 /** A kept `features` message of the shape the panel draws (read back from a file or state: checked). */

@@ -11,8 +11,13 @@
 // an option kind to choose, e.g. "allow_once"); {"op": "answer", "params": {"key": K, "outcome":
 // {...}}} answers a permission request held by the "ask" policy; {"op": "files", "params": {PATH:
 // TEXT}} sets what fs/read_text_file answers (the editor's unsaved buffers; other paths are read
-// from disk); {"op": "close"} ends the agent's stdin. Events: update, permission, read, write,
-// terminal, exit, invalid (a message that did not fit), log (what the SDK said on the console).
+// from disk); {"op": "buffers", "params": {"save": false}} makes fs/write_text_file keep the text in
+// the buffer without writing the disk (default: it writes, as Zed's and agent-shell's do);
+// {"op": "close"} ends the agent's stdin. Terminals (terminal/*, when the test initializes with
+// `terminal: true`) run real processes like an editor's terminal: output of both streams kept up to
+// `outputByteLimit`, `wait_for_exit`, `kill` (SIGKILL to its process group), `release`.
+// Events: update, permission, read, write, terminal (each terminal/* call: {method, params}), exit,
+// invalid (a message that did not fit), log (what the SDK said on the console).
 import { spawn } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as readline from "node:readline";
@@ -50,7 +55,9 @@ let policy = "allow_once";
 const held = new Map();
 let keys = 0;
 let files = {};
+let saves = true;
 let terminals = 0;
+const running = new Map();
 
 function choose(params) {
   if (policy === "cancelled") return { outcome: { outcome: "cancelled" } };
@@ -80,13 +87,70 @@ const client = {
   },
   async writeTextFile(params) {
     out({ event: "write", params });
-    writeFileSync(params.path, params.content);
+    if (saves) writeFileSync(params.path, params.content);
     files[params.path] = params.content;
     return {};
   },
   async createTerminal(params) {
-    out({ event: "terminal", params });
-    return { terminalId: `term-${++terminals}` };
+    out({ event: "terminal", method: "terminal/create", params });
+    const terminalId = `term-${++terminals}`;
+    const env = { ...process.env };
+    for (const { name, value } of params.env ?? []) env[name] = value;
+    const proc = spawn(params.command, params.args ?? [], { cwd: params.cwd ?? undefined, env, detached: true });
+    const term = { proc, output: Buffer.alloc(0), truncated: false, limit: params.outputByteLimit ?? null, exit: null };
+    const keep = (chunk) => {
+      term.output = Buffer.concat([term.output, chunk]);
+      if (term.limit != null && term.output.length > term.limit) {
+        term.output = term.output.subarray(term.output.length - term.limit);
+        term.truncated = true;
+      }
+    };
+    proc.stdout.on("data", keep);
+    proc.stderr.on("data", keep);
+    term.exited = new Promise((resolve) =>
+      proc.on("exit", (code, signal) => {
+        term.exit = { exitCode: code, signal };
+        resolve(term.exit);
+      }),
+    );
+    running.set(terminalId, term);
+    return { terminalId };
+  },
+  async terminalOutput(params) {
+    out({ event: "terminal", method: "terminal/output", params });
+    const term = running.get(params.terminalId);
+    if (!term) throw acp.RequestError.resourceNotFound(params.terminalId);
+    const result = { output: term.output.toString("utf8"), truncated: term.truncated };
+    if (term.exit) result.exitStatus = term.exit;
+    return result;
+  },
+  async waitForTerminalExit(params) {
+    out({ event: "terminal", method: "terminal/wait_for_exit", params });
+    const term = running.get(params.terminalId);
+    if (!term) throw acp.RequestError.resourceNotFound(params.terminalId);
+    return await term.exited;
+  },
+  async killTerminal(params) {
+    out({ event: "terminal", method: "terminal/kill", params });
+    const term = running.get(params.terminalId);
+    if (!term) throw acp.RequestError.resourceNotFound(params.terminalId);
+    if (!term.exit) {
+      try {
+        process.kill(-term.proc.pid, "SIGKILL");
+      } catch {}
+    }
+    return {};
+  },
+  async releaseTerminal(params) {
+    out({ event: "terminal", method: "terminal/release", params });
+    const term = running.get(params.terminalId);
+    if (term && !term.exit) {
+      try {
+        process.kill(-term.proc.pid, "SIGKILL");
+      } catch {}
+    }
+    running.delete(params.terminalId);
+    return {};
   },
 };
 
@@ -102,6 +166,10 @@ async function run({ id, op, params }) {
     const resolve = held.get(params.key);
     held.delete(params.key);
     resolve?.({ outcome: params.outcome });
+    return null;
+  }
+  if (op === "buffers") {
+    saves = params.save;
     return null;
   }
   if (op === "files") {

@@ -2,7 +2,8 @@
 
 `SdkClient` drives the official TypeScript SDK's `ClientSideConnection` through
 tests/acp_clients/sdk_bridge.mjs (its zod validators check every message the agent sends, the
-bridge every result); `acpx(...)` runs the `acpx` command-line client. Both are installed by
+bridge every result), or its draft-v2 client through sdk_bridge_v2.mjs (`V2Client`);
+`acpx(...)` runs the `acpx` command-line client. Both are installed by
 `npm ci` in tests/acp_clients (.ci/run does it); a test fails, saying so, when they are not.
 """
 
@@ -22,13 +23,19 @@ import pytest
 
 CLIENTS = Path(__file__).parents[1] / "acp_clients"
 BRIDGE = CLIENTS / "sdk_bridge.mjs"
+BRIDGE_V2 = CLIENTS / "sdk_bridge_v2.mjs"  # the SDK's draft-v2 client (SDK 2.4, as `acp-sdk-v2`)
 ACPX = CLIENTS / "node_modules" / ".bin" / "acpx"
 AGENT = [sys.executable, "-m", "cody_lsp", "acp"]
 TIMEOUT = 30.0
 
 
 def require_clients() -> None:
-    if not (CLIENTS / "node_modules" / "@agentclientprotocol" / "sdk").is_dir() or not ACPX.exists():
+    modules = CLIENTS / "node_modules"
+    if (
+        not (modules / "@agentclientprotocol" / "sdk").is_dir()
+        or not (modules / "acp-sdk-v2").is_dir()
+        or not ACPX.exists()
+    ):
         pytest.fail("the ACP clients are not installed: run `npm ci` in tests/acp_clients (.ci/run does)")
 
 
@@ -52,11 +59,13 @@ class SdkClient:
         self._reader = asyncio.ensure_future(self._read())
 
     @classmethod
-    async def start(cls, env: dict[str, str], cwd: Path | None = None, agent: list[str] | None = None) -> SdkClient:
+    async def start(
+        cls, env: dict[str, str], cwd: Path | None = None, agent: list[str] | None = None, *, bridge: Path = BRIDGE
+    ) -> SdkClient:
         require_clients()
         process = await asyncio.create_subprocess_exec(
             "node",
-            str(BRIDGE),
+            str(bridge),
             json.dumps(agent or AGENT),
             stdin=asyncio.subprocess.PIPE,
             stdout=asyncio.subprocess.PIPE,
@@ -140,6 +149,22 @@ class SdkClient:
             and (kind is None or e["params"]["update"]["sessionUpdate"] == kind)
         ]
 
+    def results(self, session_id: str | None = None) -> list[dict[str, Any]]:
+        """The tool calls' final updates (`completed` or `failed`), without the `in_progress` ones."""
+        return [u for u in self.updates(session_id, "tool_call_update") if u.get("status") in ("completed", "failed")]
+
+    def statuses(self, session_id: str, call_id: str) -> list[str]:
+        """Each status a tool call was given, in order (`tool_call`, its permission request, its updates)."""
+        seen = []
+        for event in self.events:
+            if event["event"] == "update" and event["params"]["sessionId"] == session_id:
+                update = event["params"]["update"]
+                if update.get("toolCallId") == call_id and update.get("status"):
+                    seen.append(update["status"])
+            elif event["event"] == "permission" and event["params"]["toolCall"]["toolCallId"] == call_id:
+                seen.append(event["params"]["toolCall"].get("status") or "")
+        return seen
+
     def text(self, session_id: str, kind: str = "agent_message_chunk") -> str:
         return "".join(u["content"].get("text", "") for u in self.updates(session_id, kind))
 
@@ -170,3 +195,40 @@ def acp_env(base: dict[str, str]) -> dict[str, str]:
     env = dict(base)
     env.setdefault("PATH", os.environ.get("PATH", ""))
     return env
+
+
+class V2Client(SdkClient):
+    """The SDK's draft-v2 client (sdk_bridge_v2.mjs): requests by method name."""
+
+    @classmethod
+    async def start_v2(cls, env: dict[str, str], cwd: Path | None = None) -> V2Client:
+        client = await cls.start(env, cwd, bridge=BRIDGE_V2)
+        assert isinstance(client, V2Client)
+        return client
+
+    async def request(self, method: str, params: Any, timeout: float = TIMEOUT) -> Any:
+        return await self.call("request", {"method": method, "params": params}, timeout)
+
+    def send_request(self, method: str, params: Any) -> asyncio.Future[Any]:
+        return self.send("request", {"method": method, "params": params})
+
+    async def notify(self, method: str, params: Any) -> None:
+        await self.call("notify", {"method": method, "params": params})
+
+    async def initialize_v2(self, version: int = 2) -> dict[str, Any]:
+        info = {"name": "cody-tests", "version": "1.0.0"}
+        result: dict[str, Any] = await self.request("initialize", {"protocolVersion": version, "info": info})
+        return result
+
+    def idle(self, session_id: str) -> Any:
+        """The next `idle` state of the session from now on (its stop reason)."""
+        seen = len(self.events)
+        return self.wait_event(
+            lambda e: (
+                e in self.events[seen:]
+                and e["event"] == "update"
+                and e["params"]["sessionId"] == session_id
+                and e["params"]["update"].get("sessionUpdate") == "state_update"
+                and e["params"]["update"].get("state") == "idle"
+            )
+        )

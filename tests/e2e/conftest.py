@@ -14,6 +14,16 @@ from .acp_support import SdkClient
 from .cli_support import PROMPT, Terminal, cli_env
 from .socket_support import runtime_dir, start_socket_server  # noqa: F401 - the socket tests' fixtures
 
+# Modules about several server processes sharing one database (leases): every server they start
+# is a process (`process` marker; tests/inprocess.py says what an in-process server lacks).
+PROCESS_MODULES = {"test_session_lease.py", "test_checkpoint_lease.py", "test_acp_lease.py"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if item.path.name in PROCESS_MODULES:
+            item.add_marker(pytest.mark.process)
+
 
 @pytest.fixture
 async def chat(provider, db_path: Path, workspace: Path):

@@ -101,7 +101,7 @@ async def test_approve_all_lets_the_edit_run(provider, db_path: Path, workspace:
         {"type": "diff", "path": str(workspace / "x.txt"), "oldText": None, "newText": "hi\n"}
     ]
     assert (workspace / "x.txt").read_text() == "hi\n"
-    [done] = updates(lines, "tool_call_update")
+    [done] = [u for u in updates(lines, "tool_call_update") if u.get("status") != "in_progress"]
     assert done["status"] == "completed" and done["content"][0]["type"] == "diff"
 
 
@@ -123,3 +123,42 @@ async def test_sigint_cancels_the_turn(provider, db_path: Path, workspace: Path,
     assert any(m.get("method") == "session/cancel" for m in lines)
     assert result_of(lines, "session/prompt")["result"] == {"stopReason": "cancelled"}
     assert code == 0  # acpx ends the exec cleanly once the turn answered `cancelled`
+
+
+async def test_a_write_through_acpx_is_on_disk_and_told_so(provider, db_path: Path, workspace: Path, tmp_path: Path):
+    """acpx offers fs: its fs/write_text_file writes the file, and the result says it is on disk; a
+    new file's diff has oldText null; the call goes pending → in_progress → completed; the session's
+    title follows the first turn."""
+    (workspace / "app.py").write_text("print('hi')\n")
+    edit = ToolCall("edit_file", {"path": "app.py", "old_string": "hi", "new_string": "hello"}, id="call_edit")
+    create = ToolCall("write_file", {"path": "new.txt", "content": "fresh\n"}, id="call_new")
+    provider.add(Reply(tool_calls=[edit, create]), Reply(text="Done."))
+    env = env_for(provider, db_path, tmp_path)
+    code, lines = await acpx(env, workspace, "--approve-all", "exec", "edit and create")
+    assert code == 0, lines
+    assert [m["params"]["path"] for m in lines if m.get("method") == "fs/write_text_file"] == [
+        str(workspace / "app.py"),
+        str(workspace / "new.txt"),
+    ]
+    assert (workspace / "app.py").read_text() == "print('hello')\n"
+    results = {m.get("tool_call_id"): m["content"] for m in provider.requests[-1]["messages"] if m["role"] == "tool"}
+    assert results["call_edit"].endswith("and on disk (what run_command sees)"), results
+    assert results["call_new"].endswith("— created through the editor (the user can undo it there), and on disk")
+    statuses = [
+        u["status"]
+        for u in updates(lines, "tool_call") + updates(lines, "tool_call_update")
+        if u.get("toolCallId") == "call_edit" and u.get("status")
+    ]
+    assert statuses == ["pending", "in_progress", "completed"]
+    [new] = [
+        u
+        for u in updates(lines, "tool_call_update")
+        if u.get("toolCallId") == "call_new" and u.get("status") == "completed"
+    ]
+    assert new["content"][0] == {
+        "type": "diff",
+        "path": str(workspace / "new.txt"),
+        "oldText": None,
+        "newText": "fresh\n",
+    }
+    assert [u["title"] for u in updates(lines, "session_info_update")] == ["edit and create"]

@@ -80,9 +80,15 @@ async def test_rewind_lists_restores_and_undoes_files_and_conversation(acp, prov
     after_two, repo = files_of(workspace), git_state(workspace)
 
     listing = await told(client, session, "/rewind")
-    assert "1. before “write a module” — 1 file(s) changed since: src/new.py (added)\n" in listing, listing
-    assert "2. before “tidy up” — 4 file(s) changed since: " in listing
-    assert "src/new.py (added)" in listing and "old/notes.txt (deleted)" in listing and "tool.sh (modified)" in listing
+    # Each checkpoint says what rewinding to it restores (the files changed from it to now), then its turn's changes.
+    [one] = [line for line in listing.splitlines() if line.startswith("1. ")]
+    assert one.startswith("1. before “write a module” — rewinding here restores 5 file(s): "), listing
+    assert "data.bin (put back), gen/out.txt (removed), old/notes.txt (recreated), src/new.py (removed)" in one
+    assert one.endswith("; its turn changed src/new.py (added)"), one
+    [two] = [line for line in listing.splitlines() if line.startswith("2. ")]
+    assert two.startswith("2. before “tidy up” — rewinding here restores 4 file(s): "), listing
+    assert "src/new.py" not in two.split(";")[0]  # made by turn 1: rewinding to 2 keeps it
+    assert "old/notes.txt (deleted)" in two and "tool.sh (modified)" in two
     requests = len(provider.requests)
 
     answer = await told(client, session, "/rewind 1")

@@ -55,7 +55,7 @@ def commands(*texts: str, **args: Any) -> Reply:
 
 
 def results(client: SdkClient, session: str) -> list[str]:
-    return [u["content"][-1]["content"]["text"] for u in client.updates(session, "tool_call_update")]
+    return [u["content"][-1]["content"]["text"] for u in client.results(session)]
 
 
 @needs_landlock

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest_asyncio
@@ -49,12 +50,6 @@ async def test_initialize_advertises_v1_and_creates_nothing(acp, db_path: Path):
     assert not db_path.exists()  # nothing was created: not even the database
 
 
-async def test_a_newer_version_gets_1(acp):
-    client = await acp()
-    result = await client.call("initialize", {"protocolVersion": 7, "clientCapabilities": {}})
-    assert result["protocolVersion"] == 1
-
-
 async def test_a_prompt_streams_text_thoughts_tool_calls_and_usage(acp, provider, workspace: Path):
     (workspace / "app.py").write_text("print('hi')\n")
     provider.add(
@@ -80,7 +75,7 @@ async def test_a_prompt_streams_text_thoughts_tool_calls_and_usage(acp, provider
     assert call["title"] == "Read app.py (lines 1–end)"
     assert call["rawInput"] == {"path": "app.py", "start_line": 1}
     assert call["locations"] == [{"path": str(workspace / "app.py"), "line": 1}]
-    [result] = client.updates(session, "tool_call_update")
+    [result] = client.results(session)
     assert result["toolCallId"] == call["toolCallId"]
     assert result["status"] == "completed"
     assert "print('hi')" in result["content"][-1]["content"]["text"]
@@ -125,7 +120,7 @@ async def test_an_edit_asks_with_its_diff_and_reports_the_diff_it_made(acp, prov
         "newText": "import os\nprint('hello')\n",
     }
     assert tool["content"] == [diff]
-    [done] = client.updates(session, "tool_call_update")
+    [done] = client.results(session)
     assert done["status"] == "completed"
     assert done["content"][0] == diff
     assert (workspace / "app.py").read_text() == "import os\nprint('hello')\n"
@@ -137,7 +132,7 @@ async def test_reject_once_refuses_the_call_and_the_model_is_told(acp, provider,
     client, session = await started(acp, workspace)
     await client.policy("reject_once")
     assert await client.prompt(session, "say hello") == {"stopReason": "end_turn"}
-    [done] = client.updates(session, "tool_call_update")
+    [done] = client.results(session)
     assert done["status"] == "failed"
     assert (workspace / "app.py").read_text() == "print('hi')\n"
     request = provider.requests[-1]
@@ -164,7 +159,7 @@ async def test_reject_always_refuses_that_tool_for_the_session_without_asking(ac
     await client.prompt(session, "one")
     await client.prompt(session, "two")
     assert len(client.of("permission")) == 1
-    assert [u["status"] for u in client.updates(session, "tool_call_update")] == ["failed", "failed"]
+    assert [u["status"] for u in client.results(session)] == ["failed", "failed"]
     assert (workspace / "app.py").read_text() == "print('hi')\n"
 
 
@@ -182,7 +177,7 @@ async def test_a_command_offers_a_rule_for_its_prefix(acp, provider, workspace: 
     assert call["kind"] == "execute" and call["title"] == "Run `echo hi there`"
     await client.prompt(session, "again")
     assert len(client.of("permission")) == 1  # the prefix rule covers it
-    assert "hi there" in client.updates(session, "tool_call_update")[-1]["content"][-1]["content"]["text"]
+    assert "hi there" in client.results(session)[-1]["content"][-1]["content"]["text"]
 
 
 async def test_cancel_with_a_permission_the_client_never_answers(acp, provider, workspace: Path):
@@ -196,7 +191,7 @@ async def test_cancel_with_a_permission_the_client_never_answers(acp, provider, 
     await client.cancel(session)
     assert await asyncio.wait_for(turn, 10) == {"stopReason": "cancelled"}
     assert (workspace / "app.py").read_text() == "print('hi')\n"
-    assert [u["status"] for u in client.updates(session, "tool_call_update")] == ["failed"]
+    assert [u["status"] for u in client.results(session)] == ["failed"]
     # The next prompt is a turn of its own: no stale stop reason, the model is told what happened.
     await client.policy("allow_once")
     assert await client.prompt(session, "go on") == {"stopReason": "end_turn"}
@@ -218,7 +213,7 @@ async def test_a_late_allow_after_cancel_changes_nothing(acp, provider, workspac
     )
     await asyncio.sleep(0.5)
     assert (workspace / "app.py").read_text() == "print('hi')\n"
-    assert [u["status"] for u in client.updates(session, "tool_call_update")] == ["failed"]
+    assert [u["status"] for u in client.results(session)] == ["failed"]
 
 
 async def test_cancel_mid_stream_ends_the_turn_and_nothing_follows_its_answer(acp, provider, workspace: Path):
@@ -340,7 +335,7 @@ async def test_reads_and_writes_go_through_the_client_when_it_offers_fs(acp, pro
     path = str(workspace / "app.py")
     await client.call("files", {path: "print('unsaved')\n"})  # the editor's buffer, not saved
     assert await client.prompt(session, "go") == {"stopReason": "end_turn"}
-    results = client.updates(session, "tool_call_update")
+    results = client.results(session)
     assert "print('unsaved')" in results[0]["content"][-1]["content"]["text"]  # the buffer, not the disk
     assert results[1]["content"][0] == {
         "type": "diff",
@@ -354,8 +349,48 @@ async def test_reads_and_writes_go_through_the_client_when_it_offers_fs(acp, pro
         {"sessionId": session, "path": str(workspace / "new.txt"), "content": "new\n"},
     ]
     assert results[3]["status"] == "failed"  # outside the folder: refused, and the client never asked
-    # read_file, edit_file and write_file read the client's text first (new.txt: it has none).
-    assert [e["params"]["path"] for e in client.of("read")] == [path, path, str(workspace / "new.txt")]
+    # read_file, edit_file and write_file read the client's text first (new.txt: it has none); a change
+    # reads it when its diff is worked out for the question, and again when it is applied (it may
+    # have changed while the user read the question).
+    reads = [e["params"]["path"] for e in client.of("read")]
+    assert reads == [path, path, path, str(workspace / "new.txt"), str(workspace / "new.txt")], reads
+
+
+async def test_the_client_is_never_asked_about_a_path_the_tools_confinement_refuses(
+    acp, provider, workspace: Path, tmp_path: Path
+):
+    """`link_out -> /outside` in the folder: fs/read_text_file and fs/write_text_file are never sent
+    for a path through it (the editor would read the outside file and send it to the agent), nor
+    for a directory or a FIFO; a symlink that stays inside is asked about by its real path."""
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.txt").write_text("the user's secret\n")
+    (workspace / "link_out").symlink_to(outside)
+    (workspace / "key").symlink_to(outside / "secret.txt")
+    (workspace / "app.py").write_text("print('on disk')\n")
+    (workspace / "alias.py").symlink_to("app.py")
+    (workspace / "sub").mkdir()
+    os.mkfifo(workspace / "pipe")
+    provider.add(
+        Reply(tool_calls=[ToolCall("read_file", {"path": "link_out/secret.txt"})]),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "key"})]),
+        Reply(tool_calls=[ToolCall("write_file", {"path": "link_out/planted.txt", "content": "planted\n"})]),
+        Reply(tool_calls=[ToolCall("edit_file", {"path": "key", "old_string": "secret", "new_string": "gone"})]),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "sub"})]),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "pipe"})]),
+        Reply(tool_calls=[ToolCall("read_file", {"path": "alias.py"})]),
+        Reply(text="Done."),
+    )
+    client, session = await started(acp, workspace, fs={"readTextFile": True, "writeTextFile": True})
+    assert await client.prompt(session, "go") == {"stopReason": "end_turn"}
+    results = client.results(session)
+    assert [r["status"] for r in results] == ["failed"] * 6 + ["completed"], results
+    assert "print('on disk')" in results[-1]["content"][-1]["content"]["text"]
+    asked = [e["params"]["path"] for e in client.of("read")] + [e["params"]["path"] for e in client.of("write")]
+    assert asked == [str(workspace / "app.py")]  # alias.py, by its real path; nothing else
+    assert "the user's secret" not in json.dumps(client.events)
+    assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
+    assert (outside / "secret.txt").read_text() == "the user's secret\n"
 
 
 async def test_no_client_method_it_did_not_advertise(acp, provider, workspace: Path):
@@ -436,7 +471,7 @@ async def test_modes_are_session_modes_and_a_config_option(acp, provider, worksp
     assert await client.prompt(session, "add notes") == {"stopReason": "end_turn"}
     offered = {t["function"]["name"] for t in provider.requests[0]["tools"]}
     assert "read_file" in offered and "write_file" not in offered and "edit_file" not in offered
-    [refused] = client.updates(session, "tool_call_update")
+    [refused] = client.results(session)
     assert refused["status"] == "failed" and "not available in ask mode" in str(refused["content"])
     assert client.of("permission") == [] and not (workspace / "NOTES.md").exists()
 

@@ -52,7 +52,9 @@ async def test_load_after_a_restart_replays_the_whole_conversation(acp, provider
     assert replay[6]["content"]["text"] == "It says alpha."
     assert replay[7] == {"sessionUpdate": "user_message_chunk", "content": {"type": "text", "text": "talk"}}
     assert replay[8]["sessionUpdate"] == "agent_message_chunk" and replay[8]["content"]["text"].startswith("word")
-    # ^ what the cancelled turn had streamed (kept for display), then its marker, as text
+    # ^ what the cancelled turn had streamed (kept for display), marked as such, then its marker, as text
+    assert replay[8]["_meta"] == {"cody": {"partial": True}}
+    assert "_meta" not in replay[6]  # a finished answer is not
     assert "interrupted by the user" in replay[9]["content"]["text"]
     assert kinds[-1] == "available_commands_update"  # after the answer
     # The loaded session goes on where it was: its history reaches the model.
@@ -79,19 +81,19 @@ async def test_load_replays_the_diffs_of_the_edits(acp, provider, workspace: Pat
     session = await first.new_session(workspace)
     await first.policy("allow_once")
     assert await first.prompt(session, "edit") == {"stopReason": "end_turn"}
-    live = first.updates(session, "tool_call_update")
+    live = first.results(session)
     assert [u["content"][0]["type"] for u in live] == ["diff", "diff", "diff", "content"]
     assert await first.close() == 0
 
     second = await acp()
     await second.call("loadSession", opened(workspace, session))
-    done = second.updates(session, "tool_call_update")
+    done = second.results(session)
     assert [u["status"] for u in done] == ["completed", "completed", "completed", "failed"]
     assert done[0]["content"][0] == {
         "type": "diff",
         "path": str(workspace / "app.py"),
-        "oldText": "print('hi')",
-        "newText": "print('hello')",
+        "oldText": "print('hi')\n",  # whole lines: no "No newline at end of file" for a file that has one
+        "newText": "print('hello')\n",
     }
     assert done[1]["content"][0] == {
         "type": "diff",
@@ -149,7 +151,7 @@ async def test_reject_always_is_a_rule_that_holds_after_a_restart_and_in_the_lsp
     await second.policy("allow_once")
     assert await second.prompt(session, "two") == {"stopReason": "end_turn"}
     assert second.of("permission") == []
-    assert second.updates(session, "tool_call_update")[-1]["status"] == "failed"
+    assert second.results(session)[-1]["status"] == "failed"
     assert "always reject" in provider.requests[-1]["messages"][-1]["content"]
     assert (workspace / "app.py").read_text() == "print('hi')\n"
 

@@ -89,6 +89,35 @@ async def raw(provider, db_path: Path):
         await agent.process.wait()
 
 
+async def test_a_client_that_probes_and_closes_the_input_waits_for_none_of_the_start(provider, db_path: Path):
+    """`initialize`, its answer, then the end of the input (a client probing the agent): the
+    process ends with 0 at once, before the face's modules have finished importing (`-X importtime`
+    lists each module when its import ends)."""
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-X",
+        "importtime",
+        "-m",
+        "cody_lsp",
+        "acp",
+        stdin=asyncio.subprocess.PIPE,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        env=server_env(provider, db_path),
+    )
+    agent = RawAgent(process)
+    agent.write(INIT)
+    assert (await agent.answer(0))["result"]["protocolVersion"] == 1
+    assert process.stdin is not None
+    process.stdin.close()
+    _out, err = await asyncio.wait_for(process.communicate(), 30)
+    assert process.returncode == 0
+    imported = [line.rsplit("|", 1)[-1].strip() for line in err.decode().splitlines() if "|" in line]
+    assert "cody_lsp.server.acp.initialize" in imported  # importtime did list what was imported
+    assert "cody_lsp.server.acp.server" not in imported
+    assert not db_path.exists()
+
+
 async def test_bad_lines_get_errors_and_the_agent_stays(raw):
     agent = await raw()
     agent.write(INIT)

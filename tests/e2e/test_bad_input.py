@@ -27,7 +27,9 @@ async def still_serving(wire: CodyWire) -> None:
     [
         ("cody/run", {}, "missing required field 'prompt'"),
         ("cody/run", {"prompt": 5}, "'prompt' must be a string"),
-        ("cody/run", {"prompt": None}, "'prompt' must be a string, got null"),
+        ("cody/run", {"prompt": None}, "missing required field 'prompt' (absent or null)"),
+        ("cody/run", {"command": {"name": ""}}, "'name' must not be empty"),
+        ("cody/run", {"command": {"name": "nope"}}, "unknown command /nope"),
         ("cody/run", {"prompt": "   "}, "'prompt' must not be empty"),
         ("cody/run", {"prompt": "hi", "sessionId": ["x"]}, "'sessionId' must be a string"),
         (
@@ -86,11 +88,13 @@ async def test_requests_without_params(raw: RawServer, workspace: Path, absent: 
         await raw.send(message)
         answers[method] = await raw.response(message["id"])
     for method, field in (
-        ("cody/run", "prompt"),
         ("cody/getSession", "sessionId"),
         ("cody/deleteSession", "sessionId"),
     ):
         assert answers[method]["error"] == {"code": -32602, "message": f"missing required field '{field}'"}
+    run_error = answers["cody/run"]["error"]  # a prompt, or a custom command instead
+    assert run_error["code"] == -32602 and run_error["message"].startswith("missing required field 'prompt'")
+    assert "'command'" in run_error["message"]
     assert answers["cody/cancel"]["error"]["code"] == -32602  # says which run: runId or sessionId
     assert "runId" in answers["cody/cancel"]["error"]["message"]
     created = answers["cody/createSession"]["result"]
@@ -212,6 +216,7 @@ def test_fuzz_every_method_gets_an_answer(tmp_path: Path):
         loop.close()
 
 
+@pytest.mark.process
 async def test_an_unusable_database_is_reported_by_each_request(wire_factory, provider, tmp_path: Path):
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("a file where the database's folder should be")

@@ -96,7 +96,9 @@ async def test_cancel_while_text_streams_closes_the_stream(wire: CodyWire, provi
     shown, marker = page["messages"][1:3]
     streamed = "".join(c["content"] for c in wire.chunks[run_id] if c["type"] == "text_delta")
     assert (shown["role"], shown["kind"], shown["content"]) == ("assistant", "message", streamed)
+    assert shown["partial"] is True  # marked as the unfinished answer it is
     assert streamed.startswith("word ") and marker["kind"] == "interrupted"
+    assert not any("partial" in m for m in page["messages"] if m is not shown)  # the finished answer is not
     assert not any("word" in str(m.get("content")) for m in provider.requests[-1]["messages"])
     runs = {r["runId"]: r["status"] for r in page["runs"]}
     assert runs == {run_id: "cancelled", page["messages"][-1]["runId"]: "done"}
@@ -187,6 +189,7 @@ async def test_stopped_while_asked_keeps_what_the_model_said_for_display(wire_fa
         ("user", "interrupted", page["messages"][2]["content"]),
     ]
     assert "toolCalls" not in page["messages"][1]  # the call never ran: only its text is shown
+    assert page["messages"][1]["partial"] is True
     assert not any("I'll write it." in str(m.get("content")) for m in provider.requests[-1]["messages"])
     stopped, done = page["runs"]
     assert (stopped["runId"], stopped["status"]) == (run_id, "cancelled")

@@ -68,10 +68,10 @@ async def test_in_a_terminal_run_asks_like_the_chat(provider, db_path: Path, wor
     term = Terminal(["run", "write notes"], cli_env(provider, db_path), workspace)
     try:
         before = await term.expect("Allow write_file?")
-        assert "● write_file notes.txt (1 line)" in before and "+ one" in before
-        term.send_line("y")
+        assert "● write_file notes.txt (1 line)" in before and "new file notes.txt" in before and "1 + one" in before
+        term.send_line("y")  # the key and Enter arrive together: the key answers
         before = await term.expect("Allow run_command?")
-        assert "$ echo hi > other.txt" in before
+        assert "● run_command echo hi > other.txt" in before  # said once: the call's line shows it whole
         term.send_line("n")
         await term.expect("One written, one not.")
         assert await term.exit_status() == 4  # answered no: a tool call was refused
@@ -103,16 +103,24 @@ async def test_in_a_terminal_always_can_be_for_the_session_the_folder_or_a_comma
     term = Terminal(["run", "look around"], env, workspace, dimensions=(50, 240))
     try:
         before = await term.expect("Allow run_command?")
-        assert "$ ls -a" in before
-        sandboxed = " · any command [s]andboxed in this folder" if SUPPORT.available else ""
-        await term.expect(
-            "[y]es · [a]ny command in this session · any command in this [f]older · always for `ls` ([p])"
-            f"{sandboxed} · [n]o · [v]iew all"
+        assert "● run_command ls -a" in before
+        menu = await term.expect("v. View the whole command")
+        answers = [line.strip() for line in menu.splitlines() if line.strip()]
+        sandboxed = (
+            ["5. Yes, and run every command of this folder sandboxed, without asking (s)"] if SUPPORT.available else []
         )
+        assert answers == [
+            "1. Yes (y)",
+            "2. Yes, and any command in this session (a)",
+            "3. Yes, and any command in this folder (f)",
+            "4. Yes, and always for `ls` in this folder (p)",
+            *sandboxed,
+            "n. No",  # `run` tells the model nothing more than no
+        ]
         term.child.send("p")  # one key, no Enter
         await term.expect("always allowed for `ls` in this folder")
         before = await term.expect("Allow run_command?")
-        assert "ls -l" in before and "$ pwd" in before and "Allow" not in before
+        assert "ls -l" in before and "● run_command pwd" in before and "Allow" not in before
         term.child.send("f")  # every command of the folder: confirmed first
         await term.expect("This rule allows every command")
         await term.expect("Press f again to make it")
@@ -120,7 +128,8 @@ async def test_in_a_terminal_always_can_be_for_the_session_the_folder_or_a_comma
         await term.expect("every command always allowed in this folder")
         before = await term.expect("Allow write_file?")
         assert "echo x" in before and "Allow" not in before
-        await term.expect("· always in this [f]older · [n]o · [v]iew all")  # no prefix for write_file
+        menu = await term.expect("v. View the whole change")
+        assert "3. Yes, always in this folder (f)" in menu and "(p)" not in menu  # no prefix for write_file
         term.child.send("a")
         await term.expect("always allowed in this session")
         before = await term.expect("All done.")
@@ -170,7 +179,7 @@ async def test_run_help_documents_the_refused_exit_code(provider, db_path: Path,
 
 LINES = "".join(f"line {i}\n" for i in range(1, 31))  # 30 lines: more than the preview shows
 CALLS = {
-    "write_file": ToolCall("write_file", {"path": "notes.txt", "content": LINES}),
+    "write_file": ToolCall("write_file", {"path": "new.txt", "content": LINES}),
     "edit_file": ToolCall(
         "edit_file", {"path": "notes.txt", "old_string": LINES, "new_string": LINES.replace("line 29", "LINE 29")}
     ),
@@ -188,17 +197,22 @@ async def test_one_key_answers_and_v_shows_the_whole_change_first(provider, db_p
     try:
         before = await term.expect(f"Allow {tool}?")
         if tool == "run_command":
-            assert "END" not in before  # the preview is one line, fitted to the terminal
-        else:
-            assert "more lines (v shows all)" in before and "line 29" not in before
+            # The command to approve is read whole, folded at the terminal's width (never clipped).
+            assert "END" in before.replace("\r\n", "") and "w79" in before.replace("\r\n", "")
+        elif tool == "write_file":  # a new file: its lines numbered, folded
+            assert "new file new.txt  (30 lines)" in before and " 16 + line 16" in before
+            assert "14 more lines (v shows all)" in before and "line 29" not in before
+        else:  # the diff against the file now: the line that changes, with its context
+            assert "notes.txt  +1 −1" in before and " 29 - line 29" in before and " 29 + LINE 29" in before
+            assert " 26   line 26" in before and "line 25" not in before
         term.child.send("v")
         shown = await term.expect(f"Allow {tool}?")
         if tool == "run_command":
             assert "END" in shown and "w79" in shown
         elif tool == "write_file":
-            assert all(f"+ line {i}" in shown for i in (1, 9, 29, 30))
+            assert all(f"{i:>3} + line {i}" in shown for i in (1, 9, 29, 30))
         else:
-            assert "-line 29" in shown and "+LINE 29" in shown
+            assert " 29 - line 29" in shown and " 29 + LINE 29" in shown
         term.child.send("y")  # no Enter
         await term.expect("Finished.")
         assert await term.exit_status() == 0
@@ -221,14 +235,14 @@ async def test_keys_typed_before_the_question_do_not_answer_it(provider, db_path
         term.child.send("y")  # typed while the answer streams: not an answer to what is not asked yet
         await term.expect("Allow write_file?")
         await asyncio.sleep(0.5)
-        assert not (workspace / "notes.txt").exists()
+        assert not (workspace / "new.txt").exists()
         term.child.send("n")
         await term.expect("denied")
         await term.expect("Finished.")
         assert await term.exit_status() == 4
     finally:
         term.kill()
-    assert not (workspace / "notes.txt").exists()
+    assert not (workspace / "new.txt").exists()
 
 
 @pytest.mark.parametrize("command", ["rm -rf build && make", "ls"])
@@ -245,9 +259,9 @@ async def test_a_rule_for_every_command_of_the_folder_says_so_before_it_is_made(
     term = Terminal(["run", "build"], env, workspace, dimensions=(50, 200))
     try:
         await term.expect("Allow run_command?")
-        question = await term.expect("[v]iew all")
-        assert "any command in this [f]older" in question
-        assert ("([p])" in question) == (command == "ls")  # a compound command gets no prefix to offer
+        question = await term.expect("View the whole command")
+        assert "3. Yes, and any command in this folder (f)" in question
+        assert ("(p)" in question) == (command == "ls")  # a compound command gets no prefix to offer
         term.child.send("f")
         said = await term.expect("until /permissions revokes it.")
         assert "allows every command — any program, compound commands too — in every session of this folder" in (

@@ -113,3 +113,34 @@ async def test_config_shows_each_setting_and_where_it_came_from_never_the_key(pr
     code, out, _ = await cody(["config"], env, workspace)
     assert code == 1 and "api_key_command `exit 5` failed (exit code 5)" in out
     assert os.environ.get("CODY_MODEL_API_KEY") != KEY
+
+
+async def test_config_lists_the_language_servers_and_says_what_is_wrong(provider, db_path: Path, workspace: Path):
+    text = (
+        'model = "m"\nlanguage_server_idle_seconds = 60\n'
+        '[language_servers.pylsp]\ncommand = ["pylsp"]\nextensions = [".py"]\n'
+        '[language_servers.broken]\ncommand = []\nextensions = [".rs"]\n'
+    )
+    env = config_env(provider, db_path, text)
+    (workspace / ".cody").mkdir()
+    (workspace / ".cody" / "config.toml").write_text(
+        '[language_servers.repo]\ncommand = ["repo-ls"]\nextensions = [".ts"]\n'
+    )
+    code, out, err = await cody(["config"], env, workspace)
+    assert code == 0, err
+    assert "language_server_idle_seconds" in out and "60" in out
+    rows = [" ".join(line.split()) for line in out.splitlines()]
+    assert "pylsp pylsp .py config file" in rows
+    assert any(row.startswith("repo repo-ls .ts workspace") and "approval" in row for row in rows)
+    assert "[language_servers.broken] 'command' must be a non-empty list" in out
+
+
+async def test_config_with_a_broken_file_says_what_to_fix_first(provider, db_path: Path, workspace: Path):
+    env = config_env(provider, db_path, 'baseurl = "http://example.test/v1"\nmodel = "m"\n')
+    code, out, _ = await cody(["config"], env, workspace)
+    lines = out.splitlines()
+    path = Path(env["XDG_CONFIG_HOME"]) / "cody-lsp" / "config.toml"
+    assert code == 1 and lines[0] == f"configuration file: {path} (found)"
+    assert lines[1] == f"✗ {path}: unknown setting 'baseurl': did you mean base_url?"  # before the table
+    assert "the file is not used until it is fixed" in lines[2] and lines[3].split() == ["setting", "value", "from"]
+    assert "the settings are" not in out  # not all of their names

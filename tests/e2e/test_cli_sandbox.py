@@ -41,7 +41,7 @@ async def test_run_offers_the_sandboxed_folder_rule_and_it_holds(provider, place
     term = Terminal(["run", "write twice"], env_for(provider, place), place.folder, dimensions=(50, 240))
     try:
         await term.expect("Allow run_command?")
-        await term.expect("any command [s]andboxed in this folder · [n]o · [v]iew all")
+        await term.expect("Yes, and run every command of this folder sandboxed, without asking (s)")
         term.child.send("s")  # one key, no Enter
         await term.expect("always sandboxed in this folder, without asking")
         before = await term.expect("Both ran.")
@@ -66,8 +66,8 @@ async def test_a_command_leaving_the_sandbox_shows_why(provider, place: Place) -
         before = await term.expect("Allow run_command?")
         assert "outside the sandbox" in before and "reason: the build tool caches in my home" in before
         # Right after the question (matched above): yes or no, this call only, no "always".
-        question = await term.expect("[v]iew all")
-        assert question == " [y]es · [n]o · ", question
+        question = await term.expect("v. View the whole command")
+        assert [line.strip() for line in question.splitlines() if line.strip()] == ["1. Yes (y)", "n. No"], question
         term.child.send("y")
         await term.expect("Asked.")
         assert await term.exit_status() == 0

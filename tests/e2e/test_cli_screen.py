@@ -53,7 +53,7 @@ async def test_the_line_typed_while_an_answer_streams_stays_apart_from_it(provid
         # The typed line is drawn below the answer (a read of the terminal may end mid-redraw:
         # the frame after it holds both).
         text = await screen.until(lambda t: "word60" in t and _bottom(t).startswith("› also mind the tests"))
-        *above, bottom = [line for line in text.splitlines() if line.strip()]
+        *above, bottom = [line for line in _above_status(text).splitlines() if line.strip()]
         assert not any("mind the tests" in line for line in above)
         screen.child.send("\x7f\x7f\x7f\x7f\x7fcode\r")  # Backspace edits it; Enter sends it
         await screen.until("» queued for the model's next step: also mind the code")
@@ -66,8 +66,16 @@ async def test_the_line_typed_while_an_answer_streams_stays_apart_from_it(provid
 
 
 def _bottom(text: str) -> str:
-    lines = [line for line in text.splitlines() if line.strip()]
+    """The last line written above the status line (the terminal's last row)."""
+    lines = [line for line in _above_status(text).splitlines() if line.strip()]
     return lines[-1] if lines else ""
+
+
+def _above_status(text: str) -> str:
+    lines = text.splitlines()
+    if lines and "scripted-model ·" in lines[-1]:
+        lines = lines[:-1]
+    return "\n".join(lines).rstrip()
 
 
 async def test_a_line_not_finished_when_the_run_ends_waits_in_the_next_prompt(provider, db_path: Path, workspace):
@@ -79,7 +87,7 @@ async def test_a_line_not_finished_when_the_run_ends_waits_in_the_next_prompt(pr
         await screen.until("Short answer,")
         screen.child.send("half a tho")
         await screen.until("✓ done")
-        await screen.until(lambda text: text.rstrip().endswith(f"{PROMPT}half a tho"))
+        await screen.until(lambda text: _above_status(text).endswith(f"{PROMPT}half a tho"))
         screen.child.send("ught\r")
         await screen.until("Got the rest.")
     finally:

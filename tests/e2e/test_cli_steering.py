@@ -20,6 +20,10 @@ async def test_a_line_typed_during_a_run_reaches_the_model_at_its_next_step(chat
     await term.expect("run_command")
     term.send_line("also read the README")
     await term.expect("» queued for the model's next step: also read the README")
+    # Said when sent; /queue (cody/listQueued, in the session's request order) shows the server
+    # has it queued: the tool's end is let go only then, or a loaded machine may end the step first.
+    term.send_line("/queue")
+    await term.expect("next also read the README")
     (workspace / "go").touch()
     await term.expect("› also read the README")  # it entered the run
     await term.expect("Tests pass; README read.")
@@ -40,7 +44,7 @@ async def test_queue_lists_and_ctrl_c_interrupts_while_the_queue_goes_on(chat, p
     term.send_line("/queue")
     await term.expect("next then this")
     term.send_line("/mode plan")  # not run during a run, and said so (not kept for later)
-    await term.expect("/mode was not run: during a run only /queue works")
+    await term.expect("/mode was not run: during a run only /queue, /plan, /jobs and /stop work")
     term.child.send("\x03")
     await term.expect("cancelled")  # the running run was interrupted …
     await term.expect("› then this")  # … and the queued message started its own run

@@ -81,6 +81,7 @@ def escapes(markers: list[str]) -> list[str]:
 # ------------------------------------------------------------------ environment and secrets
 
 
+@pytest.mark.process
 async def test_commands_get_a_scrubbed_environment(wire_factory, provider, db_path):
     env = server_env(
         provider,
@@ -219,6 +220,7 @@ async def test_no_process_outlives_a_cancelled_command(wire: CodyWire, provider)
     assert await until_gone(markers) == []
 
 
+@pytest.mark.process
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 async def test_no_process_outlives_a_killed_server(wire: CodyWire, provider, sig):
     markers = [sleep_marker() for _ in range(5)]
@@ -292,7 +294,8 @@ async def _fuzzed_runs(runs: list[list[tuple[str, str]]]) -> None:
         workspace.mkdir()
         (workspace / "a.txt").write_text("aaaa\n")
         async with ScriptedProvider() as provider:
-            wire = await start_wire(server_env(provider, Path(tmp) / "db" / "s.db"), [workspace])
+            # In this process (tests/inprocess.py): what is checked is what the client sees.
+            wire = await start_wire(server_env(provider, Path(tmp) / "db" / "s.db"), [workspace], in_process=True)
             try:
                 for calls in runs:
                     provider.add(

@@ -11,14 +11,27 @@ from typing import Any
 from lsprotocol import types
 
 from cody_lsp.server.agent.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
+from cody_lsp.server.tools.registry import ON_DEMAND, TOOLS, openai_schema
 from cody_lsp.testing.provider import Fault, Reply
 
 from ..conftest import CodyWire
 from .cli_support import PROMPT
 
-WINDOW, RESERVE = 2600, 300
+
+def _offered_tools_tokens() -> int:
+    """What the built-in tools every run is offered weigh in a request, by the provider's count."""
+    return (
+        len(json.dumps([openai_schema(s) for s in TOOLS.values() if s.always_offered and s.name not in ON_DEMAND])) // 4
+    )
+
+
+# A tiny window: room for about 800 tokens of history beside the system prompt and the built-in tools,
+# whatever they weigh (a new tool must not silently change what the tests compact). No `task` tool
+# (subagents) in the requests.
+RESERVE = 300
+WINDOW = _offered_tools_tokens() + 1350
 LIMIT = WINDOW - RESERVE
-ENV = {"CODY_CONTEXT_WINDOW": str(WINDOW), "CODY_OUTPUT_RESERVE": str(RESERVE)}
+ENV = {"CODY_CONTEXT_WINDOW": str(WINDOW), "CODY_OUTPUT_RESERVE": str(RESERVE), "CODY_MAX_PARALLEL_TASKS": "0"}
 CAPABILITIES = {"usage": True, "compaction": True}
 
 

@@ -157,13 +157,14 @@ async def test_the_first_session_lists_are_answered_before_the_server_is_up_as_i
     server imports; the server answers them again, finds the same, and sends nothing twice."""
     from cody_lsp.protocol.wire import Usage
     from cody_lsp.server.agent.history import user_entry
+    from cody_lsp.server.core import stored
     from cody_lsp.server.store.database import Store
 
     store = await Store.open(db_path)
     for n in range(3):
-        await store.create_session(f"ses_{n}", f"title {n}", "model-x", str(workspace))
-        await store.start_run(f"run_{n}", f"ses_{n}")
-        await store.finish_run(f"ses_{n}", f"run_{n}", "done", [user_entry("hi")], Usage(5, 2, 7), None, "t")
+        await store.sessions.create(f"ses_{n}", f"title {n}", "model-x", str(workspace))
+        await store.runs.start(f"run_{n}", f"ses_{n}")
+        await stored.finish_run(store, f"ses_{n}", f"run_{n}", "done", [user_entry("hi")], Usage(5, 2, 7), None, "t")
     await store.close()
     folder = {"workspaceFolder": str(workspace)}
     server = await early_server(
@@ -197,16 +198,18 @@ async def _history(db_path: Path, workspace: Path) -> None:
     from cody_lsp.protocol.wire import Attachment, Usage
     from cody_lsp.server.agent.compaction import CompactionRecord, CompactionState
     from cody_lsp.server.agent.history import INTERRUPTED_MARKER, Entry, UserInput, marker_entry, user_entry
+    from cody_lsp.server.core import stored
     from cody_lsp.server.store.database import Store
 
     store = await Store.open(db_path)
-    await store.create_session("ses_old", "old", "model-x", str(workspace))
-    await store.start_run("run_old", "ses_old")
-    await store.finish_run("ses_old", "run_old", "done", [user_entry("hi")], Usage(1, 1, 2), None, "t")
-    await store.create_session("ses_new", "new", "model-x", str(workspace))
+    await store.sessions.create("ses_old", "old", "model-x", str(workspace))
+    await store.runs.start("run_old", "ses_old")
+    await stored.finish_run(store, "ses_old", "run_old", "done", [user_entry("hi")], Usage(1, 1, 2), None, "t")
+    await store.sessions.create("ses_new", "new", "model-x", str(workspace))
     call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "a.py"}'}}
-    await store.start_run("run_1", "ses_new")
-    await store.finish_run(
+    await store.runs.start("run_1", "ses_new")
+    await stored.finish_run(
+        store,
         "ses_new",
         "run_1",
         "done",
@@ -218,17 +221,18 @@ async def _history(db_path: Path, workspace: Path) -> None:
         ],
         Usage(5, 2, 7),
     )
-    await store.start_run("run_2", "ses_new")
-    await store.finish_run(
+    await store.runs.start("run_2", "ses_new")
+    await stored.finish_run(
+        store,
         "ses_new",
         "run_2",
         "cancelled",
         [user_entry("more"), marker_entry("interrupted", INTERRUPTED_MARKER, None)],
         Usage(),
     )
-    await store.start_run("run_3", "ses_new")  # not ended: its compaction marker is on the page, the run is not
+    await store.runs.start("run_3", "ses_new")  # not ended: its compaction marker is on the page, the run is not
     record = CompactionRecord(CompactionState("summary", 4, 4, 300), 6, 2, 900, 300)
-    await store.add_compaction("ses_new", "run_3", record, Usage(3, 3, 6))
+    await stored.add_compaction(store, "ses_new", "run_3", record, Usage(3, 3, 6))
     await store.close()
 
 
@@ -308,3 +312,31 @@ async def test_a_session_changed_between_the_early_answer_and_the_servers_own_is
     assert "answered cody/getSession before the server was up" in log
     assert "cody/getSession answer sent before the server was up was read before a change to the database" in log
     assert "differs" not in log and "Traceback" not in log
+
+
+async def test_shutdown_right_after_initialize_waits_for_none_of_the_servers_start(db_path: Path):
+    """An editor closing a window it just opened (or a probe): `initialize`, `initialized`,
+    `shutdown` and `exit` at once are answered and the process ends with 0 before the server's
+    modules have finished importing (`-X importtime` lists each module when its import ends), and
+    before the database is opened (it was never made)."""
+    server = await RawServer.start(
+        server_env(None, db_path), initialize=False, argv=("-X", "importtime", "-m", "cody_lsp")
+    )
+    await server.write(
+        b"".join(
+            frame(encode(m))
+            for m in [
+                initialize(1, {"processId": None, "capabilities": {}}),
+                {"jsonrpc": "2.0", "method": "initialized", "params": {}},
+                {"jsonrpc": "2.0", "id": 2, "method": "shutdown"},
+                {"jsonrpc": "2.0", "method": "exit"},
+            ]
+        )
+    )
+    assert await asyncio.wait_for(server.process.wait(), 30) == 0
+    assert (await server.response(1))["result"]["capabilities"]["experimental"]["cody"]["protocolVersion"] == 1
+    assert await server.response(2) == {"jsonrpc": "2.0", "id": 2, "result": None}
+    imported = [line.rsplit("|", 1)[-1].strip() for line in (await server.stderr()).splitlines() if "|" in line]
+    assert "cody_lsp.server.lsp.early_initialize" in imported  # importtime did list what was imported
+    assert "cody_lsp.server.lsp.server" not in imported and "pygls.server" not in imported
+    assert not db_path.exists()

@@ -6,18 +6,16 @@ from __future__ import annotations
 
 import asyncio
 import re
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import pytest_asyncio
 from lsprotocol import types
-from pytest_lsp import ClientServerConfig
 
 from cody_lsp.testing.provider import Fault, Reply, ToolCall
 
-from ..conftest import CodyWire, make_client, server_env, stop_wire
+from ..conftest import CodyWire, may_serve_in_process, server_env, start_client, stop_wire
 
 EDITOR_CAPABILITIES = types.ClientCapabilities(
     workspace=types.WorkspaceClientCapabilities(
@@ -131,7 +129,8 @@ class Editor:
 
 
 @pytest_asyncio.fixture
-async def editor_factory(provider, db_path: Path, workspace: Path):
+async def editor_factory(request: pytest.FixtureRequest, provider, db_path: Path, workspace: Path):
+    """Start editors, each with its server (in this process when it may: tests/conftest.py)."""
     started: list[CodyWire] = []
 
     async def start(
@@ -142,13 +141,9 @@ async def editor_factory(provider, db_path: Path, workspace: Path):
         configuration: dict[str, Any] | None = None,
         **env: str,
     ) -> Editor:
-        config = ClientServerConfig(
-            server_command=[sys.executable, "-m", "cody_lsp"],
-            server_env=server_env(provider, db_path, **env),
-            client_factory=make_client,
-        )
-        client = await config.start()
-        wire = CodyWire(client, config.server_env or {})
+        environment = server_env(provider, db_path, **env)
+        client = await start_client(environment, in_process=may_serve_in_process(request, started))
+        wire = CodyWire(client, environment)
         started.append(wire)
         editor = Editor(wire)
         for scope, values in (configuration or {}).items():

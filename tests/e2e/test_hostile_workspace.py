@@ -7,6 +7,8 @@ import os
 import uuid
 from pathlib import Path
 
+import pytest
+
 from cody_lsp.testing.provider import Reply, ToolCall
 
 from ..conftest import TERMINAL, CodyWire
@@ -223,6 +225,7 @@ def _status_kb(pid: int, field: str) -> int:
     raise AssertionError(f"no {field} in /proc/{pid}/status")
 
 
+@pytest.mark.process
 async def test_a_50_mb_single_line_file_stays_within_the_memory_budget(wire_factory, provider, workspace: Path):
     (workspace / "one-line.min.js").write_bytes(b"x" * (50 << 20) + b"needle")
     wire = await wire_factory(CODY_TOOL_MAX_FILE_BYTES=str(100 << 20))

@@ -20,6 +20,7 @@ import pytest
 from cody_lsp.testing.provider import Reply, ToolCall
 
 from ..conftest import server_env
+from ..processes import gone
 from .test_protocol_examples import assert_shape, load_doc, results
 
 pytestmark = pytest.mark.timeout(90)
@@ -70,23 +71,6 @@ def children_running(parent: int, marker: str) -> list[int]:
             except OSError:
                 pass
     return found
-
-
-def alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
-async def gone(pid: int, within: float = 10.0) -> bool:
-    deadline = time.monotonic() + within
-    while time.monotonic() < deadline:
-        if not alive(pid):
-            return True
-        await asyncio.sleep(0.05)
-    return False
 
 
 async def test_tools_are_offered_asked_about_denied_and_allowed_by_a_server_rule(wire_factory, provider, mcp_env):
@@ -253,6 +237,7 @@ async def test_results_are_described_and_redacted(wire_factory, provider, mcp_en
     assert "[resource demo://resource/dynamic/text/2 (text/plain)]" in resource["content"]
 
 
+@pytest.mark.process
 async def test_a_crashing_server_gives_a_clear_error_and_is_started_again(wire_factory, provider, mcp_env):
     env = mcp_env(
         {"everything": everything(), "broken": {"command": "sh", "args": ["-c", "echo 'no config here' >&2; exit 3"]}},
@@ -329,6 +314,7 @@ async def test_a_hanging_call_is_cancelled_with_the_run_or_at_its_deadline(wire_
     assert children_running(wire.process.pid, str(EVERYTHING)) == [pid]  # the same server, still serving
 
 
+@pytest.mark.process
 async def test_a_workspace_server_is_refused_until_approved(wire_factory, provider, mcp_env, workspace: Path):
     (workspace / ".cody").mkdir()
     definition = {"mcpServers": {"clock": time_server()}}
@@ -413,6 +399,7 @@ async def test_the_documented_listing_is_what_the_server_says(wire_factory, prov
     }
 
 
+@pytest.mark.process
 async def test_no_mcp_server_outlives_the_server(wire_factory, provider, mcp_env):
     env = mcp_env({"everything": everything()}, CODY_TOOL_POLICY="mcp__everything__*=allow")
     for stop in ("shutdown", "SIGKILL"):
@@ -458,7 +445,7 @@ async def test_an_acp_session_brings_its_own_servers(provider, db_path: Path, wo
         provider.add(call("mcp__clock__get_current_time", {"timezone": "UTC"}), Reply(text="noon"))
         assert await client.prompt(session, "time?") == {"stopReason": "end_turn"}
         assert "mcp__clock__get_current_time" in offered(provider.requests[-2])
-        [update] = client.updates(session, "tool_call_update")
+        [update] = client.results(session)
         assert update["status"] == "completed" and '"timezone": "UTC"' in update["content"][-1]["content"]["text"]
         assert not client.problems(), client.problems()
     finally:

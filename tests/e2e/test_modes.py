@@ -18,8 +18,12 @@ from ..conftest import CodyWire
 
 pytestmark = pytest.mark.timeout(60)
 
-READ_ONLY = ["read_file", "list_dir", "glob", "grep"]
-EVERY_TOOL = [*READ_ONLY, "write_file", "edit_file", "run_command"]
+# `task` (a subagent, read-only in these modes too) is offered in every mode, after the others.
+READ_ONLY = ["read_file", "list_dir", "glob", "grep", "command_output", "update_plan", "web_fetch", "task"]
+EVERY_TOOL = [
+    *["read_file", "list_dir", "glob", "grep", "write_file", "edit_file", "run_command"],
+    *["command_output", "stop_command", "update_plan", "web_fetch", "task"],
+]
 
 
 def offered(request: dict[str, Any]) -> list[str]:

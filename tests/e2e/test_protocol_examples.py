@@ -51,6 +51,8 @@ def key_mismatches(actual: Any, documented: Any, path: str = "$") -> list[str]:
 
 # Options only a run_command request has (the documented example is an edit_file one).
 RUN_COMMAND_ONLY = ("commandPrefix", "sandboxedRule")
+# What only a request about a file change has (the diff of what it would change).
+FILE_CHANGE_ONLY = ("diff",)
 
 
 def assert_shape(actual: Any, *documented: Any) -> None:
@@ -186,7 +188,7 @@ async def test_documented_permission_exchange(wire_factory, provider, workspace:
     )
     assert result["status"] == "done"
     (request,) = wire.permission_requests
-    (documented,) = [b.json() for b in doc.examples("params", "cody/requestPermission")]
+    documented = doc.examples("params", "cody/requestPermission")[0].json()  # a tool's (the first)
     assert_shape(request, documented)
     assert request["toolName"] == "write_file" and request["workspaceFolder"] == str(workspace.resolve())
     tool_result = next(c for c in wire.chunks[result["runId"]] if c["type"] == "tool_result")
@@ -228,10 +230,11 @@ async def test_documented_steering_and_rule_examples(wire_factory, provider, wor
         assert_shape(chunk, *chunk_docs[chunk["type"]])
     assert "user_message" in {c["type"] for c in wire.chunks[run_result["runId"]]}
     (request,) = wire.permission_requests
-    (documented,) = [b.json() for b in doc.examples("params", "cody/requestPermission")]
+    documented = doc.examples("params", "cody/requestPermission")[0].json()  # a tool's (the first)
+    assert "diff" not in request  # a command's request: no file change to show
     assert_shape(
         {**request, "options": {k: v for k, v in request["options"].items() if k not in RUN_COMMAND_ONLY}},
-        documented,
+        {k: v for k, v in documented.items() if k not in FILE_CHANGE_ONLY},
     )
 
     rules = await wire.request(
@@ -375,3 +378,98 @@ async def test_documented_instruction_and_mode_examples(wire_factory, provider, 
     start = wire.chunks[carried["runId"]][0]
     assert_shape(start, answers[1]["params"])
     assert start["mode"] == "code" and start["instructions"] == ["~/.config/cody-lsp/AGENTS.md", "AGENTS.md"]
+
+
+async def test_documented_power_tool_examples(wire_factory, provider, workspace: Path):
+    """The plan and tool_output chunks, a page with the session's plan, cody/listBackgroundCommands
+    and cody/stopBackgroundCommand (issue 34)."""
+    doc = load_doc()
+    chunk_docs = chunk_examples(doc)
+    wire = await wire_factory(capabilities={"plans": True, "toolOutput": True}, CODY_APPROVALS="never")
+    plan = [{"step": "Read app.py", "status": "completed"}, {"step": "Run the tests", "status": "in_progress"}]
+    provider.add(
+        Reply(tool_calls=[ToolCall("update_plan", {"explanation": "Checking", "plan": plan})]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo started; sleep 300", "background": True})]),
+        Reply(tool_calls=[ToolCall("run_command", {"command": "echo done; exit 0", "background": True})]),
+        Reply(text="The route is in; the tests run next."),
+    )
+    result = await wire.request("cody/run", {"prompt": "Add a /health endpoint to app.py"})
+    assert result["status"] == "done"
+    chunks = wire.chunks[result["runId"]]
+    assert {"plan", "tool_output"} <= {c["type"] for c in chunks}
+    for chunk in chunks:
+        assert_shape(chunk, *chunk_docs[chunk["type"]])
+    session_id = result["sessionId"]
+
+    page = await wire.request(
+        "cody/getSession", params(doc, "cody/getSession", sessionId=session_id, before=None, limit=1)
+    )
+    assert page["session"]["plan"]["explanation"] == "Checking"
+    assert_shape(page, *results(doc, "cody/getSession"))
+
+    listed = await wire.request(
+        "cody/listBackgroundCommands", params(doc, "cody/listBackgroundCommands", sessionId=session_id)
+    )
+    assert [c["status"] for c in listed["commands"]] == ["running", "exited"]
+    assert_shape(listed, *results(doc, "cody/listBackgroundCommands"))
+    running = listed["commands"][0]["id"]
+    stopped = await wire.request("cody/stopBackgroundCommand", params(doc, "cody/stopBackgroundCommand", id=running))
+    assert stopped["stopped"] is True and stopped["command"]["status"] == "stopped"
+    assert_shape(stopped, *results(doc, "cody/stopBackgroundCommand"))
+    unknown = await wire.request("cody/stopBackgroundCommand", {"id": "cmd_00000000000000000000"})
+    assert unknown == {"stopped": False}
+    assert_shape(unknown, *results(doc, "cody/stopBackgroundCommand"))
+
+
+async def test_documented_hook_skill_and_command_examples(wire_factory, provider, workspace: Path, tmp_path: Path):
+    """cody/listSkills, cody/listCommands, cody/run with a command, a workspace hook's permission
+    request and the hook chunk (protocol.md, "Hooks", "Skills", "Custom slash commands")."""
+    doc = load_doc()
+    chunk_docs = chunk_examples(doc)
+    home = tmp_path / "home"
+    config = home / ".config" / "cody-lsp"
+
+    def put(path: Path, text: str) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+    put(workspace / ".claude/skills/pdf-tools/SKILL.md", "---\nname: pdf-tools\ndescription: Read PDFs.\n---\nx\n")
+    put(home / ".claude/skills/pdf-tools/SKILL.md", "---\nname: pdf-tools\ndescription: Mine.\n---\nx\n")
+    put(workspace / ".claude/skills/Release/SKILL.md", "---\nname: Release\ndescription: Cut a release.\n---\nx\n")
+    review = "---\ndescription: Review a pull request\nargument-hint: <number>\n---\nReview #$ARGUMENTS.\n"
+    put(workspace / ".claude/commands/review-pr.md", review)
+    put(config / "commands/review-pr.md", "the user's own\n")
+    guard = {"matcher": "Bash", "hooks": [{"type": "command", "command": "echo 'rm is not allowed here' >&2; exit 2"}]}
+    put(config / "hooks.json", json.dumps({"hooks": {"PreToolUse": [guard]}}))
+    format_hook = {"matcher": "edit_file", "hooks": [{"type": "command", "command": "true"}]}
+    put(workspace / ".cody/hooks.json", json.dumps({"hooks": {"PostToolUse": [format_hook]}}))
+    (workspace / "a.txt").write_text("old\n")
+    wire = await wire_factory(
+        capabilities={"permissions": True, "hooks": True}, HOME=str(home), XDG_CONFIG_HOME=str(home / ".config")
+    )
+
+    skills = await wire.request("cody/listSkills", params(doc, "cody/listSkills", workspaceFolder=str(workspace)))
+    assert {s["name"] for s in skills["skills"]} == {"pdf-tools", "Release"}
+    assert_shape(skills, *results(doc, "cody/listSkills"))
+    commands = await wire.request("cody/listCommands", params(doc, "cody/listCommands", workspaceFolder=str(workspace)))
+    assert_shape(commands, *results(doc, "cody/listCommands"))
+
+    provider.add(
+        Reply(tool_calls=[ToolCall("run_command", {"command": "rm -rf build"})]),
+        Reply(tool_calls=[ToolCall("edit_file", {"path": "a.txt", "old_string": "old", "new_string": "new"})]),
+        Reply(text="Reviewed."),
+    )
+    sent = next(b.json() for b in doc.examples("params", "cody/run") if "command" in b.json())
+    result = await wire.request("cody/run", {**sent, "workspaceFolder": str(workspace)})
+    assert result["status"] == "done"
+    assert provider.requests[0]["messages"][-1]["content"] == "Review #42."
+    chunks = wire.chunks[result["runId"]]
+    for chunk in chunks:
+        assert_shape(chunk, *chunk_docs[chunk["type"]])
+    assert [c["message"] for c in chunks if c["type"] == "hook"] == ["rm is not allowed here"]
+    asked = [r for r in wire.permission_requests if r["toolName"] == "hook"]
+    assert len(asked) == 1 and asked[0]["args"]["file"] == ".cody/hooks.json"
+    hook_example = next(
+        b.json() for b in doc.examples("params", "cody/requestPermission") if b.json()["toolName"] == "hook"
+    )
+    assert_shape(asked[0], hook_example)

@@ -32,7 +32,7 @@ README = ROOT / "README.md"
 
 # Commands not run here as written: (pattern, where they run instead).
 ELSEWHERE = [
-    (r'python3 -m venv \.venv && \.venv/bin/pip install -e "\.\[test\]"', "ci"),
+    (r'python3 -m venv \.venv && \.venv/bin/pip install -e "\.\[dev\]"', "ci"),
     (r"\.venv/bin/python -m pytest -q\b.*", "ci"),
     (r"bash \.ci/run\b.*", "ci itself"),
     (r"export CODY_MODEL=.*", "model settings"),

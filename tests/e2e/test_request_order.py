@@ -8,11 +8,14 @@ still opening.
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from cody_lsp.server.core.turns import TurnBuilder
 from cody_lsp.testing.provider import Reply
 
 from ..conftest import server_env
@@ -159,3 +162,46 @@ async def test_update_right_before_a_run_is_what_it_runs_with(start_raw, provide
     await send_together(raw, update, run)
     assert (await answers(raw, run))[0]["result"]["status"] == "done"
     assert [r["model"] for r in provider.requests] == ["model-c"]
+
+
+async def test_a_runs_slow_admission_holds_up_its_own_sessions_requests_not_anothers(
+    wire, provider, workspace: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """Session A's run is slow to be taken in (its turn's preparation waits, as for a slow disk):
+    a getSession and a cancel about session B, and a cancel of a run nobody sent, are answered
+    meanwhile; A's getSession, a cancel of A's run by its id and a listSessions (about every
+    session) wait for it, and each sees it taken in."""
+    assert wire.in_process is not None
+    a = (await wire.request("cody/createSession", {"workspaceFolder": str(workspace)}))["id"]
+    b = (await wire.request("cody/createSession", {"workspaceFolder": str(workspace)}))["id"]
+    provider.add(Reply(text="never asked"))
+    go_on = threading.Event()  # the server serves in a thread of its own
+    prepare = TurnBuilder.prepare
+
+    async def slow_for_a(self: TurnBuilder, run: Any, params: Any) -> Any:
+        while params.session_id == a and not go_on.is_set():
+            await asyncio.sleep(0.01)
+        return await prepare(self, run, params)
+
+    monkeypatch.setattr(TurnBuilder, "prepare", slow_for_a)
+    try:
+        run = wire.send("cody/run", {"prompt": "go", "sessionId": a, "runId": "run_lane_a"})
+        get_a = wire.send("cody/getSession", {"sessionId": a})
+        cancel_a = wire.send("cody/cancel", {"runId": "run_lane_a"})
+        get_b = wire.send("cody/getSession", {"sessionId": b})
+        cancel_b = wire.send("cody/cancel", {"sessionId": b})
+        probe = wire.send("cody/cancel", {"runId": "run_nobody_sent"})
+        listed = wire.send("cody/listSessions", {"workspaceFolder": str(workspace)})
+        assert (await asyncio.wait_for(get_b, 10))["session"]["id"] == b
+        assert await asyncio.wait_for(cancel_b, 10) == {"cancelled": False}
+        assert await asyncio.wait_for(probe, 10) == {"cancelled": False}
+        await asyncio.sleep(0.2)
+        waiting = {"run": run, "get_a": get_a, "cancel_a": cancel_a, "listed": listed}
+        assert [name for name, answer in waiting.items() if answer.done()] == []
+    finally:
+        go_on.set()
+    assert (await asyncio.wait_for(cancel_a, 10)) == {"cancelled": True}  # A's run was queued then
+    assert (await asyncio.wait_for(run, 10))["status"] == "cancelled"
+    assert (await get_a)["session"]["id"] == a
+    assert {s["id"] for s in (await listed)["sessions"]} == {a, b}
+    assert provider.requests == []

@@ -89,6 +89,45 @@ async def test_a_run_stops_when_another_server_deletes_its_session(wire_factory,
     assert a.chunks[result["runId"]][-1]["type"] == "error"
 
 
+async def test_no_tool_runs_after_another_server_deleted_the_session(
+    wire_factory, provider, workspace: Path, tmp_path: Path
+):
+    """The step's next tool call, after a deletion while its first one ran: never run."""
+    a, b = await wire_factory(), await wire_factory()
+    gate = tmp_path / "go"
+    write = ToolCall("write_file", {"path": "after.txt", "content": "written after the deletion\n"})
+    provider.add(Reply(tool_calls=[gated(gate), write]), Reply(text="never asked for"))
+    pending = a.send("cody/run", {"prompt": "two tools"})
+    await a.wait_chunk(lambda c: c["type"] == "tool_call", timeout=60)
+    await asyncio.sleep(0.3)  # the command has started
+    session_id = a.all_chunks[0]["sessionId"]
+    assert await b.request("cody/deleteSession", {"sessionId": session_id}) == {"deleted": True}
+    gate.touch()
+    result = await pending
+    assert result["status"] == "error" and result["error"]["code"] == "session_deleted", result
+    assert not (workspace / "after.txt").exists()
+    results = [c for c in a.chunks[result["runId"]] if c["type"] == "tool_result"]
+    assert [c["toolName"] for c in results] == ["run_command"]  # the write never ran
+    assert len(provider.requests) == 1
+    assert a.chunks[result["runId"]][-1]["type"] == "error"
+
+
+async def test_a_deletion_during_a_model_step_runs_none_of_its_tools(wire_factory, provider, workspace: Path):
+    """Deleted while the model answers with a tool call: the call is never run."""
+    a, b = await wire_factory(), await wire_factory()
+    write = ToolCall("write_file", {"path": "after.txt", "content": "written after the deletion\n"})
+    provider.add(Reply(tool_calls=[write], first_byte_delay=3.0))
+    pending = a.send("cody/run", {"prompt": "write slowly"})
+    start = await a.wait_chunk(lambda c: c["type"] == "session_start")
+    await provider.wait_for_requests(1, timeout=60)
+    assert await b.request("cody/deleteSession", {"sessionId": start["sessionId"]}) == {"deleted": True}
+    result = await pending
+    assert result["status"] == "error" and result["error"]["code"] == "session_deleted", result
+    assert not (workspace / "after.txt").exists()
+    assert not [c for c in a.chunks[result["runId"]] if c["type"] == "tool_result"]
+    assert (await b.request("cody/listSessions", {}))["sessions"] == []  # nothing was written back
+
+
 async def test_a_deletion_during_the_last_step_is_noticed_at_commit(wire_factory, provider):
     a, b = await wire_factory(), await wire_factory()
     provider.add(Reply(text="a slow answer", first_byte_delay=5.0))

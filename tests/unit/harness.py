@@ -17,8 +17,9 @@ from cody_lsp.config import ContextSettings, Limits, ModelConfig, ServerConfig
 from cody_lsp.protocol.wire import TERMINAL_TYPES, PermissionParams, RunParams, RunResult, Usage
 from cody_lsp.server.agent.assembly import AssembledCall, StepResult
 from cody_lsp.server.agent.model import ModelError
+from cody_lsp.server.core.live import LiveRun
 from cody_lsp.server.core.port import ClientFeatures, ClientPort
-from cody_lsp.server.core.runs import LiveRun, RunManager
+from cody_lsp.server.core.runs import RunManager
 from cody_lsp.server.lsp.notifications import QUEUE_CHANGED, chunk_params, queue_changed_params
 from cody_lsp.server.store.database import Store
 from cody_lsp.server.tools import ToolConfig, ToolResult
@@ -93,7 +94,7 @@ class Harness:
         return await self.start(prompt, **params)[1]
 
     async def history(self, session_id: str) -> list[tuple[str, str]]:
-        messages, _ = await self.store.get_messages(session_id, 1000, None)
+        messages, _ = await self.store.messages.page(session_id, 1000, None)
         return [(m.role, m.kind) for m in messages]
 
 
@@ -107,6 +108,7 @@ async def make_harness(
     tool_policy: dict[str, str] | None = None,
     context: ContextSettings | None = None,
     context_chunks: frozenset[str] = frozenset(),
+    subagents: bool = False,
 ) -> Harness:
     """A run manager on a fresh store. `ask(run, PermissionParams)` answers permission requests
     (an outcome or a PermissionResult); `steering`: the client asked for user_message chunks and
@@ -153,19 +155,20 @@ async def make_harness(
         return ToolResult(True, f"{name} ran")
 
     events: list[tuple[str, Any]] = []
-    finish_run = store.finish_run
+    finish_run = store.runs.finish
 
     async def recording_finish_run(session_id: str, run_id: str, *args: Any, **kwargs: Any) -> int:
         count = await finish_run(session_id, run_id, *args, **kwargs)
         events.append(("commit", run_id))
         return count
 
-    store.finish_run = recording_finish_run  # type: ignore[method-assign]
+    store.runs.finish = recording_finish_run  # type: ignore[method-assign]
     features = ClientFeatures(
         approvals=ask is not None,
         steering=steering,
         usage="usage" in context_chunks,
         compaction="compaction" in context_chunks,
+        subagents=subagents,
     )
     port = TestClient(features, events, str(folder), config, ask)
     manager = RunManager(store, config, port, step=step, tool_runner=run_tool)
@@ -202,7 +205,7 @@ class TestClient(ClientPort):
 
     async def ask_permission(self, request: PermissionParams) -> Any:
         assert self._ask is not None and self.manager is not None
-        run = self.manager.runs[request.run_id]
+        run = next(r for r in self.manager.runs_of(request.session_id) if r.run_id == request.run_id)
         return await self._ask(run, request)
 
     async def settings(self, folder: str) -> ServerConfig:

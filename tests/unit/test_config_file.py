@@ -56,7 +56,10 @@ def test_no_file_is_no_settings(home: Path):
 @pytest.mark.parametrize(
     "text, says",
     [
-        ("modle = 'x'", "unknown setting 'modle' (the settings are: model, base_url"),
+        ("modle = 'x'", "unknown setting 'modle': did you mean model?"),
+        ("baseurl = 'x'", "unknown setting 'baseurl': did you mean base_url?"),
+        ("base-url = 'x'", "unknown setting 'base-url': did you mean base_url?"),
+        ("colour = 'x'", "unknown setting 'colour' (`cody-lsp config` lists the settings)"),
         ("api_key = 'sk-1'", "the API key is not kept in the configuration file: give api_key_file"),
         ("model = ", "not valid TOML: "),
         ("model = ['a']", "'model' must be a string, a number or true/false, not list"),
@@ -169,3 +172,20 @@ def test_every_documented_setting_can_be_given_by_the_file():
     for variable in documented - set(not_in_the_file):
         assert variable in config_file.SETTINGS, f"{variable} is documented but the file cannot give it"
     assert set(config_file.SETTINGS) <= documented
+
+
+def test_hooks_and_skills_settings_from_the_file(home: Path, monkeypatch: pytest.MonkeyPatch):
+    write(home, 'hooks_files = ["~/.claude/settings.json", ".claude/settings.json"]\nskills = false\n')
+    settings = config_file.read({"XDG_CONFIG_HOME": str(home)})
+    assert settings.values == {"CODY_HOOKS_FILES": "~/.claude/settings.json:.claude/settings.json", "CODY_SKILLS": "0"}
+    monkeypatch.setenv("CODY_HOOKS_FILES", settings.values["CODY_HOOKS_FILES"])
+    monkeypatch.setenv("CODY_SKILLS", "0")
+    monkeypatch.setenv("CODY_HOOKS", "off")
+    loaded = config.ServerConfig()
+    assert loaded.hooks == config.HookSettings(False, ("~/.claude/settings.json", ".claude/settings.json"))
+    assert loaded.skills.enabled is False and loaded.settings_problem is None
+    monkeypatch.setenv("CODY_HOOKS", "maybe")
+    assert "CODY_HOOKS='maybe'" in (config.ServerConfig().settings_problem or "")
+    write(home, 'hooks_files = ["a:b"]\n')
+    with pytest.raises(ConfigFileError, match="'hooks_files' must be"):
+        config_file.read({"XDG_CONFIG_HOME": str(home)})

@@ -2,15 +2,23 @@
 
 Every module of cody_lsp belongs to one layer (its folder). A module imports only modules of
 its own layer or of lower ones — imports inside functions and under TYPE_CHECKING included —
-and only the LSP face, the Python client and the pygls fence import pygls or lsprotocol; no
-modules import each other, in a layer either. A new
-folder needs a row in LAYERS (the test says so), so this map stays the architecture.
+and only the LSP face imports pygls or lsprotocol; no modules import each other, in a layer
+either. A new folder needs a row in LAYERS (the test says so), so this map stays the
+architecture. Every JSON-RPC connection — both faces', the client's — goes through the one
+
+The faces see the run core through its facade only: they import core/api.py and no other
+endpoint below them (cody_lsp/jsonrpc/), which needs nothing but the standard library.
+module of core/, and touch no `_private` member of another object (the run manager's parts are
+its own). The store keeps records of its own: it imports nothing of the agent, and makes no
+wire type.
 """
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import cody_lsp
@@ -26,11 +34,13 @@ LAYERS: dict[str, tuple[float, str]] = {
     "cody_lsp.landlock": (0, "the kernel's sandboxing system calls"),
     "cody_lsp.private_api": (0, "private APIs"),
     "cody_lsp.testing": (0, "test tooling"),
+    "cody_lsp.jsonrpc": (0, "the JSON-RPC endpoint (both faces' and the client's)"),
     "cody_lsp.server": (0, "the server package"),
     "cody_lsp.server.streams": (0, "a connection's bytes (every face's)"),
     "cody_lsp.server.tools": (1, "tools"),
     "cody_lsp.server.agent": (2, "agent"),
     "cody_lsp.server.mcp": (2, "MCP servers' tools"),
+    "cody_lsp.server.langservers": (2, "language servers for code_nav"),
     "cody_lsp.server.store": (3, "store"),
     "cody_lsp.server.checkpoints": (3.5, "checkpoints"),  # between the store and the core
     "cody_lsp.server.core": (4, "run core"),
@@ -45,10 +55,31 @@ LAYERS: dict[str, tuple[float, str]] = {
 APART = {"the LSP face", "the ACP face", "the Python client"}
 # Who may import pygls or lsprotocol.
 WIRE_LIBRARIES = ("pygls", "lsprotocol")
-MAY_IMPORT_PYGLS = ("cody_lsp.server.lsp", "cody_lsp.client", "cody_lsp.private_api.jsonrpc")
+MAY_IMPORT_PYGLS = ("cody_lsp.server.lsp",)
+# The JSON-RPC endpoint, and who speaks through it.
+ENDPOINT = "cody_lsp.jsonrpc"
+SPEAKERS = ("cody_lsp.server.lsp", "cody_lsp.server.acp", "cody_lsp.client", "cody_lsp.server.langservers")
+# Modules outside the endpoint that write a JSON-RPC envelope, and why: the early starts answer
+# before the endpoint is loaded (with its codec and framing); the LSP face reads a message with
+# lsprotocol's message types; a socket connection refused before it is served is told why; the
+# command line writes its prestarted server's `initialize` before anything (logging, asyncio, the
+# endpoint) is imported, and the client's endpoint then waits for its answer (`expect_answer`).
+ENVELOPES_ALLOWED = {
+    "cody_lsp.client.prestart",
+    "cody_lsp.server.lsp.early_initialize",
+    "cody_lsp.server.acp.initialize",
+    "cody_lsp.server.lsp.transport",
+    "cody_lsp.server.lsp.listen",
+}
 
 
 METHOD = re.compile(r"cody/[A-Za-z]+")
+
+FACES = ("cody_lsp.server.lsp", "cody_lsp.server.acp")
+CORE = "cody_lsp.server.core"
+CORE_FACADE = "cody_lsp.server.core.api"  # the one module of the run core a face imports
+STORE = "cody_lsp.server.store"
+AGENT = "cody_lsp.server.agent"
 
 
 def module_name(path: Path) -> str:
@@ -112,7 +143,7 @@ def test_no_module_imports_a_higher_layer_or_another_face():
     assert not wrong, "imports against the layers:\n" + "\n".join(wrong)
 
 
-def test_only_the_lsp_face_and_the_client_import_pygls_or_lsprotocol():
+def test_only_the_lsp_face_imports_pygls_or_lsprotocol():
     wrong = []
     for path in modules():
         name = module_name(path)
@@ -121,7 +152,130 @@ def test_only_the_lsp_face_and_the_client_import_pygls_or_lsprotocol():
         for line, target in imports(path):
             if target.split(".")[0] in WIRE_LIBRARIES:
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
-    assert not wrong, "pygls/lsprotocol outside the LSP face and the client:\n" + "\n".join(wrong)
+    assert not wrong, "pygls/lsprotocol outside the LSP face:\n" + "\n".join(wrong)
+
+
+def test_the_endpoint_needs_only_the_standard_library():
+    """cody_lsp/jsonrpc/ imports the standard library, itself and the protocol's error codes only:
+    the client and the early starts load it without pygls, lsprotocol or the server."""
+    wrong = []
+    for path in modules():
+        if not module_name(path).startswith(ENDPOINT):
+            continue
+        for line, target in imports(path):
+            top = target.split(".")[0]
+            if top == "cody_lsp":
+                if not (target.startswith(ENDPOINT) or target == "cody_lsp.protocol.errors"):
+                    wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+            elif top not in sys.stdlib_module_names and top != "__future__":
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+    assert not wrong, "the endpoint imports more than the standard library:\n" + "\n".join(wrong)
+
+
+def test_every_connection_speaks_through_the_one_endpoint():
+    """Both faces and the client import the endpoint, and no other module makes JSON-RPC messages
+    of its own (a dict with a "jsonrpc" key), but those ENVELOPES_ALLOWED says why."""
+    importers = {
+        speaker: [
+            p
+            for p in modules()
+            if module_name(p).startswith(speaker) and any(t.startswith(ENDPOINT) for _, t in imports(p))
+        ]
+        for speaker in SPEAKERS
+    }
+    assert all(importers.values()), (
+        f"not speaking through {ENDPOINT}: {[s for s, found in importers.items() if not found]}"
+    )
+    wrong = []
+    for path in modules():
+        name = module_name(path)
+        if name.startswith(ENDPOINT) or name in ENVELOPES_ALLOWED:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Dict) and any(
+                isinstance(k, ast.Constant) and k.value == "jsonrpc" for k in node.keys
+            ):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert not wrong, f"JSON-RPC messages made outside {ENDPOINT} (use its Endpoint):\n" + "\n".join(wrong)
+
+
+def test_the_client_and_the_endpoint_load_without_pygls_or_lsprotocol():
+    code = (
+        "import sys, cody_lsp.client.connection, cody_lsp.jsonrpc.endpoint; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & {'pygls', 'lsprotocol', 'openai'}))"
+    )
+    loaded = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert loaded == "[]", f"importing the client loads {loaded}"
+
+
+def _within(name: str, prefixes: tuple[str, ...] | str) -> bool:
+    prefixes = (prefixes,) if isinstance(prefixes, str) else prefixes
+    return any(name == p or name.startswith(p + ".") for p in prefixes)
+
+
+def test_the_faces_import_only_the_facade_of_the_run_core():
+    """A face calls the run manager's public methods (core/runs.py `RunManager`) and uses the
+    types core/api.py hands on; what is behind the facade (its parts, their state) it never sees."""
+    wrong = []
+    for path in modules():
+        if not _within(module_name(path), FACES):
+            continue
+        for line, target in imports(path):
+            if _within(target, CORE) and not _within(target, CORE_FACADE):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+    assert not wrong, f"a face importing the run core other than through {CORE_FACADE}:\n" + "\n".join(wrong)
+
+
+def test_no_face_touches_a_private_member_of_another_object():
+    """`x._name` in a face only for `self` (or `cls`): nothing private of the run manager, its
+    parts or another module is reached from a face."""
+    wrong = []
+    for path in modules():
+        if not _within(module_name(path), FACES):
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if (
+                isinstance(node, ast.Attribute)
+                and node.attr.startswith("_")
+                and not node.attr.startswith("__")
+                and not (isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"))
+            ):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno} {ast.unparse(node)}")
+    assert not wrong, "a face touching a private member:\n" + "\n".join(wrong)
+
+
+def test_the_store_imports_no_agent_module():
+    """The store reads and writes records of its own (store/records.py); the core turns the
+    agent's values into them and back."""
+    wrong = []
+    for path in modules():
+        if not _within(module_name(path), STORE):
+            continue
+        for line, target in imports(path):
+            if _within(target, AGENT):
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line} imports {target}")
+    assert not wrong, "the store importing the agent:\n" + "\n".join(wrong)
+
+
+def test_the_store_makes_no_wire_type():
+    """The store returns its records, never the wire's types: it imports nothing of protocol/wire.py
+    at run time (under TYPE_CHECKING it may name the protocol's string sets, e.g. SessionMode)."""
+    wrong = []
+    for path in modules():
+        if not _within(module_name(path), STORE):
+            continue
+        tree = ast.parse(path.read_text())
+        typing_only = {
+            id(node)
+            for branch in ast.walk(tree)
+            if isinstance(branch, ast.If) and isinstance(branch.test, ast.Name) and branch.test.id == "TYPE_CHECKING"
+            for node in ast.walk(branch)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and (node.module or "").endswith("protocol.wire"):
+                if id(node) not in typing_only:
+                    wrong.append(f"{path.relative_to(PACKAGE.parent)}:{node.lineno}")
+    assert not wrong, "the store importing protocol/wire.py at run time:\n" + "\n".join(wrong)
 
 
 def test_the_core_builds_no_wire_message():

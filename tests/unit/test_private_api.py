@@ -1,14 +1,17 @@
-"""The private pygls and openai APIs cody-lsp relies on still exist, and only
-cody_lsp/private_api/ uses them.
+"""The private openai APIs cody-lsp relies on still exist, and only cody_lsp/private_api/ uses
+them (or a private name of pygls' classes: none is used).
 
-When an upgrade of pygls or openai removes or changes one of them, these tests say which
-and where to fix it, instead of a server that fails at run time.
+When an upgrade of openai removes or changes one of them, these tests say which and where to
+fix it, instead of a server that fails at run time. (What the pygls protocol subclass that
+lived here did for withdrawn requests and crossed cancels is the shared endpoint's now:
+tests/unit/jsonrpc/test_endpoint.py.)
 """
 
 from __future__ import annotations
 
 import importlib.metadata
 import inspect
+import json
 import re
 from pathlib import Path
 
@@ -25,28 +28,11 @@ from cody_lsp import private_api
 
 PYGLS_VERSION = importlib.metadata.version("pygls")
 OPENAI_VERSION = importlib.metadata.version("openai")
-FENCE = Path(private_api.__file__).parent  # the package: jsonrpc.py (pygls), openai_stream.py (openai)
+FENCE = Path(private_api.__file__).parent  # the package: openai_stream.py (openai)
 
 
 def removed(package: str, version: str, name: str) -> str:
     return f"{package} {version} removed `{name}`; update cody_lsp/private_api/"
-
-
-@pytest.mark.parametrize("name,params", sorted(private_api.PYGLS_PROTOCOL_METHODS.items()))
-def test_pygls_protocol_methods_still_exist(name: str, params: tuple[str, ...]):
-    method = getattr(JsonRPCProtocol, name, None)
-    assert callable(method), removed("pygls", PYGLS_VERSION, name)
-    found = tuple(p for p in inspect.signature(method).parameters if p != "self")
-    assert found == params, (
-        f"pygls {PYGLS_VERSION} changed the parameters of `{name}` from {params} to {found}; "
-        "update cody_lsp/private_api/"
-    )
-
-
-@pytest.mark.parametrize("name", private_api.PYGLS_PROTOCOL_ATTRIBUTES)
-def test_pygls_protocol_attributes_still_exist(name: str):
-    protocol = JsonRPCProtocol(None, get_converter())  # type: ignore[arg-type]
-    assert hasattr(protocol, name), removed("pygls", PYGLS_VERSION, name)
 
 
 @pytest.mark.parametrize("path,params", sorted(private_api.OPENAI_NAMES.items()))
@@ -98,22 +84,57 @@ def test_the_pins_match_the_versions_tested():
         )
 
 
-async def test_a_late_answer_to_a_withdrawn_request_is_dropped_quietly(caplog: pytest.LogCaptureFixture):
-    """LSP clients answer a request the server withdrew ($/cancelRequest): no warning for it."""
-    protocol = private_api.FencedProtocol(None, get_converter())
-    protocol.write_message = lambda _data: None  # type: ignore[method-assign]
-    protocol.send_request_async("cody/requestPermission", {}, msg_id="perm_1")
-    protocol.forget_request("perm_1")
-    with caplog.at_level("WARNING"):
-        protocol._handle_response("perm_1", {"outcome": "allow"})
-        protocol._handle_response("perm_unknown", {"outcome": "allow"})
-    assert [r.getMessage() for r in caplog.records if "perm_1" in r.getMessage()] == []
-    assert any("perm_unknown" in r.getMessage() for r in caplog.records)  # a truly unknown id still warns
+def _fresh(code: str) -> str:
+    """Run `code` in a fresh interpreter (openai not imported yet); its stdout."""
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return done.stdout
 
 
-async def test_a_cancel_for_a_request_already_answered_is_quiet(caplog: pytest.LogCaptureFixture):
-    """A `$/cancelRequest` that crossed the answer (normal in LSP): no warning, nothing cancelled."""
-    protocol = private_api.FencedProtocol(None, get_converter())
-    with caplog.at_level("WARNING"):
-        protocol.cancel_request("perm_answered")
-    assert caplog.records == []
+def test_the_model_client_loads_only_the_parts_of_openai_it_uses():
+    """openai_parts.load_parts: the names the model client uses, without the API's types; no
+    stand-in package left behind; a later `import openai` gives the very same objects."""
+    out = _fresh(
+        "import json, sys\n"
+        "from cody_lsp.private_api.openai_parts import PARTS, load_parts\n"
+        "parts = load_parts()\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('openai'))\n"
+        "left = [n for n in ('openai', 'openai.types', 'openai.lib') if n in sys.modules]\n"
+        "import openai\n"
+        "same = all(getattr(parts, name) is getattr(openai, name) for name in PARTS)\n"
+        "full = sorted(m for m in sys.modules if m.startswith('openai'))\n"
+        "print(json.dumps({'loaded': loaded, 'left': left, 'same': same, 'full': len(full)}))\n"
+    )
+    found = json.loads(out)
+    assert found["left"] == [], "a stand-in package was left in sys.modules"
+    assert found["same"], f"openai {OPENAI_VERSION}: a part loaded alone is not the object `import openai` gives"
+    assert not [m for m in found["loaded"] if m.startswith(("openai.resources", "openai.types.chat"))]
+    assert len(found["loaded"]) * 4 < found["full"], f"{len(found['loaded'])} of {found['full']} openai modules"
+
+
+def test_the_parts_come_from_openai_when_it_was_imported_already():
+    out = _fresh(
+        "import openai\n"
+        "from cody_lsp.private_api.openai_parts import PARTS, load_parts\n"
+        "parts = load_parts()\n"
+        "print(all(getattr(parts, name) is getattr(openai, name) for name in PARTS))\n"
+    )
+    assert out.strip() == "True"
+
+
+def test_a_failed_partial_load_imports_all_of_openai():
+    """A release that moved a module: the whole package is imported instead, as before."""
+    out = _fresh(
+        "import sys\n"
+        "from cody_lsp.private_api import openai_parts\n"
+        "def moved():\n"
+        "    raise ImportError('moved')\n"
+        "openai_parts._load_without_inits = moved\n"
+        "parts = openai_parts.load_parts()\n"
+        "import openai\n"
+        "print(parts.AsyncOpenAI is openai.AsyncOpenAI, 'openai.types.chat' in sys.modules)\n"
+    )
+    assert out.split() == ["True", "True"]

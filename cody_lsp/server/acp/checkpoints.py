@@ -28,7 +28,7 @@ from ...protocol.wire import (
 from .updates import text_update
 
 if TYPE_CHECKING:
-    from ..core.runs import RunManager
+    from ..core.api import RunManager
     from .client_port import AcpClient
 
 MODES = {"files": "files", "conversation": "conversation", "both": "both"}
@@ -38,7 +38,7 @@ FILES_SHOWN = 6  # changed files named per checkpoint (then "and N more")
 COMMANDS = [
     {
         "name": "rewind",
-        "description": "List the turns with the files changed since each; /rewind N [files|conversation|both] "
+        "description": "List the turns with what rewinding to each restores; /rewind N [files|conversation|both] "
         "goes back to turn N (a restore can be undone: it is listed too)",
         "input": {"hint": "N [files|conversation|both], or nothing to list the turns"},
     },
@@ -59,7 +59,7 @@ def command(text: str) -> tuple[str, list[str]] | None:
 
 
 def available(manager: RunManager) -> bool:
-    return manager.checkpoints.engine is not None
+    return manager.checkpoints_on
 
 
 Wait = Callable[[], Awaitable[Any]]
@@ -85,7 +85,7 @@ def _tell(client: AcpClient, session_id: str, text: str) -> dict[str, Any]:
 
 
 async def _listing(client: AcpClient, manager: RunManager, session_id: str) -> Wait:
-    listing = await manager.checkpoints.begin_list(ListCheckpointsParams(session_id))
+    listing = await manager.begin_list_checkpoints(ListCheckpointsParams(session_id))
 
     async def wait() -> Any:
         found = await listing()
@@ -95,13 +95,14 @@ async def _listing(client: AcpClient, manager: RunManager, session_id: str) -> W
             return _tell(client, session_id, "No checkpoints in this session yet: one is recorded before each turn.")
         prompts = await _prompts(manager, session_id, found.checkpoints)
         lines = ["Checkpoints of this session (the files as they were before each turn):", ""]
-        for number, info in enumerate(found.checkpoints, 1):
-            lines.append(f"{number}. {_what(info, prompts)} — {_changed(info)}")
+        listed = found.checkpoints
+        for number, info in enumerate(listed, 1):
+            lines.append(f"{number}. {_what(info, prompts)} — {_restores(listed[number - 1 :])}; {_changed(info)}")
         lines += [
             "",
-            "`/rewind N` goes back to checkpoint N (its files and the conversation from its turn on); "
-            "`/rewind N files` or `/rewind N conversation` only one of them; `/fork N` starts a new "
-            "session with the turns before N.",
+            "`/rewind N` goes back to checkpoint N: the files it names are put back as they were then, and "
+            "the conversation ends before its turn; `/rewind N files` or `/rewind N conversation` does only "
+            "one of them; `/fork N` starts a new session with the turns before N.",
         ]
         return _tell(client, session_id, "\n".join(lines))
 
@@ -110,7 +111,7 @@ async def _listing(client: AcpClient, manager: RunManager, session_id: str) -> W
 
 async def _pick(manager: RunManager, session_id: str, word: str, command: str) -> tuple[str, int | None]:
     """Checkpoint number `word` of the session's list: its id and its run's prompt position."""
-    listed = await manager.checkpoints.listed(session_id)
+    listed = await manager.listed_checkpoints(session_id)
     if not listed:
         raise InvalidParams(f"{command}: this session has no checkpoints yet (one is recorded before each turn)")
     if not word.isdigit() or not 1 <= int(word) <= len(listed):
@@ -127,11 +128,11 @@ async def _restore(client: AcpClient, manager: RunManager, session_id: str, args
         raise InvalidParams("/rewind N [files|conversation|both]: say what to restore after the number")
     checkpoint_id, _position = await _pick(manager, session_id, args[0], "/rewind")
     params = RestoreCheckpointParams(checkpoint_id, mode, session_id)  # type: ignore[arg-type]
-    work = await manager.checkpoints.begin_restore(params)
+    work = await manager.begin_restore_checkpoint(params)
 
     async def wait() -> Any:
         result = await work.run()
-        listed = await manager.checkpoints.listed(session_id)
+        listed = await manager.listed_checkpoints(session_id)
         undo = next((n for n, (c, _p) in enumerate(listed, 1) if c == result.undo_checkpoint_id), None)
         return _tell(client, session_id, _restored(args[0], mode, result, undo))
 
@@ -185,9 +186,9 @@ async def _prompts(manager: RunManager, session_id: str, listed: list[Checkpoint
     found: dict[int, str] = {}
     for info in listed:
         if info.position is not None:
-            messages, _ = await manager.store.get_messages(session_id, 1, info.position + 1)
-            if messages and messages[0].position == info.position:
-                found[info.position] = messages[0].content or ""
+            message = await manager.message_at(session_id, info.position)
+            if message is not None:
+                found[info.position] = message.content or ""
     return found
 
 
@@ -201,8 +202,41 @@ def _what(info: CheckpointInfo, prompts: dict[int, str]) -> str:
 
 
 def _changed(info: CheckpointInfo) -> str:
+    """What its turn (or its restore) changed: from it to the next checkpoint listed."""
     if not info.changes:
-        return "no file changed since"
+        return "its turn changed no file"
     files = ", ".join(f"{c.path} ({c.status})" for c in info.changes[:FILES_SHOWN])
     more = f" and {len(info.changes) - FILES_SHOWN} more" if len(info.changes) > FILES_SHOWN else ""
-    return f"{len(info.changes)} file(s) changed since: {files}{more}"
+    return f"its turn changed {files}{more}"
+
+
+RESTORED = {"added": "removed", "deleted": "recreated", "modified": "put back"}
+
+
+def restored_files(since: list[CheckpointInfo]) -> list[tuple[str, str]]:
+    """What rewinding to `since[0]` does to each file (path, removed | recreated | put back): the
+    files changed from it to the folder now (each checkpoint's changes run to the next one's), a
+    file made and deleted again since left out. Sorted by path."""
+    first: dict[str, str] = {}
+    last: dict[str, str] = {}
+    for info in since:
+        for change in info.changes:
+            first.setdefault(change.path, change.status)
+            last[change.path] = change.status
+    done = []
+    for path in sorted(first):
+        existed, exists = first[path] != "added", last[path] != "deleted"
+        if existed or exists:
+            status = "modified" if existed and exists else ("deleted" if existed else "added")
+            done.append((path, RESTORED[status]))
+    return done
+
+
+def _restores(since: list[CheckpointInfo]) -> str:
+    """What `/rewind N` would restore, said for the listing."""
+    files = restored_files(since)
+    if not files:
+        return "rewinding here restores no file (the folder is as it was)"
+    shown = ", ".join(f"{path} ({what})" for path, what in files[:FILES_SHOWN])
+    more = f" and {len(files) - FILES_SHOWN} more" if len(files) > FILES_SHOWN else ""
+    return f"rewinding here restores {len(files)} file(s): {shown}{more}"

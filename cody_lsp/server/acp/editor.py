@@ -7,14 +7,18 @@ client did not advertise):
 - **Reads** (`fs.readTextFile`): before read_file, edit_file or write_file works on a file, the
   file is read through `fs/read_text_file` — the client answers with its unsaved buffer when the
   file is open, else the disk's text — and the tool sees that text for this one call (the
-  overlay of open documents). Only a path inside the session's folder is ever asked about; the
-  tools' confinement then applies as to any open document (a file reached through a symlink, or
-  outside the folder, is never read through the overlay); a text longer than the tools' scan limit
-  is not used. A client's error (no such file) means the disk is read as usual.
+  overlay of open documents). The path is first resolved by the tools' own confinement
+  (tools/fsaccess.py, on a thread): the client is asked only about a regular file (or one not
+  there yet) beneath the session's folder, reached through no symlink that leads out, and by its
+  real path — so the editor is never made to read a file outside the folder (`link_out/secret`
+  with `link_out -> /home/me/.ssh`) and send it to this process; a refused path is left to the
+  tool, which refuses it as usual. A text longer than the tools' scan limit is not used. A
+  client's error (no such file) means the disk is read as usual.
 - **Writes** (`fs.writeTextFile`): write_file and edit_file hand their change to the client with
   `fs/write_text_file` (after the permission, as always), so the editor shows it and can undo it;
   a client's error means the change is written to disk instead. A write_file of a new file goes
-  through the client too.
+  through the client too. Its path is resolved again just before (as for a read): one that now
+  leads out, or through any symlink, is written by the tool itself, through its confinement.
 
 `preview(request)`: for write_file and edit_file, the file's text now (read through the tools'
 confinement, on a thread) and what the call would make of it, as an ACP `diff`. An edit whose
@@ -27,6 +31,7 @@ import asyncio
 import logging
 import os
 import posixpath
+import stat
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -35,7 +40,8 @@ from urllib.parse import unquote, urlparse
 from ...protocol.wire import PermissionParams
 from ..tools.editor_view import Change, OpenFile
 from ..tools.files import current_text
-from ..tools.workspace import ToolConfig
+from ..tools.fsaccess import Workspace
+from ..tools.workspace import ToolConfig, ToolError
 from .connection import RpcError
 from .updates import absolute
 
@@ -72,7 +78,7 @@ class AcpEditor:
     async def fetch(self, root: Path, path: str, for_write: bool) -> None:
         """Read the call's file through the client (its unsaved buffer), for this call only."""
         self._current = []
-        target = _inside(str(root), path)
+        target = await asyncio.to_thread(confined, str(root), path)
         if target is None:
             return
         if self._reads:
@@ -95,6 +101,9 @@ class AcpEditor:
 
     async def apply(self, change: Change) -> bool:
         path = unquote(urlparse(change.uri).path)
+        if await asyncio.to_thread(confined, self._folder, path) != path:
+            log.warning("fs/write_text_file %s not sent: the path no longer resolves to itself in the folder", path)
+            return False  # the tool writes it through its own confinement (or refuses)
         try:
             await self._ask("fs/write_text_file", {"sessionId": self._session, "path": path, "content": change.text})
         except RpcError as exc:
@@ -106,12 +115,24 @@ class AcpEditor:
         pass  # every call reads the client's text afresh
 
 
-def _inside(root: str, path: str) -> str | None:
-    """The absolute path `path` names, if it is inside `root` (the client is asked about nothing else)."""
-    if "\0" in path:
+def confined(root: str, path: str) -> str | None:
+    """The real path `path` leads to in the folder `root` (a real path) by the tools' own
+    confinement (tools/fsaccess.py): beneath it, through no symlink that leads out, a regular file
+    or nothing yet (a new file, its missing directories inside) — the only paths the client is
+    asked about; None for any other (outside, a link out or a loop, a directory, a device, a
+    name that is not valid Unicode). Blocking: call it on a thread."""
+    try:
+        with Workspace(root) as ws, ws.resolve(ws.parts(path), path=path) as target:
+            if target.name is None or (target.mode is not None and not stat.S_ISREG(target.mode)):
+                return None
+            real = posixpath.join(ws.root, *target.parts)
+    except (ToolError, OSError, ValueError):
         return None
-    target = posixpath.normpath(path if posixpath.isabs(path) else posixpath.join(root, path))
-    return target if target.startswith(root.rstrip("/") + "/") else None
+    try:
+        real.encode("utf-8")
+    except UnicodeEncodeError:  # a name that is not UTF-8: the client could not be told it
+        return None
+    return real
 
 
 async def preview(request: PermissionParams, config: ToolConfig) -> list[ToolCallContent]:

@@ -1,4 +1,4 @@
-"""Generate the ACP face's message types from the pinned Agent Client Protocol v1 schema.
+"""Generate the ACP face's message types from the pinned Agent Client Protocol v1 schema (and the v2 draft's tables).
 
 The schema is the protocol's own (agentclientprotocol/agent-client-protocol, `schema/v1/`),
 pinned in `pinned/` with where it came from (`pinned/source.json`). This module writes
@@ -15,7 +15,10 @@ pinned in `pinned/` with where it came from (`pinned/source.json`). This module 
     python -m cody_lsp.server.acp.generate           # write messages.py
     python -m cody_lsp.server.acp.generate --check   # exit 1 when messages.py is stale
 
-tests/unit/acp/test_messages.py fails while the committed file differs from a fresh generation.
+`messages_v2.py` is made the same way from `pinned/v2/` (the v2 draft as the official TypeScript
+SDK publishes it): its method tables and `DEFS_JSON`, no types.
+
+tests/unit/acp/test_messages.py fails while a committed file differs from a fresh generation.
 To move to a newer schema: copy its `schema.json` and `meta.json` into `pinned/`, update
 `pinned/source.json`, run this, and run the ACP tests.
 """
@@ -33,6 +36,8 @@ from typing import Any
 HERE = Path(__file__).parent
 PINNED = HERE / "pinned"
 OUTPUT = HERE / "messages.py"
+PINNED_V2 = PINNED / "v2"
+OUTPUT_V2 = HERE / "messages_v2.py"
 COMMAND = "python -m cody_lsp.server.acp.generate"
 # What validation needs of a schema node; everything else (descriptions, titles, docs) is dropped.
 KEPT = {
@@ -59,25 +64,30 @@ def _ref(node: dict[str, Any]) -> str:
     return str(node["$ref"]).rsplit("/", 1)[-1]
 
 
-def compact(node: Any) -> Any:
+# v2 marks its open unions' fallback variants with `not` (the known tags excluded), and some fields
+# `x-deserialize-default-on-null` (null means the default).
+KEPT_V2 = KEPT | {"not", "x-deserialize-default-on-null"}
+
+
+def compact(node: Any, kept: set[str] = KEPT) -> Any:
     """A schema node with only what validation reads; `$ref`s become bare definition names."""
     if isinstance(node, list):
-        return [compact(item) for item in node]
+        return [compact(item, kept) for item in node]
     if not isinstance(node, dict):
         return node
     out: dict[str, Any] = {}
     for key in sorted(node):
-        if key not in KEPT:
+        if key not in kept:
             continue
         value = node[key]
         if key == "$ref":
             out[key] = _ref(node)
         elif key == "properties":
-            out[key] = {name: compact(value[name]) for name in sorted(value)}
+            out[key] = {name: compact(value[name], kept) for name in sorted(value)}
         elif key == "discriminator":
             out[key] = value["propertyName"]
         else:
-            out[key] = compact(value)
+            out[key] = compact(value, kept)
     return out
 
 
@@ -225,22 +235,64 @@ def generate(pinned: Path = PINNED) -> str:
     return "\n".join(out) + "\n"
 
 
+def generate_v2(pinned: Path = PINNED_V2) -> str:
+    """`messages_v2.py`: the draft v2's method tables and definitions for validate.py (no types:
+    the v2 face builds plain dicts, checked by the clients' own validators in the tests)."""
+    schema = json.loads((pinned / "schema.json").read_text())
+    meta = json.loads((pinned / "meta.json").read_text())
+    source = json.loads((pinned / "source.json").read_text())
+    defs: dict[str, Any] = schema["$defs"]
+    out = [
+        '"""The Agent Client Protocol v2 (draft) messages, generated from the pinned schema — do not edit.',
+        "",
+        f"Schema {source['schemaVersion']}, from {source['package']}",
+        f"(pinned/v2/source.json); regenerate with `{COMMAND}`. `DEFS_JSON` is what validate.py checks",
+        "a v2 client's messages against.",
+        '"""',
+        "",
+        "from __future__ import annotations",
+        "",
+        f"PROTOCOL_VERSION = {int(meta['version'])!r}",
+        "",
+        "# The methods by the schema's names for them (meta.json).",
+        f"AGENT_METHODS: dict[str, str] = {dict(sorted(meta['agentMethods'].items()))!r}",
+        f"CLIENT_METHODS: dict[str, str] = {dict(sorted(meta['clientMethods'].items()))!r}",
+        f"PROTOCOL_METHODS: dict[str, str] = {dict(sorted(meta['protocolMethods'].items()))!r}",
+        "",
+        "# Method → the definition of its params (requests and notifications) or of its result.",
+        f"AGENT_REQUESTS: dict[str, str] = {_methods(defs, 'agent', 'Request')!r}",
+        f"AGENT_RESPONSES: dict[str, str] = {_methods(defs, 'agent', 'Response')!r}",
+        f"AGENT_NOTIFICATIONS: dict[str, str] = {_methods(defs, 'agent', 'Notification')!r}",
+        f"CLIENT_REQUESTS: dict[str, str] = {_methods(defs, 'client', 'Request')!r}",
+        f"CLIENT_RESPONSES: dict[str, str] = {_methods(defs, 'client', 'Response')!r}",
+        f"CLIENT_NOTIFICATIONS: dict[str, str] = {_methods(defs, 'client', 'Notification')!r}",
+        "",
+        "# The schema's definitions without their prose, as JSON (validate.py reads it on first use).",
+        f"DEFS_JSON = {json.dumps({n: compact(defs[n], KEPT_V2) for n in sorted(defs)}, separators=(',', ':'))!r}",
+    ]
+    return "\n".join(out) + "\n"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog=COMMAND, description=__doc__.split("\n\n")[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if messages.py is stale; write nothing")
     args = parser.parse_args(argv)
-    fresh = generate()
-    if args.check:
-        current = OUTPUT.read_text() if OUTPUT.exists() else ""
-        if current != fresh:
-            diff = difflib.unified_diff(current.splitlines(), fresh.splitlines(), "committed", "generated", lineterm="")
-            print("\n".join(list(diff)[:40]), file=sys.stderr)
-            print(f"cody_lsp/server/acp/messages.py is stale: run `{COMMAND}` and commit it", file=sys.stderr)
-            return 1
-        return 0
-    OUTPUT.write_text(fresh)
-    print(f"wrote {OUTPUT.relative_to(HERE.parents[2])}", file=sys.stderr)
-    return 0
+    stale = 0
+    for output, fresh in ((OUTPUT, generate()), (OUTPUT_V2, generate_v2())):
+        name = output.relative_to(HERE.parents[2])
+        if args.check:
+            current = output.read_text() if output.exists() else ""
+            if current != fresh:
+                diff = difflib.unified_diff(
+                    current.splitlines(), fresh.splitlines(), "committed", "generated", lineterm=""
+                )
+                print("\n".join(list(diff)[:40]), file=sys.stderr)
+                print(f"{name} is stale: run `{COMMAND}` and commit it", file=sys.stderr)
+                stale = 1
+            continue
+        output.write_text(fresh)
+        print(f"wrote {name}", file=sys.stderr)
+    return stale
 
 
 if __name__ == "__main__":

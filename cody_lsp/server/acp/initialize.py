@@ -6,8 +6,9 @@ the result from the environment's settings alone: nothing is created (no store, 
 editors start a second agent process and only initialize it). `serve` (server.py) is handed
 what was read and answered, and goes on from there.
 
-Version negotiation: this agent speaks ACP v1; a client asking for another version gets 1
-(the spec: the agent answers the latest version it supports; the client decides).
+Version negotiation: this agent speaks ACP v1 and the v2 draft (v2.py); a client asking for 2
+or more gets 2, one asking for 1 (or 0) gets 1 (the spec: the agent answers the version asked
+for when it speaks it, else the latest it supports; the client decides).
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ... import __version__
+from ...jsonrpc.codec import DecodeError, decode, valid_id
 from ..agent.images import takes_images
-from ..streams import DecodeError, decode, valid_id
 
 if TYPE_CHECKING:
     from ...config import ServerConfig
@@ -54,7 +55,17 @@ def prompt_images(config: ServerConfig) -> bool:
 
 
 def answer(config: ServerConfig, params: dict[str, Any]) -> InitializeResponse:
-    del params  # one version, one set of capabilities, whatever the client offers
+    """The result: v1's, or v2's for a client asking for 2 or more (v2.py); the capabilities are
+    the same whatever the client offers."""
+    from .v2 import initialize_answer, negotiated
+
+    v1 = answer_v1(config)
+    if negotiated(params.get("protocolVersion")) == 2:
+        return initialize_answer(v1)  # type: ignore[arg-type,return-value]
+    return v1
+
+
+def answer_v1(config: ServerConfig) -> InitializeResponse:
     return {
         "protocolVersion": PROTOCOL_VERSION,
         "agentCapabilities": {
@@ -103,9 +114,15 @@ def initialize_request(line: bytes) -> tuple[Any, dict[str, Any]] | None:
     params = message.get("params")
     if not isinstance(params, dict) or not valid_version(params.get("protocolVersion")):
         return None
+    if params["protocolVersion"] == 2 and not _implementation(params.get("info")):
+        return None  # v2 requires `info`: the server answers what is wrong (a newer version's is lenient)
     # The only field the schema requires fits: the rest is checked (and what does not fit of it
     # dropped, as the schema says) by the server once it has imported the validator (`params`).
     return message["id"], params
+
+
+def _implementation(info: Any) -> bool:
+    return isinstance(info, dict) and isinstance(info.get("name"), str) and isinstance(info.get("version"), str)
 
 
 def valid_version(value: Any) -> bool:
@@ -116,15 +133,18 @@ def valid_version(value: Any) -> bool:
 def params(early: EarlyStart) -> dict[str, Any]:
     """The early `initialize` params, checked against the schema (always valid: `initialize_request`
     answered them only when their one required field fits; every other field is lenient)."""
+    from .v2 import lenient, negotiated
     from .validate import check
 
-    checked: dict[str, Any] = check("InitializeRequest", early.params)
+    version = negotiated(early.params.get("protocolVersion"))
+    given = lenient(early.params) if version == 2 else early.params
+    checked: dict[str, Any] = check("InitializeRequest", given, version=version)
     return checked
 
 
 def answer_early(fd: int, out: Any, config: ServerConfig, limit: int) -> EarlyStart:
     """Read the first message; when it is `initialize`, answer it on `out` (a binary stream)."""
-    from ..streams import strict_json
+    from ...jsonrpc.codec import strict_json
 
     data = read_first_line(fd, limit)
     end = data.find(b"\n")

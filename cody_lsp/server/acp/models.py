@@ -16,7 +16,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ...config import ServerConfig
-from ..core.models import ModelCatalog
+from ..core.api import ModelCatalog
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +48,8 @@ class ModelChoices:
 
     def list_once(self, changed: Callable[[], Any]) -> None:
         """Ask the endpoint for its models, the first time only; `changed` (a coroutine function)
-        is awaited when the listing added models."""
+        is awaited when the listing added models. (The first session opened is also the warm-up
+        hint: server.py's `commands_after` starts the model client's load, app.warm_model_client.)"""
         if self._listing is not None:
             return
         self._listing = asyncio.ensure_future(self._list(changed))

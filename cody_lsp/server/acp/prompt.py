@@ -28,7 +28,7 @@ from ...protocol.wire import Attachment, InvalidParams, RunResult
 from .connection import AUTH_REQUIRED, RpcError
 
 if TYPE_CHECKING:
-    from ..core.runs import LiveRun
+    from ..core.api import LiveRun
     from .messages import StopReason
 
 MAX_CONTEXT_CHARS = 200_000

@@ -4,8 +4,8 @@
 pinned schema (validate.py: -32602 naming the field) and its effect is taken in the order the
 requests were read (core/order.py); what is then waited for (a prompt's turn) happens outside
 that order, so a `session/cancel` behind a `session/prompt` finds the turn. acp.md says what
-each message does in the core's terms. The bytes and the JSON-RPC envelope are
-connection.py's; the lifecycle (store, signals, closing) the `Application`'s; the run core
+each message does in the core's terms. The bytes and the JSON-RPC envelope are the shared
+endpoint's (cody_lsp/jsonrpc/, with ACP's framing and dialect: connection.py); the lifecycle (store, signals, closing) the `Application`'s; the run core
 reaches the client through `AcpClient` (client_port.py).
 
 Errors: an unknown method is -32601; bad params -32602 naming the field; an unknown or deleted
@@ -24,31 +24,35 @@ from collections.abc import Awaitable, Callable
 from typing import TYPE_CHECKING, Any
 
 from ...config import ServerConfig
+from ...jsonrpc.codec import WireLimits
 from ...protocol.errors import INTERNAL_ERROR, INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from ...protocol.wire import (
     CancelParams,
+    CommandCall,
     CreateSessionParams,
     DeleteSessionParams,
     InvalidParams,
     PermissionParams,
     RunParams,
-    SessionInfo,
 )
-from ..app import Application
-from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
-from ..core.order import Later, RequestOrder, Ticket, in_turn
-from ..streams import ClientWriter, WireLimits, is_pipe, open_stdin
-from . import initialize
-from .client_port import AcpClient, config_options
-from .connection import AUTH_REQUIRED, RESOURCE_NOT_FOUND, Connection, RpcError, Then
+from ..app import Application, warm_model_client
+from ..core.api import Later, RequestError, RequestOrder, SessionBusy, StoreUnavailable, Ticket, UnknownSession, in_turn
+from ..store.errors import StoreError
+from ..store.records import SessionRecord
+from ..streams import ClientWriter, open_stdin, open_stdout
+from . import initialize, projection
+from .client_port import AcpClient
+from .connection import AUTH_REQUIRED, RESOURCE_NOT_FOUND, RpcError, Then, connect
 from .messages import AGENT_REQUESTS, CLIENT_RESPONSES
 from .models import ModelChoices
-from .modes import checked_mode, mode_state, mode_update
+from .modes import checked_mode, mode_update
 from .prompt import prompt_input, stop_reason
+from .v2 import lenient, negotiated
 from .validate import Invalid, check
 
 if TYPE_CHECKING:
-    from ..core.runs import RunManager
+    from ...jsonrpc.endpoint import Endpoint
+    from ..core.api import RunManager
     from .messages import ToolCallContent
 
 log = logging.getLogger(__name__)
@@ -71,17 +75,21 @@ class AcpAgent:
         self.client = AcpClient(self)
         self.app = Application(config, self.client)
         self.requests = RequestOrder()
-        self.conn: Connection | None = None
+        self.conn: Endpoint | None = None
         self.client_capabilities: dict[str, Any] = {}
         self.models = ModelChoices(config, self.app.models)
         self.initialized = False
+        self.version = 1  # the ACP version `initialize` negotiated (v2.py: 2 for a client asking 2 or more)
 
     # ---------------------------------------------------------------- the connection's handler
 
     def request(self, method: str, params: Any) -> Awaitable[Any]:
-        route = ROUTES.get(method)
+        routes = ROUTES
+        if self.version == 2:
+            from .v2_routes import ROUTES as routes
+        route = routes.get(method)
         if route is None:
-            known = ", ".join(sorted(ROUTES))
+            known = ", ".join(sorted(routes))
             raise RpcError(METHOD_NOT_FOUND, f"unknown method {method!r}; this agent serves {known}")
         ticket = self.requests.ticket()  # before any await: the order the request was read in
         return self._handle(method, route, ticket, params)
@@ -96,7 +104,11 @@ class AcpAgent:
     async def _handle(self, method: str, route: Route, ticket: Ticket, raw: Any) -> Any:
         try:
             try:
-                params = check(AGENT_REQUESTS[method], {} if raw is None else raw)
+                version = self.version
+                if method == "initialize":  # checked as the version it asks for
+                    version = negotiated(raw.get("protocolVersion") if isinstance(raw, dict) else None)
+                    raw = lenient(raw) if version == 2 else raw
+                params = check(requests_of(version)[method], {} if raw is None else raw, version=version)
                 if not self.initialized and method != "initialize":
                     raise RpcError(INVALID_REQUEST, f"{method} before initialize: call initialize first")
             except BaseException:
@@ -117,10 +129,14 @@ class AcpAgent:
             raise RpcError(INTERNAL_ERROR, exc.message) from None
         except RequestError as exc:
             raise RpcError(INTERNAL_ERROR, exc.message) from None
+        except StoreError as exc:  # the database refused, saying why (a full disk, a read past its deadline)
+            raise RpcError(INTERNAL_ERROR, exc.message) from None
 
     async def _cancel(self, ticket: Ticket, raw: Any) -> None:
         try:
-            params = check("CancelNotification", raw)
+            params = check(
+                "CancelSessionNotification" if self.version == 2 else "CancelNotification", raw, version=self.version
+            )
         except Invalid as exc:
             ticket.release()
             log.warning("session/cancel ignored: %s", exc)
@@ -141,9 +157,10 @@ class AcpAgent:
         definition's name, else the method's). Cancel-safe: the request is withdrawn."""
         if self.conn is None:
             raise RpcError(INTERNAL_ERROR, "no client")
-        answer = await self.conn.request(method, params)
+        answer = await self.conn.ask(method, params)
         try:
-            return check(result or CLIENT_RESPONSES[method], {} if answer is None else answer, "result")
+            definition = result or responses_of(self.version)[method]
+            return check(definition, {} if answer is None else answer, "result", version=self.version)
         except Invalid as exc:
             raise RpcError(INVALID_PARAMS, f"the client's answer to {method} does not fit: {exc}") from None
 
@@ -168,6 +185,19 @@ class AcpAgent:
         limit = self.config.tool_limits.max_file_bytes
         return AcpEditor(session_id, folder, ask, reads=reads, writes=writes, max_bytes=limit)
 
+    def terminal_for(self, session_id: str) -> Any:
+        """The session's run_command outside the sandbox, through the client's terminal when it
+        offers `terminal` (terminals.py); else None (the agent runs every command)."""
+        if not self.can("terminal"):
+            return None
+        from ..tools.shell import run_command
+        from .terminals import ClientTerminal
+
+        async def ask(method: str, params: dict[str, Any]) -> Any:
+            return await self.ask(method, params)
+
+        return ClientTerminal(session_id, ask, lambda tid: self.client.embed_terminal(session_id, tid), run_command)
+
     async def preview(self, request: PermissionParams) -> list[ToolCallContent]:
         """The diff a permission request shows (editor.py)."""
         from .editor import preview
@@ -179,21 +209,37 @@ class AcpAgent:
     def serve(self, early: initialize.EarlyStart | None = None) -> int:
         """Serve on stdin/stdout until the input ends or a signal; the exit code."""
         if early is not None and early.answered:
-            self.client_capabilities = dict(initialize.params(early).get("clientCapabilities") or {})
+            self.negotiate(initialize.params(early))
             self.initialized = True
 
         async def main() -> None:
-            writer = await _open_stdout(self.limits.max_unread_bytes, self._client_stuck)
-            self.conn = Connection(writer, self, self.limits)
+            writer = await open_stdout(sys.stdout.buffer, self.limits.max_unread_bytes, self._client_stuck)
+            self.conn = connect(writer, self, self.limits)
             source = await open_stdin(sys.stdin.buffer, early.consumed if early is not None else b"")
             await self.conn.serve(source)
-            if self.conn.http_refused:
+            if self.conn.hung_up is not None:
                 self.app.exit_code = 1
             else:
                 log.info("the input ended; cancelling the runs and shutting down")
 
         self.app.serve(main, close=self.close)
         return self.app.exit_code
+
+    def v1_route(self, method: str) -> Route:
+        """The v1 route of a method (the v2 face's routes adapt them: v2_routes.py)."""
+        return ROUTES[method]
+
+    def negotiate(self, params: dict[str, Any]) -> None:
+        """The version and the client's capabilities, from its `initialize` params (v2.py)."""
+        self.version = negotiated(params.get("protocolVersion"))
+        if self.version == 2:
+            from .v2_routes import V2Face
+
+            self.client_capabilities = dict(params.get("capabilities") or {})  # no fs, no terminal in v2
+            self.client.v2 = V2Face(self)
+        else:
+            self.client_capabilities = dict(params.get("clientCapabilities") or {})
+            self.client.v2 = None
 
     def _client_stuck(self, reason: str) -> None:
         if self.conn is not None:
@@ -223,15 +269,17 @@ class AcpAgent:
     def mode_told(self, session_id: str, mode: str) -> Callable[[], None]:
         return lambda: self.client.update(session_id, mode_update(mode))
 
-    def commands_after(self, session_id: str) -> Callable[[], None]:
-        """What follows the answer of session/new, load and resume: the commands, and (once per
-        process) the endpoint's models asked for."""
+    def commands_after(self, session_id: str, custom: list[dict[str, Any]] | None = None) -> Callable[[], None]:
+        """What follows the answer of session/new, load and resume: the commands (the built-in
+        ones, then the folder's `custom` ones), and (once per process) the endpoint's models asked for."""
         from . import checkpoints
 
         manager = self.app.running
         commands = COMMANDS + (checkpoints.COMMANDS if manager and checkpoints.available(manager) else [])
+        commands = commands + (custom or [])
 
         def send() -> None:
+            warm_model_client()  # a prompt is coming: the model client loads in the background
             self.client.update(
                 session_id, {"sessionUpdate": "available_commands_update", "availableCommands": commands}
             )
@@ -249,14 +297,32 @@ class AcpAgent:
         async with self.requests.ticket():
             for session_id in self.client.opened():
                 try:
-                    session = await manager._session(session_id)
+                    session = await manager.session(session_id)
                 except RequestError:
                     continue  # deleted meanwhile
                 self.client.options_told(session)
 
 
+def requests_of(version: int) -> dict[str, str]:
+    """Method → the definition of its params, in ACP `version`."""
+    if version == 2:
+        from .messages_v2 import AGENT_REQUESTS as V2_REQUESTS
+
+        return V2_REQUESTS
+    return AGENT_REQUESTS
+
+
+def responses_of(version: int) -> dict[str, str]:
+    """Client method → the definition of its result, in ACP `version`."""
+    if version == 2:
+        from .messages_v2 import CLIENT_RESPONSES as V2_RESPONSES
+
+        return V2_RESPONSES
+    return CLIENT_RESPONSES
+
+
 def _normalize(raw: str) -> str:
-    from ..core.folders import normalize_folder
+    from ..core.api import normalize_folder
 
     return normalize_folder(raw, field="cwd")
 
@@ -265,14 +331,14 @@ def _mcp_servers(manager: RunManager, session: Any, params: dict[str, Any]) -> N
     """The session's MCP servers (`mcpServers` of session/new, load or resume): its runs' tools
     include theirs (server/mcp/hub.py, source "acp")."""
     servers = params.get("mcpServers") or []
-    manager.mcp.set_session_servers(session.id, servers if isinstance(servers, list) else [], session.workspace_folder)
+    manager.set_session_mcp_servers(session.id, servers if isinstance(servers, list) else [], session.workspace_folder)
 
 
 # ------------------------------------------------------------------------ the routes
 
 
 async def _initialize(agent: AcpAgent, params: dict[str, Any]) -> Any:
-    agent.client_capabilities = dict(params.get("clientCapabilities") or {})
+    agent.negotiate(params)
     agent.initialized = True
     return initialize.answer(agent.config, params)
 
@@ -290,15 +356,13 @@ def _configured(agent: AcpAgent) -> None:
         raise RpcError(AUTH_REQUIRED, f"the model is not configured: {problem}")
 
 
-def opened(agent: AcpAgent, session: SessionInfo, **answer: Any) -> Then:
+async def opened(agent: AcpAgent, session: SessionRecord, **answer: Any) -> Then:
     """The answer of session/new, load or resume: the session's configuration options and modes,
-    then its commands."""
-    result = {
-        **answer,
-        "configOptions": config_options(agent.models, session),
-        "modes": mode_state(session.mode or "code"),
-    }
-    return Then(result, agent.commands_after(session.id))
+    then its commands (the folder's custom slash commands among them: core/workflow.py)."""
+    agent.client.title_seen(session)
+    manager = await agent.manager()
+    custom = [projection.available_command(c) for c in await manager.custom_commands(session.workspace_folder)]
+    return Then({**answer, **projection.session_state(agent.models, session)}, agent.commands_after(session.id, custom))
 
 
 async def _new_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
@@ -308,20 +372,20 @@ async def _new_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
     session = await manager.create_session(CreateSessionParams(workspace_folder=folder))
     _mcp_servers(manager, session, params)
     agent.client.stream(session.id, session.workspace_folder)
-    return opened(agent, session, sessionId=session.id)
+    return await opened(agent, session, sessionId=session.id)
 
 
 async def _set_config_option(agent: AcpAgent, params: dict[str, Any]) -> Any:
     from ...protocol.wire import UpdateSessionParams
 
     manager = await agent.manager()
-    session = await manager._session(params["sessionId"])
+    session = await manager.session(params["sessionId"])
     value = params.get("value")
     if params["configId"] == "mode":
         mode = checked_mode(value, "value")
         updated = await manager.update_session(UpdateSessionParams(session.id, mode=mode))
         told = agent.mode_told(session.id, mode)  # a client that follows session modes hears it too
-        return Then({"configOptions": config_options(agent.models, updated)}, told)
+        return Then({"configOptions": projection.config_options(agent.models, updated)}, told)
     if params["configId"] != "model":
         raise InvalidParams(
             f"'configId' {params['configId']!r} is not an option of this agent; it has 'model' and 'mode'"
@@ -330,7 +394,7 @@ async def _set_config_option(agent: AcpAgent, params: dict[str, Any]) -> Any:
     if value not in allowed:
         raise InvalidParams(f"'value' must be one of {', '.join(map(repr, allowed))}, got {value!r}")
     updated = await manager.update_session(UpdateSessionParams(session.id, model=value))
-    return {"configOptions": config_options(agent.models, updated)}
+    return {"configOptions": projection.config_options(agent.models, updated)}
 
 
 async def _set_mode(agent: AcpAgent, params: dict[str, Any]) -> Any:
@@ -339,7 +403,7 @@ async def _set_mode(agent: AcpAgent, params: dict[str, Any]) -> Any:
     from ...protocol.wire import UpdateSessionParams
 
     manager = await agent.manager()
-    session = await manager._session(params["sessionId"])
+    session = await manager.session(params["sessionId"])
     mode = checked_mode(params["modeId"], "modeId")
     updated = await manager.update_session(UpdateSessionParams(session.id, mode=mode))
 
@@ -348,7 +412,7 @@ async def _set_mode(agent: AcpAgent, params: dict[str, Any]) -> Any:
 
 async def _open(agent: AcpAgent, params: dict[str, Any]) -> tuple[RunManager, Any]:
     manager = await agent.manager()
-    session = await manager._session(params["sessionId"])
+    session = await manager.session(params["sessionId"])
     folder = _normalize(params["cwd"]) if params.get("cwd") else session.workspace_folder
     if folder != session.workspace_folder:
         raise InvalidParams(
@@ -366,13 +430,16 @@ async def _load_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
     for payload in payloads:
         for update in stream.updates(payload, replay=True):
             agent.client.update(session.id, update)
-    return opened(agent, session)
+    plan = await manager.session_plan(session.id)
+    if plan is not None:  # the session's plan as its last update left it
+        agent.client.update(session.id, projection.plan(plan))
+    return await opened(agent, session)
 
 
 async def _resume_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
     _manager, session = await _open(agent, params)
     agent.client.stream(session.id, session.workspace_folder)
-    return opened(agent, session)
+    return await opened(agent, session)
 
 
 async def _list_sessions(agent: AcpAgent, params: dict[str, Any]) -> Any:
@@ -383,19 +450,12 @@ async def _list_sessions(agent: AcpAgent, params: dict[str, Any]) -> Any:
     listed = await manager.list_sessions(
         ListSessionsParams(workspace_folder=cwd, limit=LIST_PAGE, cursor=params.get("cursor"))
     )
-    sessions = [
-        {"sessionId": s.id, "cwd": s.workspace_folder, "title": s.title, "updatedAt": s.updated_at}
-        for s in listed.sessions
-    ]
-    result: dict[str, Any] = {"sessions": sessions}
-    if listed.next_cursor is not None:
-        result["nextCursor"] = listed.next_cursor
-    return result
+    return projection.session_list(listed)
 
 
 async def _close_session(agent: AcpAgent, params: dict[str, Any]) -> Any:
     manager = await agent.manager()
-    await manager._session(params["sessionId"])
+    await manager.session(params["sessionId"])
     manager.cancel(CancelParams(session_id=params["sessionId"]))
     agent.client.forget(params["sessionId"])
     return {}
@@ -424,16 +484,23 @@ async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
         return Later(*await checkpoints.run_command(agent.client, manager, session_id, *wanted))
     if text.strip() == "/go":
         text = await _carry_out(agent, manager, session_id)
-    busy = any(r.session_id == session_id for r in manager.runs.values())
+    run = RunParams(prompt=text, session_id=session_id, attachments=given.attachments or None)
+    custom = await _custom_call(manager, session_id, text)
+    if custom is not None:  # `/name ARGS` of a custom command: the server expands it (core/workflow.py)
+        run = RunParams(session_id=session_id, attachments=given.attachments or None, command=custom)
+    busy = bool(manager.runs_of(session_id))
+    warm_model_client()  # its load overlaps what the turn does before its first model request
     try:
-        live = await manager.admit(RunParams(prompt=text, session_id=session_id, attachments=given.attachments or None))
+        live = await manager.admit(run)
     except InvalidParams as error:
         raise given.named(error) from None
+    agent.client.admitted(session_id, live, busy)
     if busy:
         agent.client.stream(session_id, live.folder).queued.add(live.message_id)
 
     async def wait() -> Any:
         result = await manager.outcome(live)
+        await _title_after(agent, manager, session_id)
         return {"stopReason": stop_reason(result, live)}
 
     async def cancelled() -> None:
@@ -443,12 +510,35 @@ async def _prompt(agent: AcpAgent, params: dict[str, Any]) -> Any:
     return Later(wait, cancelled)
 
 
+async def _title_after(agent: AcpAgent, manager: RunManager, session_id: str) -> None:
+    """After a turn: `session_info_update` when its commit gave the session its title (the first
+    turn names it after its prompt), before the prompt's answer."""
+    try:
+        session = await manager.session(session_id)
+    except (RequestError, StoreError):
+        return  # deleted meanwhile, or the database refused: the title is told another time
+    agent.client.title_told(session)
+
+
+async def _custom_call(manager: RunManager, session_id: str, text: str) -> CommandCall | None:
+    """The custom command a prompt starting with `/name` runs, or None (then it is sent as it is)."""
+    from ..agent.commands import parse_line
+
+    parsed = parse_line(text)
+    if parsed is None:
+        return None
+    session = await manager.session(session_id)
+    if await manager.custom_command(session.workspace_folder, parsed[0]) is None:
+        return None
+    return CommandCall(parsed[0], parsed[1] or None)
+
+
 async def _carry_out(agent: AcpAgent, manager: RunManager, session_id: str) -> str:
     """`/go`: the plan carried out — the session switched to code mode (told to the client as
     `current_mode_update` and `config_option_update`), and the turn's prompt is `Carry out the plan.`"""
     from ...protocol.wire import CARRY_OUT_PROMPT, UpdateSessionParams
 
-    session = await manager._session(session_id)
+    session = await manager.session(session_id)
     if session.mode != "code":
         updated = await manager.update_session(UpdateSessionParams(session_id, mode="code"))
         agent.mode_told(session_id, "code")()
@@ -496,21 +586,3 @@ ROUTES: dict[str, Route] = {
     "session/set_config_option": _set_config_option,
     "session/set_mode": _set_mode,
 }
-
-
-async def _open_stdout(limit: int, stuck: Callable[[str], None]) -> Any:
-    """stdout as a ClientWriter on a pipe of its own; else a blocking writer."""
-    stdout = sys.stdout.buffer
-    if not is_pipe(stdout):
-        return _BlockingWriter(stdout)
-    transport, _protocol = await asyncio.get_running_loop().connect_write_pipe(asyncio.Protocol, stdout)
-    return ClientWriter(transport, limit, stuck)
-
-
-class _BlockingWriter:
-    def __init__(self, stream: Any):
-        self._stream = stream
-
-    def write(self, data: bytes) -> None:
-        self._stream.write(data)
-        self._stream.flush()

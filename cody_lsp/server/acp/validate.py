@@ -14,6 +14,7 @@ import functools
 import json
 from typing import Any
 
+from ...protocol.errors import described
 from .messages import DEFS_JSON
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -43,14 +44,28 @@ class Invalid(ValueError):
 
 
 @functools.cache
-def definitions() -> dict[str, Any]:
-    defs: dict[str, Any] = json.loads(DEFS_JSON)
+def definitions(version: int = 1) -> dict[str, Any]:
+    """The definitions of ACP v1 (messages.py) or of the v2 draft (messages_v2.py)."""
+    if version == 2:
+        from .messages_v2 import DEFS_JSON as DEFS_V2
+
+        defs: dict[str, Any] = json.loads(DEFS_V2)
+        return defs
+    defs = json.loads(DEFS_JSON)
     return defs
 
 
-def check(definition: str, value: Any, where: str = "") -> Any:
-    """`value` as checked against the definition; `where`: its path ("" for the params)."""
-    return _node(definitions()[definition], value, where)
+_version = 1  # of the check under way (the definitions a `$ref` names)
+
+
+def check(definition: str, value: Any, where: str = "", version: int = 1) -> Any:
+    """`value` as checked against the definition (of ACP `version`); `where`: its path ("" for the params)."""
+    global _version
+    outer, _version = _version, version
+    try:
+        return _node(definitions(version)[definition], value, where)
+    finally:
+        _version = outer
 
 
 def _name(where: str) -> str:
@@ -62,17 +77,7 @@ def _child(where: str, name: str) -> str:
 
 
 def _describe(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"[:60]
-    if isinstance(value, str):
-        return f"the string {value!r}"[:80]
-    if isinstance(value, list):
-        return "an array"
-    return "an object"
+    return described(value, strings=True)
 
 
 def _type_ok(kind: str, value: Any) -> bool:
@@ -85,7 +90,9 @@ def _type_ok(kind: str, value: Any) -> bool:
 
 def _node(node: dict[str, Any], value: Any, where: str) -> Any:
     if "$ref" in node:
-        return _node(definitions()[node["$ref"]], value, where)
+        return _node(definitions(_version)[node["$ref"]], value, where)
+    if "not" in node and _fits(node["not"], value, where):  # v2: an open union's fallback excludes the known tags
+        raise Invalid(f"{_name(where)} does not fit: it is none of the known variants")
     if "const" in node and value != node["const"]:
         raise Invalid(f"{_name(where)} must be {node['const']!r}, got {_describe(value)}")
     if "enum" in node and value not in node["enum"]:
@@ -112,6 +119,14 @@ def _node(node: dict[str, Any], value: Any, where: str) -> Any:
     return value
 
 
+def _fits(node: dict[str, Any], value: Any, where: str) -> bool:
+    try:
+        _node(node, value, where)
+    except Invalid:
+        return False
+    return True
+
+
 def _object(node: dict[str, Any], value: dict[str, Any], where: str) -> dict[str, Any]:
     out = dict(value)
     for name in node.get("required", ()):
@@ -119,6 +134,9 @@ def _object(node: dict[str, Any], value: dict[str, Any], where: str) -> dict[str
             raise Invalid(f"missing required field {_name(_child(where, name))}")
     for name, prop in node["properties"].items():
         if name not in value:
+            continue
+        if value[name] is None and prop.get("x-deserialize-default-on-null") and name not in node.get("required", ()):
+            del out[name]  # null: the field's default
             continue
         try:
             out[name] = _node(prop, value[name], _child(where, name))

@@ -322,6 +322,8 @@ class SessionContext:
     on_history: Callable[[History], None] = lambda _history: None
     send_usage: bool = False  # the client asked for `usage` chunks
     send_compact: bool = False  # the client asked for `compact` chunks
+    # Awaited before the history is compacted, with its trigger (a PreCompact hook: core/run_hooks.py).
+    before_compact: Callable[[str], Awaitable[None]] | None = None
     calibration: Calibration | None = None
     context_tokens: int | None = None  # of the last request
     estimated: bool = False  # some usage of this run was estimated
@@ -431,6 +433,8 @@ class SessionContext:
         chosen = plan(history, sizes, trimmed, fixed, summary_now, budget, mode)
         if chosen is None:
             return None
+        if self.before_compact is not None:
+            await self.before_compact(mode)
         new_state, usage = chosen.state, Usage()
         if chosen.summarize:
             summary, usage = await self._summarize(turn, history, chosen, mode, budget)

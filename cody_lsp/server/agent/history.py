@@ -52,6 +52,17 @@ class Entry:
     # model read: the attachments and the prompt), and the attachments as the history shows them.
     shown: str | None = None
     attachments: list[Attachment] | None = None
+    # The result of a `task` call: the child agent's transcript (agent/subagents.py), kept to be shown.
+    subagent: SubagentRecord | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SubagentRecord:
+    """What a subagent did, kept with the `task` call's result: its agent's name and its turn's
+    entries (its prompt, steps and answer, or the marker of how it stopped)."""
+
+    agent: str
+    entries: list[Entry]
 
 
 @dataclass(frozen=True, slots=True)

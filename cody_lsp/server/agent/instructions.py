@@ -40,6 +40,7 @@ from ..tools import ToolConfig, ToolError
 from ..tools.fsaccess import Workspace
 from ..tools.names import show_parts
 from ..tools.worker import WorkBudget, run_blocking
+from .skills import SkillCatalog
 
 log = logging.getLogger(__name__)
 
@@ -74,22 +75,27 @@ class InstructionFile:
 
 @dataclass(frozen=True, slots=True)
 class Instructions:
-    """The files given up front to one run, in order."""
+    """The files given up front to one run, in order, and the skills found for it."""
 
     files: tuple[InstructionFile, ...] = ()
     note: str | None = None  # the files the cap left out, if any
+    # The skills (skills.py): their names and descriptions follow the instructions in the system message.
+    skills: SkillCatalog | None = None
 
     @property
     def paths(self) -> list[str]:
         return [f.path for f in self.files]
 
     def section(self) -> str:
-        """The system message's instructions section ("" when there are none)."""
+        """The system message's instructions section, then its skills section ("" when there are none)."""
+        skills = self.skills.section() if self.skills is not None else ""
         if not self.files:
-            return ""
+            return skills
         parts = [SECTION_HEAD, *(f"## {f.path}\n{f.text}" for f in self.files)]
         if self.note:
             parts.append(self.note)
+        if skills:
+            parts.append(skills)
         return "\n\n".join(parts)
 
 

@@ -2,8 +2,14 @@
 
 `stream_step` sends the conversation, forwards text and reasoning as they
 arrive, assembles tool calls by `index`, and returns the finished step. Any
-failure becomes a `ModelError` that says whether a retry may help. The openai
-package is imported lazily: it is the heaviest import of the server.
+failure becomes a `ModelError` that says whether a retry may help.
+
+The openai package is the heaviest import of the server, and only the parts of it this client
+uses are loaded (private_api/openai_parts.py), when they are first needed: a run's first model
+request, a listing of the endpoint's models, or `warm_up` — a client's hint that a run is
+coming (cody/warmUp, ACP's session/new) and a run admitted, so the load overlaps what the run
+does before its first request. Never by itself at start: a server that only answers queries
+does not pay for it.
 """
 
 from __future__ import annotations
@@ -25,7 +31,10 @@ from .assembly import MalformedStream, StepAssembler, StepResult
 
 log = logging.getLogger(__name__)
 
-RETRYABLE_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+# What a retry may get past: a timeout, too many requests, a server error — but not 501 (Not
+# Implemented) or 505 (HTTP Version Not Supported), which a server that is not an LLM endpoint
+# answers every time. Every other 4xx is the request's own fault: sent again, it fails again.
+RETRYABLE_STATUS = frozenset({408, 429}) | (frozenset(range(500, 600)) - {501, 505})
 NON_RETRYABLE_EVENT_CODES = frozenset(
     {
         "invalid_request_error",
@@ -58,16 +67,46 @@ _openai: Any = None
 _openai_lock = threading.Lock()
 
 
+_warming: threading.Thread | None = None
+_warming_lock = threading.Lock()  # not _openai_lock: that one is held for the whole load
+
+
 def load_openai() -> Any:
-    """Import openai once, from whichever thread asks first (the server warms it in a
-    background thread; two threads importing it at once could see it half-initialized)."""
+    """The parts of openai the client uses (`.AsyncOpenAI`, `.APIError`, …: openai_parts.PARTS),
+    loaded once, from whichever thread asks first (two threads importing them at once could see
+    a module half-initialized)."""
     global _openai
     with _openai_lock:
         if _openai is None:
-            import openai
+            from ...private_api.openai_parts import load_parts
 
-            _openai = openai
+            _openai = load_parts()
     return _openai
+
+
+def loaded() -> bool:
+    """Whether the model client's parts of openai are loaded."""
+    return _openai is not None
+
+
+def warm_up() -> bool:
+    """Start loading the model client's parts of openai in a daemon thread (a run is coming);
+    True when they are loaded already. Safe to call often: one thread at most."""
+    global _warming
+    if _openai is not None:
+        return True
+    with _warming_lock:
+        if _warming is None and _openai is None:
+            _warming = threading.Thread(target=_warm, name="load-model-client", daemon=True)
+            _warming.start()
+    return False
+
+
+def _warm() -> None:
+    try:
+        load_openai()
+    except Exception:
+        log.warning("could not load the openai client", exc_info=True)
 
 
 async def _openai_module() -> Any:
@@ -193,6 +232,20 @@ def _root_cause(exc: BaseException) -> BaseException:
     return exc
 
 
+def _certificate_refused(exc: BaseException) -> bool:
+    """Whether the connection failed because the endpoint's TLS certificate was refused."""
+    import ssl
+
+    seen: BaseException | None = exc
+    for _ in range(16):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLCertVerificationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def _timed_out(exc: BaseException) -> bool:
     """Whether the SDK's timeout error was a timeout: the aiohttp transport reports a
     refused or dropped connection as a connect timeout too; its root cause says which."""
@@ -219,6 +272,8 @@ def classify(exc: BaseException, config: ModelConfig, limits: Limits) -> ModelEr
             return ModelError(
                 "connection", f"cannot resolve host '{host}' ({failed}). {BASE_URL_HINT}", retryable=False
             )
+        if _certificate_refused(exc):  # nor a certificate valid
+            return ModelError("connection", f"{failed}. {BASE_URL_HINT}", retryable=False)
         return ModelError("connection", f"{failed}. {BASE_URL_HINT}", retryable=True)
     if isinstance(exc, openai.APIStatusError):
         status = exc.status_code

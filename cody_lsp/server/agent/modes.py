@@ -18,7 +18,7 @@ import typing
 from ...protocol.wire import CARRY_OUT_PROMPT, SessionMode
 from ..tools import ToolSet
 
-__all__ = ["MODES", "DEFAULT_MODE", "CARRY_OUT_PROMPT", "offered", "prompt_section", "refusal"]
+__all__ = ["MODES", "DEFAULT_MODE", "CARRY_OUT_PROMPT", "offered", "prompt_section", "refusal", "not_given"]
 
 MODES: tuple[SessionMode, ...] = typing.get_args(SessionMode)
 DEFAULT_MODE: SessionMode = "code"
@@ -38,7 +38,8 @@ _SECTIONS: dict[SessionMode, str] = {
         "(read_file, list_dir, glob, grep, and any read-only MCP tools); you cannot change files or run "
         "commands. Do not carry the request out: answer with "
         "a step-by-step plan for it — numbered steps, each naming the files to change and what to change "
-        "in them, then how to check the result. The user reviews the plan and has it carried out in code mode."
+        "in them, then how to check the result. Record the same steps with update_plan too (all pending), "
+        "so the user sees them as a checklist. The user reviews the plan and has it carried out in code mode."
     ),
 }
 
@@ -64,4 +65,13 @@ def refusal(name: str, mode: SessionMode, available: ToolSet) -> str:
             else "answer from what you can read, and tell the user to switch the session to code mode "
             "if the task needs changes."
         )
+    )
+
+
+def not_given(name: str, available: ToolSet) -> str:
+    """The tool error of a call to a tool the run was not given (a subagent whose agent restricts its
+    tools, agent/subagents.py): it never runs, nobody is asked."""
+    return (
+        f"{name} is not available to you: your tools are {', '.join(available.names) or 'none'}, so it did not "
+        "run. Do not retry it; do the task with your tools, or say in your answer what is left to do."
     )

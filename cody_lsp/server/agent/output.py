@@ -26,6 +26,16 @@ class FileEdited:
     new_text: str
 
 
+@dataclass(frozen=True, slots=True)
+class ToolStarted:
+    """A tool call about to run, its approval (if one was asked) given: not a cody/chunk, emitted
+    only when the run's tools ask for it (tools/workspace.py, `ToolConfig.announce_starts`; the
+    ACP face shows the call `in_progress` from here, `pending` before)."""
+
+    TYPE: ClassVar[str] = "tool_started"
+    tool_call_id: str
+
+
 class TurnOutput(Protocol):
     def emit(self, payload: Any) -> None:
         """One payload (a `protocol.wire` chunk payload such as ToolCall or Retry), after any text queued."""
@@ -43,6 +53,11 @@ class TurnOutput(Protocol):
         """Drop text not yet emitted (a failed attempt's, before a retry)."""
         ...
 
+    def child(self, parent_tool_call_id: str) -> TurnOutput:
+        """What a subagent started by the `task` call `parent_tool_call_id` emits (agent/subagents.py):
+        its payloads, marked with that call; its ending is the call's result, never emitted."""
+        ...
+
 
 class NoOutput:
     """A turn nobody watches (a compaction the client asked for)."""
@@ -58,3 +73,6 @@ class NoOutput:
 
     def discard_text(self) -> None:
         pass
+
+    def child(self, parent_tool_call_id: str) -> TurnOutput:
+        return self

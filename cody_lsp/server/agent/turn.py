@@ -3,10 +3,13 @@
 `Turn.run()` never raises: every way a turn can end — done, cancelled, a circuit
 breaker, a model error, an unexpected failure — comes back as one `Ending` value
 that says what to commit, which terminal chunk to send and what to answer. The
-run manager does those three things in one place (core/runs.py, `_finish`).
+run manager does those three things in one place (core/commit.py, `Commit.finish`).
 
-The model step and the tool runner are parameters (the real ones by default), so
-the loop — retries, breakers, cancel, permissions — is tested in-process.
+A turn is given how it asks the model (`Asking`: the model, its endpoint, the limits,
+the model step) and where it works (`Workplace`: the folder, the mode and instructions,
+the tools, the permission check, the hooks around a tool call and the answer), besides its
+prompt, output, history, context budget, inbox and its `task` tool's subagents. The model step and the tool runner are parameters (the real ones by
+default), so the loop — retries, breakers, cancel, permissions — is tested in-process.
 """
 
 from __future__ import annotations
@@ -22,7 +25,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Generic, Protocol, TypeVar, cast
 
 from ...config import Limits, ModelConfig
 from ...protocol.wire import (
@@ -40,6 +43,7 @@ from ...protocol.wire import (
 )
 from ...secrets import redact
 from ..tools import TOOLS, ToolConfig, ToolResult, ToolSet, builtin_tools, run_tool
+from ..tools.edit_diffs import Proposal, edit_diff, proposing
 from ..tools.sandbox import SANDBOXED, Sandboxed
 from .assembly import StepResult
 from .budget import is_context_overflow
@@ -64,14 +68,15 @@ from .instructions import (
     nested_paths_in,
 )
 from .model import ModelError, stream_step
-from .modes import offered, prompt_section, refusal
-from .output import FileEdited, TurnOutput
+from .modes import not_given, offered, prompt_section, refusal
+from .output import FileEdited, ToolStarted, TurnOutput
 from .problems import EDIT_TOOLS, EditorProblems
 
 if TYPE_CHECKING:
     from .compaction import SessionContext
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 # (tool call id, tool name, args) → None: run it; SANDBOXED: run it in the sandbox; a text: it is
 # refused, saying why (told to the model).
@@ -80,6 +85,12 @@ AskPermission = Callable[[str, str, dict[str, Any]], Awaitable[str | Sandboxed |
 Inbox = Callable[[], list[Prompt]]
 # (tool name, args, workspace folder, the run's tool settings: its editor and read log) → result.
 ToolRunner = Callable[[str, dict[str, Any], Path, ToolConfig], Awaitable[ToolResult]]
+# After a tool call ran: (call id, tool name, args, its result) → the result the model reads
+# (a PostToolUse hook's feedback added: core/run_hooks.py).
+AfterTool = Callable[[str, str, dict[str, Any], ToolResult], Awaitable[ToolResult]]
+# The model answered (its text): None to end the turn, else the next instruction to go on with
+# (a Stop hook's: core/run_hooks.py).
+OnStop = Callable[[str], Awaitable[str | None]]
 Terminal = Done | Cancelled | CircuitBreaker | Error
 
 
@@ -99,6 +110,23 @@ ModelStep = Callable[
 ]
 
 
+class Subagents(Protocol):
+    """The `task` tool's child agents of a turn (agent/subagents.py `Subagents`): a `task` call runs
+    one (`run`), and the `task` calls right after it in the same step start with it, in parallel —
+    the turn then takes their results in order (`take`) instead of running them; `stop` ends those
+    still running when the turn ends another way (cancelled, stopped)."""
+
+    tool_name: str
+
+    async def run(self, turn: Turn, call_id: str, args: dict[str, Any]) -> ToolResult: ...
+
+    def take(self, call_id: str) -> Awaitable[ToolResult] | None: ...
+
+    def transcript(self, call_id: str) -> Any: ...
+
+    async def stop(self, turn: Turn) -> None: ...
+
+
 SYSTEM_PROMPT = """\
 You are Cody, a coding agent working in the user's editor. You help with the code in the \
 workspace folder {folder}.
@@ -111,12 +139,13 @@ Platform: {platform}. Today: {today}."""
 
 
 def system_message(
-    folder: Path, mode: SessionMode = "code", instructions: Instructions = NO_INSTRUCTIONS
+    folder: Path, mode: SessionMode = "code", instructions: Instructions = NO_INSTRUCTIONS, role: str = ""
 ) -> dict[str, Any]:
-    """The first message of every request of a run: the prompt, the mode's section, the instructions.
-    Compaction never drops it; it is the same bytes while the mode and the files stay the same."""
+    """The first message of every request of a run: the prompt, the mode's section, the instructions
+    (and a subagent's role). Compaction never drops it; it is the same bytes while the mode and the
+    files stay the same."""
     prompt = SYSTEM_PROMPT.format(folder=folder, platform=platform.system(), today=date.today().isoformat())
-    sections = (prompt, prompt_section(mode), instructions.section())
+    sections = (prompt, prompt_section(mode), instructions.section(), role)
     return {"role": "system", "content": "\n\n".join(part for part in sections if part)}
 
 
@@ -166,35 +195,97 @@ class CircuitBreakerTripped(Exception):
         self.payload = payload
 
 
-@dataclass
-class Turn:
-    folder: Path
+@dataclass(frozen=True, slots=True)
+class Asking:
+    """How a turn asks the model: which one, on which endpoint, within which limits, by which step."""
+
     model: str
-    prompt: Prompt  # what the user sent: text, or text with attachments (history.UserInput)
-    history: list[dict[str, Any]]
-    output: TurnOutput
-    model_config: ModelConfig
+    config: ModelConfig
     limits: Limits
-    ask_permission: AskPermission | None = None
     step: ModelStep = stream_step
-    run_tool: ToolRunner = run_tool
-    inbox: Inbox | None = None
-    # The context budget: compaction before a request that would not fit (compaction.py).
-    context: SessionContext | None = None
-    # What the file tools get of the run: the editor's open documents and edits, the session's read log.
-    tools: ToolConfig = field(default_factory=ToolConfig)
-    # Awaited before each step's tools run (the checkpoint of the folder must be recorded first).
-    before_tools: Callable[[], Awaitable[object]] | None = None
+
+
+@dataclass(slots=True)
+class Workplace:
+    """Where a turn works and with what: its folder, its mode and instructions, its tools and
+    whether each call of them may run, and the hooks around them."""
+
+    folder: Path
     # The session's mode (modes.py): the tools of `toolset` it offers, its section of the system message.
     mode: SessionMode = "code"
-    # Every tool the run could use, built-in and plugged in (tools/toolset.py); `mode` filters it.
-    toolset: ToolSet = field(default_factory=builtin_tools)
-    # The editor's problems, asked around each file change (problems.py); None: not asked.
-    problems: EditorProblems | None = None
     # The instruction files given up front (in the system message), and the nested ones, given
     # with the result of the first tool call that touches a file below them (instructions.py).
     instructions: Instructions = NO_INSTRUCTIONS
     nested: NestedInstructions | None = None
+    # What the file tools get of the run: the editor's open documents and edits, the session's read log.
+    tools: ToolConfig = field(default_factory=ToolConfig)
+    # Every tool the run could use, built-in and plugged in (tools/toolset.py); `mode` filters it.
+    toolset: ToolSet = field(default_factory=builtin_tools)
+    run_tool: ToolRunner = run_tool
+    ask_permission: AskPermission | None = None
+    # Awaited before each step's tools run (the checkpoint of the folder must be recorded first).
+    before_tools: Callable[[], Awaitable[object]] | None = None
+    # The editor's problems, asked around each file change (problems.py); None: not asked.
+    problems: EditorProblems | None = None
+    # Awaited just before each tool call runs (after its approval): raises ModelError to end the
+    # turn there (its session was deleted by another process: nothing more may change the folder).
+    before_tool: Callable[[], Awaitable[None]] | None = None
+    # Hooks (core/run_hooks.py): after each tool call that ran, and when the model answers.
+    after_tool: AfterTool | None = None
+    on_stop: OnStop | None = None
+    # The last section of the system message: a subagent's role and instructions (subagents.py).
+    role: str = ""
+
+
+class _Part(Generic[T]):
+    """An attribute of a turn that is its `asking`'s or its `workplace`'s: the loop reads it (and a
+    setter sets it) by its own name."""
+
+    def __init__(self, group: str, name: str | None = None):
+        self._group = group
+        self._name = name
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self._name = self._name or name
+
+    def __get__(self, turn: Any, owner: type | None = None) -> T:
+        return cast(T, getattr(getattr(turn, self._group), self._name or ""))
+
+    def __set__(self, turn: Any, value: T) -> None:
+        setattr(getattr(turn, self._group), self._name or "", value)
+
+
+@dataclass
+class Turn:
+    asking: Asking
+    workplace: Workplace
+    prompt: Prompt  # what the user sent: text, or text with attachments (history.UserInput)
+    output: TurnOutput
+    history: list[dict[str, Any]] = field(default_factory=list)
+    # The context budget: compaction before a request that would not fit (compaction.py).
+    context: SessionContext | None = None
+    inbox: Inbox | None = None
+    # The `task` tool's children (agent/subagents.py); None: no `task` tool (a subagent's own turn).
+    subagents: Subagents | None = None
+
+    model = _Part[str]("asking")
+    model_config = _Part[ModelConfig]("asking", "config")
+    limits = _Part[Limits]("asking")
+    step = _Part[ModelStep]("asking")
+    folder = _Part[Path]("workplace")
+    mode = _Part[SessionMode]("workplace")
+    instructions = _Part[Instructions]("workplace")
+    nested = _Part["NestedInstructions | None"]("workplace")
+    tools = _Part[ToolConfig]("workplace")
+    toolset = _Part[ToolSet]("workplace")
+    run_tool = _Part[ToolRunner]("workplace")
+    ask_permission = _Part["AskPermission | None"]("workplace")
+    before_tools = _Part["Callable[[], Awaitable[object]] | None"]("workplace")
+    problems = _Part["EditorProblems | None"]("workplace")
+    before_tool = _Part["Callable[[], Awaitable[None]] | None"]("workplace")
+    after_tool = _Part["AfterTool | None"]("workplace")
+    on_stop = _Part["OnStop | None"]("workplace")
+    role = _Part[str]("workplace")
 
     usage: Usage = field(default_factory=Usage)
     steps: int = 0
@@ -220,7 +311,7 @@ class Turn:
     async def run(self) -> Ending:
         """Run to the end, whatever it is. Never raises (a cancel becomes an Ending too)."""
         try:
-            output = await self._loop()
+            output = await self._loop_and_subagents()
         except asyncio.CancelledError:
             task = asyncio.current_task()
             if task is not None:
@@ -286,10 +377,18 @@ class Turn:
 
     # ------------------------------------------------------------------ the loop
 
+    async def _loop_and_subagents(self) -> str:
+        """The loop; however it ends, the subagents still running end first (their usage counted)."""
+        try:
+            return await self._loop()
+        finally:
+            if self.subagents is not None:
+                await self.subagents.stop(self)
+
     async def _loop(self) -> str:
         """Run to the final answer and return it; raises to end otherwise."""
         messages = [
-            system_message(self.folder, self.mode, self.instructions),
+            system_message(self.folder, self.mode, self.instructions, self.role),
             *self.history,
             {"role": "user", "content": user_content(self.prompt)},
         ]
@@ -306,9 +405,17 @@ class Turn:
             self.steps += 1
             self.usage = self.usage + step.usage
             if not step.tool_calls:
-                self._finish_reason = step.finish_reason
-                self._final_reasoning = step.reasoning or None
-                return step.text
+                again = await self.on_stop(step.text) if self.on_stop is not None else None
+                if again is None:
+                    self._finish_reason = step.finish_reason
+                    self._final_reasoning = step.reasoning or None
+                    return step.text
+                # A Stop hook has the agent go on: its answer so far, then the hook's instruction.
+                answer = Entry({"role": "assistant", "content": step.text}, reasoning=step.reasoning or None)
+                instruction = user_entry(again)
+                self.completed.extend([answer, instruction])
+                messages.extend([answer.message, instruction.message])
+                continue
             if self.usage.total_tokens >= self.limits.max_total_tokens:
                 raise CircuitBreakerTripped(
                     self._breaker(
@@ -406,25 +513,39 @@ class Turn:
         for call in calls:
             name = call["function"]["name"]
             raw_args = call["function"]["arguments"]
-            self._check_repeat(name, raw_args)
+            # A `task` call started with the one before it (in parallel) was checked and shown then.
+            ahead = self.subagents.take(call["id"]) if self.subagents is not None else None
+            if ahead is None:
+                self._check_repeat(name, raw_args)
             args, problem = parse_args(raw_args)
             plugged = self.toolset.get(name)
             server = plugged.server if plugged is not None else None  # an MCP server's tool
-            self.output.emit(ToolCall(call["id"], name, args if args is not None else {"raw": raw_args}, server))
-            if problem is not None or args is None:
+            if ahead is None:
+                self.output.emit(ToolCall(call["id"], name, args if args is not None else {"raw": raw_args}, server))
+            if ahead is not None:
+                result = await ahead
+            elif problem is not None or args is None:
                 result = ToolResult(False, problem or "")
             else:
                 result = await self._call_tool(call["id"], name, args)
-            if result.diff is not None:  # only when the client's tools asked for diffs
+                if self.after_tool is not None:
+                    result = await self.after_tool(call["id"], name, args, result)
+            edited = None
+            if result.diff is not None and self.tools.edit_diffs:  # on the tool_result (a cody/* client)
+                edited = await edit_diff(result.diff, self.folder)
+            elif result.diff is not None:  # only when the client's tools asked for diffs
                 diff = result.diff
                 self.output.emit(FileEdited(call["id"], diff.path, diff.old_text, diff.new_text))
             result, given = await self._with_nested(name, args, result)
-            self.output.emit(ToolResultChunk(call["id"], name, result.ok, result.content, server, given or None))
+            self.output.emit(
+                ToolResultChunk(call["id"], name, result.ok, result.content, server, given or None, edited)
+            )
             self._running_results.append(
                 Entry(
                     {"role": "tool", "tool_call_id": call["id"], "content": result.content},
                     tool_name=name,
                     ok=result.ok,
+                    subagent=self.subagents.transcript(call["id"]) if self.subagents is not None else None,
                 )
             )
             self._tool_failures = 0 if result.ok else self._tool_failures + 1
@@ -450,16 +571,31 @@ class Turn:
         tool = available.get(name)
         if tool is None and self.mode != "code":  # outside the mode: never run, never asked
             return ToolResult(False, refusal(name[:100], self.mode, available))
+        if tool is None and name in TOOLS:  # a subagent's agent does not give it this tool (subagents.py)
+            return ToolResult(False, not_given(name, available))
         missing = available.why_missing(name) if tool is None else None
         if missing is not None:  # an MCP tool its server does not offer now
             return ToolResult(False, missing)
-        tools = self.tools
+        if tool is not None and self.subagents is not None and name == self.subagents.tool_name:
+            return await self.subagents.run(self, call_id, args)  # a child agent: its own calls are asked
+        tools = dataclasses.replace(self.tools, call_id=call_id)  # its live output goes under its id
         if (name in TOOLS or tool is not None) and self.ask_permission is not None:
-            verdict = await self.ask_permission(call_id, name, args)
+            # Before a person is asked, an edit that cannot apply, or a write that changes nothing, is
+            # answered without asking; any other change goes with the question (tools/edit_diffs.py).
+            proposal = Proposal(name, args, self.folder, tools)
+            with proposing(proposal):
+                verdict = await self.ask_permission(call_id, name, args)
+            answered = proposal.answered()
+            if answered is not None:
+                return ToolResult(*answered)
             if isinstance(verdict, str):
                 return ToolResult(False, verdict)
             if verdict is SANDBOXED:
                 tools = dataclasses.replace(tools, sandboxed=True)
+        if self.before_tool is not None:
+            await self.before_tool()
+        if self.tools.announce_starts:
+            self.output.emit(ToolStarted(call_id))
         if tool is not None and tool.run is not None:  # a tool that is not built in runs itself
             return await tool.run(args, self.folder, self.tools)
         problems, path = self.problems, args.get("path")

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Literal
 
 from ..store.checkpoints import CheckpointRow, CheckpointRows
-from ..store.database import Store, now
+from ..store.connection import now
+from ..store.database import Store
 from ..tools.editor_view import Change as EditorChange
 from ..tools.editor_view import EditorSession, FolderFile, OpenFile, Overlay, text_edit
 from ..tools.fsaccess import Workspace
@@ -82,7 +83,7 @@ async def open_checkpoints(store: Store, busy: Callable[[], bool]) -> Checkpoint
     if reason is not None or git is None:
         log.warning("checkpoints are off: %s", reason)
         return reason or "no git"
-    return Checkpoints(CheckpointRows(store), Path(f"{store.path}-checkpoints"), git, busy)
+    return Checkpoints(store.checkpoints, Path(f"{store.path}-checkpoints"), git, busy)
 
 
 class Checkpoints:

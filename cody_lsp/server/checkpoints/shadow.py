@@ -189,6 +189,10 @@ class ShadowStore:
         self.folder = folder
         self.dir = store_dir(root, folder)
         self._env = shadow_env(str(self.dir), folder)
+        # Commands that read only objects (trees compared, listed): no work tree and an index of
+        # their own that never exists, so that they never read the store's split index, which a
+        # snapshot may be replacing meanwhile (its old shared index is deleted at once).
+        self._objects_env = {**shadow_env(str(self.dir), None), "GIT_INDEX_FILE": str(self.dir / "no-index")}
         self._lock = asyncio.Lock()
         self._lock_file: int | None = None
         self._background: set[asyncio.Task[Any]] = set()  # housekeeping, the refresh: they give way
@@ -282,7 +286,7 @@ class ShadowStore:
         fails every later command that takes it: `index.lock` every snapshot, `packed-refs.lock`
         every housekeeping's `pack-refs`, `HEAD.lock` and `refs/heads/main.lock` its `update-ref`
         of HEAD_REF. Called with the store held (no git of any server runs in it then). A
-        checkpoint's ref (refs/cody/…) is made once, so its lock is never taken again."""
+        checkpoint's ref (refs/cody/…) is made again only by :meth:`keep`, which clears its lock."""
         for folder in (self.dir, self.dir / "refs" / "heads"):
             with contextlib.suppress(OSError), os.scandir(folder) as entries:
                 for entry in entries:
@@ -302,9 +306,17 @@ class ShadowStore:
         folder: bool = False,
         optional_locks: bool = False,
         check: bool = True,
+        objects: bool = False,
     ) -> bytes:
         """Run git on the store; `folder`: a command that reads the folder (refused when it is gone);
-        `optional_locks`: it may write the index when it wants to (only `git status`)."""
+        `optional_locks`: it may write the index when it wants to (only `git status`); `objects`: it
+        reads only the store's objects (neither the folder nor the index), safe beside a snapshot."""
+        if objects:
+            return (
+                await run_git(
+                    self.git, args, env=self._objects_env, cwd=str(self.dir), stdin=stdin, timeout=timeout, check=check
+                )
+            ).stdout
         cwd = self._cwd()
         if folder and cwd != self.folder:
             raise FolderGone(self.folder)
@@ -698,9 +710,19 @@ class ShadowStore:
 
     async def keep(self, refs: Iterable[tuple[str, str]]) -> None:
         """Point `refs/cody/<id>` at each tree: (checkpoint id, tree). Hold :meth:`locked`."""
+        refs = list(refs)
         lines = "".join(f"update {REF_PREFIX}{cid} {tree}\n" for cid, tree in refs)
         if lines:
+            # A ref made again (housekeeping keeps a checkpoint whose ref is missing) may have the lock
+            # file of a git killed while making it (a cancelled housekeeping): left, it fails every
+            # later keep of that ref. The store is held: no other git of any server runs in it now.
+            await asyncio.to_thread(self._clear_ref_locks, [cid for cid, _tree in refs])
             await self._git(["update-ref", "--stdin"], stdin=lines.encode())
+
+    def _clear_ref_locks(self, ids: list[str]) -> None:
+        for cid in ids:
+            with contextlib.suppress(OSError):
+                os.unlink(self.dir / f"{REF_PREFIX}{cid}.lock")
 
     async def refs(self) -> dict[str, str]:
         """checkpoint id → tree, of every checkpoint the store keeps."""
@@ -728,6 +750,7 @@ class ShadowStore:
             out = await self._git(
                 ["diff-tree", "--stdin", "-r", "-z", "--no-renames", "--name-status"],
                 stdin="".join(f"{a} {b}\n" for a, b in todo).encode(),
+                objects=True,
             )
             for pair, found in zip(todo, _parse_batch(out, todo), strict=True):
                 self._changes[pair] = found
@@ -737,7 +760,7 @@ class ShadowStore:
 
     async def raw_changes(self, old: str, new: str) -> list[RawChange]:
         """Every path that differs from tree `old` to tree `new`, with modes and blobs."""
-        out = await self._git(["diff-tree", "-r", "-z", "--no-renames", "--raw", old, new])
+        out = await self._git(["diff-tree", "-r", "-z", "--no-renames", "--raw", old, new], objects=True)
         fields = out.split(b"\0")
         found = []
         for i in range(0, len(fields) - 1, 2):
@@ -748,7 +771,7 @@ class ShadowStore:
         return found
 
     async def has_path(self, tree: str, path: str) -> bool:
-        out = await self._git(["ls-tree", "-r", "-z", "--name-only", tree, "--", path])
+        out = await self._git(["ls-tree", "-r", "-z", "--name-only", tree, "--", path], objects=True)
         return bool(out.strip(b"\0"))
 
     async def diff(self, old: str, new: str, path: str | None, limit: int) -> tuple[bytes, int]:
@@ -757,7 +780,7 @@ class ShadowStore:
         args = ["diff", "--no-color", "--no-ext-diff", "--no-textconv", "--no-renames", old, new]
         if path is not None:
             args += ["--", path]
-        stream = await Stream.start(self.git, args, env=self._env, cwd=self._cwd())
+        stream = await Stream.start(self.git, args, env=self._objects_env, cwd=str(self.dir))
         kept: list[bytes] = []
         size = more = 0
         try:

@@ -11,7 +11,7 @@ the run goes on.
 A restore is refused (-32002, session busy) while a run of its session is active or queued or the
 session is being compacted or restored, and a restore of files while a run of another session of
 the same folder is active. Other server processes on the same database count: a restore, and a
-fork, take the session's lease (store.take_lease, as a run does) and are refused while another
+fork, take the session's lease (store.leases.take, as a run does) and are refused while another
 process holds it; a restore holds it until it has ended, so no run of another process starts in
 the middle; a files restore is refused while another process holds the lease of a session of the
 same folder. After a files restore, the conflict check of the session's file tools
@@ -22,10 +22,11 @@ request says which they were.
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import os
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ...config import ServerConfig
 from ...protocol.wire import (
@@ -43,15 +44,16 @@ from ...protocol.wire import (
     RestoredConversation,
     RestoreMode,
     RestoreResult,
-    SessionInfo,
     SkippedFile,
 )
 from ..checkpoints.service import Checkpoints, Refused, Restored, UnknownPath
 from ..checkpoints.shadow import Change, FolderGone
 from ..store.checkpoints import CheckpointRow, CheckpointRows
-from ..store.database import describe_holder
+from ..store.leases import describe_holder
+from ..store.records import SessionRecord
 from ..tools import ToolConfig
 from ..tools.names import show, unescape
+from .change_review import ChangeReview
 from .errors import SessionBusy
 from .events import RunEventStream
 
@@ -81,9 +83,35 @@ class Recording:
     events: RunEventStream
     send_chunk: bool
     sent: bool = False
+    run_id: str = ""
+    session_id: str = ""
+    # Records the folder as the run leaves it (RunCheckpoints._record_end), once; its task.
+    end: Callable[[Recording], asyncio.Task[CheckpointRow | None]] | None = None
+    ending: asyncio.Task[CheckpointRow | None] | None = None
+    tools_ran: bool = False  # its first tool waited for it (`ready` before `finished`)
+    # The editor's open documents as the run started (path → text): one the run left as it found
+    # it is not the run's change, unsaved edits and all (the checkpoint before it is the disk).
+    open_at_start: dict[str, str] = field(default_factory=dict)
+    finishing: bool = False
+
+    async def finished(self) -> CheckpointRow | None:
+        """The run is ending: wait for its checkpoint (its chunk goes out), then record the folder as
+        the run leaves it — before its terminal chunk, so the user's edits after it are never counted
+        as the run's (a cancelled run does not wait: its end is recorded in the background). A run
+        that ran no tool changed nothing: its end is its checkpoint (no snapshot)."""
+        self.finishing = True
+        row = await self.ready()
+        if row is not None and self.end is not None:
+            try:
+                await asyncio.shield(self.end(self))
+            except asyncio.CancelledError:
+                pass  # recorded all the same, in the background
+        return row
 
     async def ready(self) -> CheckpointRow | None:
         """Wait for it (the run's first tool, and the run's end, do); its chunk goes out once."""
+        if not self.finishing:
+            self.tools_ran = True
         try:
             row = await asyncio.shield(self.task)
         except asyncio.CancelledError:
@@ -101,11 +129,11 @@ class RunCheckpoints:
         self,
         engine: Checkpoints | str,
         *,
-        session: Callable[[str], Awaitable[SessionInfo]],
+        session: Callable[[str], Awaitable[SessionRecord]],
         config_for: Callable[[str], Awaitable[ServerConfig]],
         tools: Callable[[str], ToolConfig],
         forget: Callable[[str], None],
-        busy: Callable[[SessionInfo, bool], str | None],
+        busy: Callable[[SessionRecord, bool], str | None],
         wants_chunk: Callable[[], bool],
         hold: Callable[[str], Awaitable[None]],
         let_go: Callable[[str], None],
@@ -121,16 +149,20 @@ class RunCheckpoints:
         self._busy = busy
         self._wants_chunk = wants_chunk
         # The session lease (RunManager._hold/_let_go): SessionBusy while another server process
-        # holds it; and the sessions of a folder other processes hold (store.folder_leases).
+        # holds it; and the sessions of a folder other processes hold (store.leases.held_in).
         self._hold = hold
         self._let_go = let_go
         self._folder_holders = folder_holders
         self._restoring: dict[str, asyncio.Event] = {}  # sessions being restored; runs wait for them
         self._recording: set[asyncio.Task[CheckpointRow | None]] = set()
+        # The folder as each run left it, being recorded (run id → its task): a run's changes end there.
+        self._ending: dict[str, asyncio.Task[CheckpointRow | None]] = {}
+        # cody/listChanges and cody/revertChanges (change_review.py).
+        self.changes = ChangeReview(self)
 
     # ------------------------------------------------------------------ runs
 
-    async def before_turn(self, session: SessionInfo, run_id: str) -> None:
+    async def before_turn(self, session: SessionRecord, run_id: str) -> None:
         """A run's turn begins: wait for a restore of its session to end, then write the note of
         restored files the model has not been told of yet into the history."""
         restoring = self._restoring.get(session.id)
@@ -146,7 +178,7 @@ class RunCheckpoints:
             self._forget(session.id)
 
     def start(
-        self, session: SessionInfo, run_id: str, config: ServerConfig, events: RunEventStream
+        self, session: SessionRecord, run_id: str, config: ServerConfig, events: RunEventStream
     ) -> Recording | None:
         """Record the folder's state as the checkpoint of `run_id`, in the background."""
         engine = self.engine
@@ -165,7 +197,12 @@ class RunCheckpoints:
         task = asyncio.ensure_future(record())
         self._recording.add(task)
         task.add_done_callback(self._recording.discard)
-        return Recording(task, events, self._wants_chunk())
+        end = functools.partial(self._record_end, engine, max_file_bytes=config.checkpoints.max_file_bytes)
+        editor = self._tools(session.id).editor
+        opened = {f.path: f.text for f in editor.open_files()} if editor is not None else {}
+        return Recording(
+            task, events, self._wants_chunk(), run_id=run_id, session_id=session.id, end=end, open_at_start=opened
+        )
 
     async def close(self) -> None:
         """At the end: the checkpoints being recorded get a moment to be written (a cancelled run
@@ -175,10 +212,56 @@ class RunCheckpoints:
         if self.engine is not None:
             await self.engine.close()
 
-    def ended(self, config: ServerConfig) -> None:
-        """A run ended: housekeeping once the server is idle (with the cap of that run's folder)."""
-        if self.engine is not None:
-            self.engine.request_housekeeping(config.checkpoints.store_max_bytes)
+    def ended(self, config: ServerConfig, recording: Recording | None = None) -> None:
+        """A run ended: the folder as it left it is recorded (in the background: its changes are those
+        up to there, hunks.py), then housekeeping once the server is idle (with that folder's cap)."""
+        engine = self.engine
+        if engine is None:
+            return
+        if recording is not None and recording.end is not None:
+            recording.end(recording)
+        engine.request_housekeeping(config.checkpoints.store_max_bytes)
+
+    def _record_end(
+        self, engine: Checkpoints, recording: Recording, *, max_file_bytes: int
+    ) -> asyncio.Task[CheckpointRow | None]:
+        if recording.ending is not None:
+            return recording.ending
+        from ..checkpoints.hunks import record_end
+
+        editor = self._tools(recording.session_id).editor  # its documents as the run leaves them
+        # The documents the run (or the user meanwhile) changed in the editor: those in the state it
+        # left. One it left as it found it is as on disk at its start, for the run's changes: an
+        # unsaved edit of the user's from before the run is not the run's (nor every later run's).
+        started = recording.open_at_start
+        files = [f for f in editor.open_files() if started.get(f.path) != f.text] if editor is not None else []
+        folders = list(editor.folders) if editor is not None else []
+
+        async def record() -> CheckpointRow | None:
+            try:
+                before = await asyncio.shield(recording.task)
+                if before is None:
+                    return None
+                if not recording.tools_ran:
+                    return await record_end(engine, before, max_file_bytes, tree=before.tree)
+                return await record_end(engine, before, max_file_bytes, files, folders)
+            except Exception as exc:
+                log.warning("the state a run left was not recorded: %s: %s", type(exc).__name__, exc)
+                return None
+
+        task = recording.ending = asyncio.ensure_future(record())
+        key = recording.run_id
+        self._ending[key] = task
+        self._recording.add(task)
+        task.add_done_callback(self._recording.discard)
+        task.add_done_callback(lambda done: self._ending.pop(key, None) if self._ending.get(key) is done else None)
+        return task
+
+    async def end_recorded(self, run_id: str) -> None:
+        """Wait for the state the run left to be recorded, if it is being recorded."""
+        task = self._ending.get(run_id)
+        if task is not None:
+            await asyncio.shield(task)
 
     # ------------------------------------------------------------------ methods
 
@@ -268,14 +351,14 @@ class RunCheckpoints:
             raise
         return Restore(self, engine, row, session, params.restore)
 
-    async def _leased(self, session: SessionInfo, doing: str) -> None:
+    async def _leased(self, session: SessionRecord, doing: str) -> None:
         """Take the session's lease; SessionBusy, saying what to do, while another process holds it."""
         try:
             await self._hold(session.id)
         except SessionBusy as exc:
             raise SessionBusy(f"cannot {doing} now: {exc.message}") from None
 
-    async def _no_other_process_in(self, session: SessionInfo) -> None:
+    async def _no_other_process_in(self, session: SessionRecord) -> None:
         """A files restore: refused (the lease given back) while another server process runs a
         session of the same folder."""
         holders = await self._folder_holders(session.workspace_folder)
@@ -290,7 +373,7 @@ class RunCheckpoints:
             )
 
     async def _restore(
-        self, engine: Checkpoints, row: CheckpointRow, session: SessionInfo, mode: RestoreMode
+        self, engine: Checkpoints, row: CheckpointRow, session: SessionRecord, mode: RestoreMode
     ) -> RestoreResult:
         config = await self._config_for(row.folder)
         tools = self._tools(session.id)
@@ -327,7 +410,7 @@ class RunCheckpoints:
             if held:
                 self._let_go(session_id)
 
-    async def _check_listed(self, row: CheckpointRow, session: SessionInfo) -> None:
+    async def _check_listed(self, row: CheckpointRow, session: SessionRecord) -> None:
         """The checkpoint must be one the session lists (its conversation is what a restore rewinds)."""
         if row.folder != session.workspace_folder:
             listed = False
@@ -343,7 +426,7 @@ class RunCheckpoints:
             )
 
     async def _restored_files(
-        self, session: SessionInfo, row: CheckpointRow, restored: Restored, tools: ToolConfig
+        self, session: SessionRecord, row: CheckpointRow, restored: Restored, tools: ToolConfig
     ) -> None:
         """The model's next request says which files were restored; its file tools must read them
         again before changing them."""
@@ -358,7 +441,7 @@ class RunCheckpoints:
             for path, _status in restored.files:
                 tools.reads.restored(os.path.join(session.workspace_folder, path))
 
-    async def fork(self, params: ForkSessionParams, new_id: str) -> SessionInfo:
+    async def fork(self, params: ForkSessionParams, new_id: str) -> SessionRecord:
         """A new session of the same folder with the source's history up to `position` (a run's
         prompt; all of it when absent). Files are not touched."""
         rows = self._engine().rows
@@ -370,8 +453,8 @@ class RunCheckpoints:
             self._let_go(source.id)
 
     async def _fork(
-        self, rows: CheckpointRows, params: ForkSessionParams, source: SessionInfo, new_id: str
-    ) -> SessionInfo:
+        self, rows: CheckpointRows, params: ForkSessionParams, source: SessionRecord, new_id: str
+    ) -> SessionRecord:
         source = await self._session(source.id)  # as it is now that the lease is held
         count = source.message_count
         if params.position is not None:
@@ -393,7 +476,7 @@ class Restore:
     owner: RunCheckpoints
     engine: Checkpoints
     row: CheckpointRow
-    session: SessionInfo
+    session: SessionRecord
     mode: RestoreMode
 
     async def run(self) -> RestoreResult:
@@ -423,7 +506,7 @@ def _relative(path: str) -> str:
 def _info(row: CheckpointRow, changes: list[Change]) -> CheckpointInfo:
     return CheckpointInfo(
         row.id,
-        row.kind,
+        "undo" if row.kind == "undo" else "run",  # an "end" row is never listed
         row.created_at,
         [FileChange(show(c.path), c.status) for c in changes],
         [SkippedFile(show(p), size) for p, size in row.skipped],

@@ -26,3 +26,7 @@ class SessionBusy(RequestError):
 
 class StoreUnavailable(RequestError):
     """The session database cannot be opened."""
+
+
+# The error code a run ends with when another server process deleted its session meanwhile.
+SESSION_DELETED = "session_deleted"

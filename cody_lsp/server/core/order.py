@@ -8,6 +8,14 @@ queued, and a `cody/run` right behind a `cody/deleteSession` finds no session. W
 then waits for (a run's result, a compaction's model call) happens after its ticket is done,
 so nothing waits behind a long run.
 
+A request about one session may take a ticket in that session's lane (`ticket(lane)`): it
+waits for the tickets of its lane and for every ticket without a lane taken before it, not for
+other sessions' — a run whose admission is slow (its session's lease waiting on another
+process's write, its attachments read from a slow disk) holds up the requests about its own
+session, not a `cody/getSession` or `cody/cancel` about another. A ticket without a lane waits
+for every ticket taken before it, in every lane, and every ticket taken after it waits for it:
+for such a request nothing changed.
+
 A ticket whose request is cancelled while it waits still passes its turn on when its
 predecessor is done (a cancelled request never blocks the ones behind it).
 
@@ -27,17 +35,48 @@ from typing import Any
 
 class RequestOrder:
     def __init__(self) -> None:
-        self._tail: asyncio.Future[None] | None = None
+        self._tail: asyncio.Future[None] | None = None  # the last ticket taken without a lane
+        self._lanes: dict[str, asyncio.Future[None]] = {}  # each lane's last ticket, since then
 
     @property
     def idle(self) -> bool:
         """No request is waiting to take effect, nor taking it."""
-        return self._tail is None or self._tail.done()
+        return all(f.done() for f in self._ahead(None))
 
-    def ticket(self) -> Ticket:
-        """The next place in line (call it when the request is read, before any await)."""
-        ahead, self._tail = self._tail, asyncio.get_running_loop().create_future()
-        return Ticket(ahead, self._tail)
+    def ticket(self, lane: str | None = None) -> Ticket:
+        """The next place in line (call it when the request is read, before any await): in
+        `lane` (a session's), or behind every ticket taken so far (None)."""
+        ahead = _all_of(self._ahead(lane))
+        mine = asyncio.get_running_loop().create_future()
+        if lane is None:
+            self._tail = mine
+            self._lanes.clear()  # every later ticket waits for this one, which waits for them
+        else:
+            self._lanes[lane] = mine
+        return Ticket(ahead, mine)
+
+    def _ahead(self, lane: str | None) -> list[asyncio.Future[None]]:
+        """What a ticket in `lane` waits for, but those already done."""
+        last = [self._tail, *self._lanes.values()] if lane is None else [self._tail, self._lanes.get(lane)]
+        return [f for f in last if f is not None and not f.done()]
+
+
+def _all_of(futures: list[asyncio.Future[None]]) -> asyncio.Future[None] | None:
+    """A future done once every one of `futures` is (None for none; the one itself for one)."""
+    if len(futures) <= 1:
+        return futures[0] if futures else None
+    together: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+    left = len(futures)
+
+    def one_done(_future: asyncio.Future[None]) -> None:
+        nonlocal left
+        left -= 1
+        if left == 0 and not together.done():
+            together.set_result(None)
+
+    for future in futures:
+        future.add_done_callback(one_done)
+    return together
 
 
 class Ticket:

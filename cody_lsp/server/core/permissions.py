@@ -30,7 +30,9 @@ can be asked and the policy would run it unasked anyway); its answer is for that
 
 A rule's `commandPrefix` covers a `run_command` whose words start with the prefix's words;
 a compound command (anything with `;`, `&`, `|`, a backtick, `$(`, `<`, `>` or a line break,
-even quoted) is never covered by a prefix.
+even quoted) is never covered by a prefix. A rule's `domain` covers a `web_fetch` of a URL on
+that host. web_fetch is refused before all this when the network is shut for the run
+(kit.py, `network_shut`: commands sandboxed without a network).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit
 
 from ...config import SANDBOXED_TOOLS, some_of
 from ...protocol.wire import (
@@ -51,15 +54,18 @@ from ...protocol.wire import (
     PermissionOutcome,
     PermissionParams,
     PermissionResult,
-    PermissionRule,
     RuleDecision,
     RuleScope,
     UnsandboxedRequest,
 )
 from ..mcp.definitions import covers, is_mcp_name, server_of, server_pattern
-from ..store.database import Store, now
+from ..store.connection import now
+from ..store.database import Store
+from ..store.records import RuleRecord
 from ..tools import TOOLS, sandbox
+from ..tools.edit_diffs import proposal
 from ..tools.sandbox import SANDBOXED, Sandboxed
+from .kit import WEB_TOOL, network_shut
 
 log = logging.getLogger(__name__)
 
@@ -194,18 +200,32 @@ def suggest_prefix(command: str) -> str | None:
     return shlex.join(head)
 
 
-def rule_covers(rule: PermissionRule, tool_name: str, args: dict[str, Any]) -> bool:
+def url_host(args: dict[str, Any]) -> str | None:
+    """The host of a web_fetch call's URL, lower-cased (None: none can be read)."""
+    url = args.get("url")
+    if not isinstance(url, str):
+        return None
+    try:
+        host = urlsplit(url.strip()).hostname
+    except ValueError:
+        return None
+    return host.rstrip(".").lower() if host else None
+
+
+def rule_covers(rule: RuleRecord, tool_name: str, args: dict[str, Any]) -> bool:
     """Whether the rule allows this call (its scope is checked by whoever found the rule); a
     rule for `mcp__<server>__*` covers every tool of that MCP server."""
     if not covers(rule.tool_name, tool_name):
         return False
+    if rule.domain is not None:
+        return url_host(args) == rule.domain
     if rule.command_prefix is None:
         return True
     command = args.get("command")
     return isinstance(command, str) and prefix_covers(rule.command_prefix, command)
 
 
-def rule_applies(rule: PermissionRule, session_id: str, folder: str) -> bool:
+def rule_applies(rule: RuleRecord, session_id: str, folder: str) -> bool:
     if rule.scope == "folder":
         return rule.workspace_folder == folder
     return rule.session_id == session_id
@@ -233,8 +253,9 @@ def options_for(tool_name: str, args: dict[str, Any], *, sandboxed: bool = False
     server = server_of(tool_name)
     pattern = server_pattern(server) if server is not None else None
     rule = SANDBOXED_RULE if sandboxed and tool_name in SANDBOXED_TOOLS else None
+    domain = url_host(args) if tool_name == WEB_TOOL else None
     return PermissionOptions(
-        list(OPTIONS_OUTCOMES), list(OPTIONS_SCOPES), prefix, tool_pattern=pattern, sandboxed_rule=rule
+        list(OPTIONS_OUTCOMES), list(OPTIONS_SCOPES), prefix, tool_pattern=pattern, sandboxed_rule=rule, domain=domain
     )
 
 
@@ -246,7 +267,7 @@ class ToolPolicy:
     before a tool that changes things), then `CODY_TOOL_POLICY`. A name that is not a tool makes `problem` say so (every run reports it)."""
 
     def __init__(self, overrides: dict[str, str] | None = None):
-        self.decisions = {name: "ask" if spec.mutating else "allow" for name, spec in TOOLS.items()}
+        self.decisions = {name: spec.policy or ("ask" if spec.mutating else "allow") for name, spec in TOOLS.items()}
         overrides = overrides or {}
         # MCP tools (`mcp__<server>__<tool>`, `mcp__<server>__*`) are never unknown: servers come and go.
         unknown = sorted(n for n in set(overrides) - set(TOOLS) if not is_mcp_name(n))
@@ -283,7 +304,7 @@ class _Pending:
     tool_name: str
     args: dict[str, Any]
     by_rules: bool = True  # False: a call outside the sandbox, which only a refusal rule answers
-    settled: asyncio.Future[PermissionRule] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
+    settled: asyncio.Future[RuleRecord] = field(default_factory=lambda: asyncio.get_running_loop().create_future())
 
 
 class NoApprover(Exception):
@@ -315,24 +336,39 @@ class Permissions:
         self._said_no_sandbox = False
 
     async def check(
-        self, run: Any, call_id: str, tool_name: str, args: dict[str, Any], policy: ToolPolicy | None = None
+        self,
+        run: Any,
+        call_id: str,
+        tool_name: str,
+        args: dict[str, Any],
+        policy: ToolPolicy | None = None,
+        *,
+        hook: str | None = None,
     ) -> Verdict:
         """None if the call may run as it is, SANDBOXED if in the sandbox; else why not, as the
-        model is told (`policy`: the run's, when its settings are not the server's)."""
+        model is told (`policy`: the run's, when its settings are not the server's). `hook`: what a
+        PreToolUse hook said (core/run_hooks.py): "ask" asks even where the policy or a rule would
+        allow; "allow" skips the question where one would be asked — never against a `deny` policy
+        or rule, the sandbox (the policy `sandboxed`, a sandboxed rule), or a command asking to
+        leave it."""
         decision = (policy or self.policy).decision(tool_name)
         if decision == "deny":
             return POLICY_DENIED.format(name=tool_name)
+        if tool_name == WEB_TOOL:
+            shut = network_shut((policy or self.policy).decision("run_command"), getattr(run, "config", None))
+            if shut is not None:
+                return shut
         support = sandbox.available()
         unsandboxed = asks_unsandboxed(tool_name, args)
         if decision == "sandboxed":
-            if support.available and not unsandboxed:
+            if support.available and not unsandboxed and hook != "ask":
                 return SANDBOXED
             if not support.available:
                 self._no_sandbox(support.reason)
             if self._asker is None or not self._can_ask():
                 why = "it asked to run outside the sandbox" if support.available else "there is no sandbox here"
                 return NOBODY_TO_ASK.format(why=why)
-        elif decision == "allow" and (not unsandboxed or not self._can_ask()):
+        elif decision == "allow" and hook != "ask" and (not unsandboxed or not self._can_ask()):
             return None  # nobody to ask about leaving the sandbox: the policy runs commands unasked anyway
         session_id, folder = run.session_id or "", run.folder
         covering = await self._covering(session_id, folder, tool_name, args)
@@ -340,16 +376,18 @@ class Permissions:
             return RULE_DENIED.format(name=tool_name)
         if self._asker is None:
             return None
-        if not unsandboxed:
+        if not unsandboxed and hook != "ask":
             if any(not rule.sandboxed for rule in covering):
                 return None
             if support.available and covering:
                 return SANDBOXED
+            if hook == "allow" and decision != "sandboxed":
+                return None  # the user's hook allowed it: not asked (a sandboxed policy still asks)
         try:
             answer = await self._ask(run, call_id, tool_name, args, unsandboxed, support.available)
         except NoApprover:
             return NO_APPROVER.format(name=tool_name)
-        if isinstance(answer, PermissionRule):  # a rule given meanwhile answers it
+        if isinstance(answer, RuleRecord):  # a rule given meanwhile answers it
             if answer.decision != "deny":
                 return SANDBOXED if answer.sandboxed else None
             answer = PermissionResult("deny")
@@ -361,7 +399,7 @@ class Permissions:
         if answer.outcome == "allow_always" and not unsandboxed:
             if answer.sandboxed and not support.available:
                 return NO_SANDBOX_HERE.format(reason=support.reason)
-            await self._remember(session_id, folder, tool_name, answer)
+            await self._remember(session_id, folder, tool_name, answer, args)
             return SANDBOXED if answer.sandboxed else None
         return None
 
@@ -374,24 +412,26 @@ class Permissions:
                 reason,
             )
 
-    async def _covering(
-        self, session_id: str, folder: str, tool_name: str, args: dict[str, Any]
-    ) -> list[PermissionRule]:
+    async def _covering(self, session_id: str, folder: str, tool_name: str, args: dict[str, Any]) -> list[RuleRecord]:
         """The stored rules that cover this call, its own and its MCP server's: refusals, and the
         rules that allow (sandboxed ones only where there is a sandbox)."""
         server = server_of(tool_name)
-        covering: list[PermissionRule] = []
+        covering: list[RuleRecord] = []
         for name in [tool_name] + ([server_pattern(server)] if server is not None else []):
-            rules = await self.store.permission_rules(folder=folder, session_id=session_id, tool_name=name)
+            rules = await self.store.rules.listed(folder=folder, session_id=session_id, tool_name=name)
             usable = [rule for rule in rules if not rule.sandboxed or sandbox.available().available]
             covering += [rule for rule in usable if rule_covers(rule, tool_name, args)]
         return covering
 
     async def _ask(
         self, run: Any, call_id: str, tool_name: str, args: dict[str, Any], unsandboxed: bool, sandboxed: bool
-    ) -> PermissionResult | PermissionRule:
+    ) -> PermissionResult | RuleRecord:
         """The client's answer, or the rule given meanwhile that answered instead."""
         assert self._asker is not None
+        call = proposal() if self._can_ask() else None
+        checked = await call.check() if call is not None and call.name == tool_name else None
+        if call is not None and call.answered() is not None:
+            return PermissionResult("deny")  # not asked: the turn says what the check found
         params = PermissionParams(
             run.run_id,
             run.session_id or "",
@@ -401,6 +441,8 @@ class Permissions:
             run.folder,
             options_for(tool_name, args, sandboxed=sandboxed),
             unsandboxed_request(args) if unsandboxed else None,
+            getattr(run, "parent_tool_call_id", None),  # a subagent's call (core/agents.py ChildAsking)
+            diff=checked.diff if checked is not None else None,
         )
         pending = _Pending(params.session_id, params.workspace_folder, tool_name, args, not unsandboxed)
         self._pending.append(pending)
@@ -423,7 +465,9 @@ class Permissions:
             log.exception("asking for permission failed; denying")
             return PermissionResult("deny")
 
-    async def _remember(self, session_id: str, folder: str, tool_name: str, answer: PermissionResult) -> None:
+    async def _remember(
+        self, session_id: str, folder: str, tool_name: str, answer: PermissionResult, args: dict[str, Any]
+    ) -> None:
         """Store the rule an allow_always answer gives, and let it answer the pending requests it covers."""
         prefix = None
         if tool_name == "run_command" and answer.command_prefix is not None:
@@ -433,6 +477,12 @@ class Permissions:
                 )
                 return
             prefix = answer.command_prefix.strip()
+        domain = None
+        if tool_name == WEB_TOOL and answer.domain is not None:
+            domain = answer.domain.strip().rstrip(".").lower()
+            if domain != url_host(args):
+                log.warning("domain %r is not the fetched URL's host; allowed once, no rule kept", answer.domain)
+                return
         covered = tool_name
         if answer.tool_pattern is not None:
             if not covers(answer.tool_pattern, tool_name):
@@ -442,7 +492,7 @@ class Permissions:
                 return
             covered = answer.tool_pattern
         scope = answer.scope or "session"
-        rule = PermissionRule(
+        rule = RuleRecord(
             f"rule_{uuid.uuid4().hex[:20]}",
             covered,
             scope,
@@ -451,9 +501,10 @@ class Permissions:
             session_id if scope == "session" else None,
             prefix,
             sandboxed=True if answer.sandboxed and tool_name in SANDBOXED_TOOLS else None,
+            domain=domain,
         )
         try:
-            await self.store.add_permission_rule(rule)
+            await self.store.rules.add(rule)
         except Exception:  # e.g. the session was deleted meanwhile: the call is still allowed once
             log.warning("could not store the permission rule for %s", tool_name, exc_info=True)
             return
@@ -462,7 +513,7 @@ class Permissions:
     async def refuse(self, request: PermissionParams) -> None:
         """Keep a rule that refuses, without asking, every later call of the request's tool in its
         session (an ACP client's "reject always"), and refuse the pending requests it covers."""
-        rule = PermissionRule(
+        rule = RuleRecord(
             f"rule_{uuid.uuid4().hex[:20]}",
             request.tool_name,
             "session",
@@ -472,13 +523,13 @@ class Permissions:
             decision="deny",
         )
         try:
-            await self.store.add_permission_rule(rule)
+            await self.store.rules.add(rule)
         except Exception:  # e.g. the session was deleted meanwhile: this call is still refused
             log.warning("could not store the refusal rule for %s", request.tool_name, exc_info=True)
             return
         self._settle(rule, "deny")
 
-    def _settle(self, rule: PermissionRule, decision: RuleDecision) -> None:
+    def _settle(self, rule: RuleRecord, decision: RuleDecision) -> None:
         """Answer the pending requests a new rule covers with its decision (their prompts are withdrawn)."""
         for pending in self._pending:
             if (
@@ -489,8 +540,8 @@ class Permissions:
             ):
                 pending.settled.set_result(rule)
 
-    async def list_rules(self, *, folder: str | None, session_id: str | None) -> list[PermissionRule]:
-        return await self.store.permission_rules(folder=folder, session_id=session_id)
+    async def list_rules(self, *, folder: str | None, session_id: str | None) -> list[RuleRecord]:
+        return await self.store.rules.listed(folder=folder, session_id=session_id)
 
     async def revoke(self, rule_id: str) -> bool:
-        return await self.store.delete_permission_rule(rule_id)
+        return await self.store.rules.delete(rule_id)

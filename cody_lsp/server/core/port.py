@@ -21,17 +21,22 @@ asks of a client:
   features say `diagnostics`; a port without the method keeps the default (None).
 - `session_changed(change)`: another server process changed a session this client follows
   (core/session_watch.py). Only told to a client whose features say `session_changes`.
+- `language_feature(operation, path, position, query)`: the editor's answer to a code_nav question
+  (core/code_nav.py): the LSP result, or None for nothing found; NavFailed when it answered with an
+  error. Only asked of a client whose features say `language_features`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from ...config import ServerConfig
-from ...protocol.wire import Diagnostic, PermissionParams, PermissionResult, QueueChanged, SessionChanged
+from ...protocol.wire import Diagnostic, PermissionParams, PermissionResult, Position, QueueChanged
+from ..tools.code_nav import NavFailed
 from ..tools.workspace import ToolConfig
 from .events import RunEvent
+from .session_watch import SessionChange
 
 
 @dataclass(frozen=True)
@@ -45,6 +50,12 @@ class ClientFeatures:
     checkpoints: bool = False  # it wants checkpoint events
     diagnostics: bool = False  # it reports the problems of a changed file (ClientPort.diagnostics)
     session_changes: bool = False  # it wants to hear of sessions changed elsewhere (ClientPort.session_changed)
+    plans: bool = False  # it wants plan events (update_plan)
+    tool_output: bool = False  # it wants the live output of running commands (tool_output events)
+    hooks: bool = False  # it wants hook events (a hook blocked something, added context, failed)
+    subagents: bool = False  # it wants a subagent's events (those with a parent_tool_call_id)
+    language_features: bool = False  # it answers code navigation (ClientPort.language_feature)
+    edit_diffs: bool = False  # it wants what write_file/edit_file changed on their tool_result
 
 
 class ClientPort(Protocol):
@@ -66,6 +77,10 @@ class ClientPort(Protocol):
         """The default, for a port that cannot report problems (subclass ClientPort to inherit it)."""
         return None
 
-    def session_changed(self, change: SessionChanged) -> None:
+    def session_changed(self, change: SessionChange) -> None:
         """The default, for a port that does not follow sessions."""
         return None
+
+    async def language_feature(self, operation: str, path: str, position: Position | None, query: str | None) -> Any:
+        """The default, for a port whose client does not answer code navigation."""
+        raise NavFailed("this client does not answer code navigation")

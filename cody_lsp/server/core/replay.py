@@ -1,12 +1,14 @@
 """A stored conversation as the payloads a run emits, for a face to replay it (ACP's session/load).
 
-`replay(messages)` turns a session's messages, oldest first (store.get_messages), into the
+`replay(messages)` turns a session's messages, oldest first (store.messages.page), into the
 same typed payloads a live run sends — so a face shows a loaded conversation the way it showed
 it live: the user's prompts (UserMessage), the answers (TextDelta), each tool call (ToolCall)
 followed by its result (ToolResultChunk) in the order a live run sent them, the model's reasoning
 (Thinking) before the message it led to, and a `Marker` where a turn was cancelled, stopped by a
 limit or failed, or where the history was compacted (the store keeps a message's reasoning up to
-100,000 characters; a step cut short by a cancel or a limit keeps none).
+100,000 characters; a step cut short by a cancel or a limit keeps none). The text a model step
+had streamed when its turn was cancelled (a message marked `partial`) is a `PartialText`, not
+an answer: a face shows it as the unfinished text it is.
 
 A file change a live run described with a `FileEdited` (the file's whole text before and after)
 is replayed from the call's arguments, which is what is stored: an `edit_file` that succeeded
@@ -23,8 +25,9 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from ...protocol.wire import Message, TextDelta, Thinking, ToolCall, ToolResultChunk, UserMessage
+from ...protocol.wire import TextDelta, Thinking, ToolCall, ToolResultChunk, UserMessage
 from ..agent.output import FileEdited
+from ..store.records import MessageRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +39,14 @@ class Marker:
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class PartialText:
+    """The text a model step streamed before its turn was stopped: shown, never read by the model."""
+
+    TYPE: ClassVar[str] = "partial_text"
+    content: str
+
+
 def _arguments(raw: str) -> dict[str, Any]:
     try:
         value = json.loads(raw) if raw.strip() else {}
@@ -44,7 +55,7 @@ def _arguments(raw: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {"raw": raw}
 
 
-def _marker(message: Message) -> Marker:
+def _marker(message: MessageRecord) -> Marker:
     if message.kind == "compaction":
         info = message.compaction
         counts = f" ({info.messages_before} messages became {info.messages_after})" if info is not None else ""
@@ -70,7 +81,7 @@ def _edited(folder: str, call: ToolCall, ok: bool, result: str) -> FileEdited | 
     return None
 
 
-def replay(messages: list[Message], folder: str = "") -> list[Any]:
+def replay(messages: list[MessageRecord], folder: str = "") -> list[Any]:
     """The payloads of `messages` (oldest first), in the order a live run sent them: each tool
     call just before its result (the calls without one after the results of their step);
     `folder`, the session's, makes the paths of the replayed file changes absolute."""
@@ -102,7 +113,7 @@ def replay(messages: list[Message], folder: str = "") -> list[Any]:
             if message.reasoning:
                 payloads.append(Thinking(message.reasoning))
             if message.content:
-                payloads.append(TextDelta(message.content))
+                payloads.append(PartialText(message.content) if message.partial else TextDelta(message.content))
             for stored in message.tool_calls or []:
                 calls[stored.id] = ToolCall(stored.id, stored.name, _arguments(stored.arguments))
     flush()

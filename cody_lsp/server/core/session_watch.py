@@ -21,25 +21,36 @@ import contextlib
 import logging
 import sqlite3
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
-from ...protocol.wire import SessionChanged, SessionField, SessionInfo
+from ...protocol.wire import SessionField
 from ..store.database import Store
 from ..store.errors import StoreError
+from ..store.records import SessionRecord
 
 log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SessionChange:
+    """A session changed by another server process, as it is now, and what changed of it."""
+
+    session: SessionRecord
+    changed: list[SessionField]
+
 
 WATCH_INTERVAL = 0.5  # seconds between two looks at the database's version
 MAX_FOLLOWED = 256  # sessions followed at most (the least recently named are dropped)
 FIELDS: tuple[SessionField, ...] = ("title", "model", "mode")
 
 
-def _seen(session: SessionInfo) -> tuple[str, str, str]:
+def _seen(session: SessionRecord) -> tuple[str, str, str]:
     return (session.title, session.model, session.mode or "code")
 
 
 class SessionWatch:
     def __init__(
-        self, store: Store, tell: Callable[[SessionChanged], None], *, interval: float = WATCH_INTERVAL
+        self, store: Store, tell: Callable[[SessionChange], None], *, interval: float = WATCH_INTERVAL
     ) -> None:
         self._store = store
         self._tell = tell
@@ -52,7 +63,7 @@ class SessionWatch:
         # began before such a change may hold the older state, and must not tell it.
         self._learned: dict[str, int] = {}
 
-    def follow(self, session: SessionInfo) -> None:
+    def follow(self, session: SessionRecord) -> None:
         """The client saw `session` as it is now (it named, created, ran or changed it)."""
         self._seen.pop(session.id, None)
         self._seen[session.id] = _seen(session)
@@ -85,13 +96,13 @@ class SessionWatch:
 
     async def check(self) -> None:
         """Tell the changes another process committed since the last look."""
-        version = await self._store.data_version()
+        version = await self._store.db.data_version()
         if version == self._version:
             return
         self._version = version
         ids = list(self._seen)
         learned = {session_id: self._learned.get(session_id, 0) for session_id in ids}
-        now = {s.id: s for s in await self._store.sessions_by_id(ids)}
+        now = {s.id: s for s in await self._store.sessions.by_ids(ids)}
         for session_id in ids:
             before = self._seen.get(session_id)
             if before is None:
@@ -108,7 +119,7 @@ class SessionWatch:
             if after != before:
                 self._seen[session_id] = after
                 changed = [f for f, a, b in zip(FIELDS, after, before, strict=True) if a != b]
-                self._tell(SessionChanged(session, changed))
+                self._tell(SessionChange(session, changed))
 
     async def _watch(self) -> None:
         while True:

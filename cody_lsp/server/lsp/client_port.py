@@ -14,12 +14,12 @@ that this module, which the server imports, does not import the server.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 from typing import TYPE_CHECKING, Any, Protocol
 
-from pygls.exceptions import JsonRpcException
-
 from ...config import ServerConfig
+from ...jsonrpc.endpoint import RpcError
 from ...protocol.wire import (
     Diagnostic,
     DiagnosticsParams,
@@ -27,16 +27,16 @@ from ...protocol.wire import (
     InvalidParams,
     PermissionParams,
     PermissionResult,
+    Position,
     QueueChanged,
-    SessionChanged,
     UserMessage,
     parse,
     to_wire,
 )
-from ..core.events import RunEvent
-from ..core.port import ClientFeatures, ClientPort
+from ..core.api import ClientFeatures, ClientPort, RunEvent, SessionChange
 from ..tools.editor_view import editor_uri
 from .client_requests import ask_client
+from .language_features import ask_language_feature
 from .notifications import (
     CHUNK,
     QUEUE_CHANGED,
@@ -47,8 +47,7 @@ from .notifications import (
 )
 
 if TYPE_CHECKING:  # the editor's state is imported after `initialize` was answered (server.py)
-    from ...private_api.jsonrpc import FencedProtocol
-    from ..core.order import RequestOrder
+    from ..core.api import RequestOrder
     from ..tools.workspace import ToolConfig
     from .editor_state import Editor
 
@@ -61,13 +60,12 @@ MAX_DIAGNOSTICS = 1_000  # of one answer, read (the rest are dropped)
 
 class Server(Protocol):
     """What `LspClient` needs of the language server (server.py's `CodyServer`): to notify the
-    client, its protocol to ask it, the order of its requests (a queue change waits for those
-    read so far), and the editor's live state (editor_state.py)."""
+    client and to ask it, the order of its requests (a queue change waits for those read so far),
+    and the editor's live state (editor_state.py)."""
 
     requests: RequestOrder
 
-    @property
-    def protocol(self) -> FencedProtocol: ...
+    async def ask(self, method: str, params: Any, *, prefix: str) -> Any: ...
 
     @property
     def editor(self) -> Editor: ...
@@ -88,6 +86,12 @@ def features_from(experimental: Any) -> ClientFeatures:
         checkpoints=bool(cody.get("checkpoints")),
         diagnostics=bool(cody.get("diagnostics")),
         session_changes=bool(cody.get("sessionChanges")),
+        plans=bool(cody.get("plans")),
+        tool_output=bool(cody.get("toolOutput")),
+        hooks=bool(cody.get("hooks")),
+        subagents=bool(cody.get("subagents")),
+        language_features=bool(cody.get("languageFeatures")),
+        edit_diffs=bool(cody.get("editDiffs")),
     )
 
 
@@ -155,7 +159,7 @@ class LspClient(ClientPort):
         for change in changes.values():
             self._lsp.notify(QUEUE_CHANGED, queue_changed_params(change))
 
-    def session_changed(self, change: SessionChanged) -> None:
+    def session_changed(self, change: SessionChange) -> None:
         self._lsp.notify(SESSION_CHANGED, session_changed_params(change))
 
     async def ask_permission(self, request: PermissionParams) -> PermissionResult:
@@ -163,10 +167,10 @@ class LspClient(ClientPort):
         progress.awaiting_approval(request.run_id, request.tool_name)
         allowed = True  # withdrawn (a rule given meanwhile answered it, or the run ended): the tool may run
         try:
-            answer = await ask_client(self._lsp.protocol, REQUEST_PERMISSION, to_wire(request), prefix="perm")
+            answer = await ask_client(self._lsp, REQUEST_PERMISSION, to_wire(request), prefix="perm")
             result = permission_answer(answer) if isinstance(answer, dict) else PermissionResult("deny")
             allowed = result.outcome != "deny"
-        except JsonRpcException as exc:
+        except RpcError as exc:
             allowed = False
             log.warning("permission request failed: %s", exc)
             return PermissionResult("deny")
@@ -178,10 +182,16 @@ class LspClient(ClientPort):
         return await self._lsp.editor.settings.for_folder(folder)
 
     def tools(self, session_id: str) -> ToolConfig:
-        return self._lsp.editor.bridge.tools_for(session_id)
+        config = self._lsp.editor.bridge.tools_for(session_id)
+        if self.features.edit_diffs:  # what write_file/edit_file changed goes on their tool_result
+            return dataclasses.replace(config, diffs=True, edit_diffs=True)
+        return config
 
     def default_folder(self, document: str | None) -> str:
         return self._lsp.editor.workspace_folders.pick(document)
+
+    async def language_feature(self, operation: str, path: str, position: Position | None, query: str | None) -> Any:
+        return await ask_language_feature(self._lsp, self._lsp.editor, operation, path, position, query)
 
     async def diagnostics(self, path: str, wait: float) -> list[Diagnostic] | None:
         if not self.features.diagnostics:
@@ -190,8 +200,8 @@ class LspClient(ClientPort):
         uri = editor.documents.uri_of(path) or editor_uri(path, editor.folder_paths())
         params = DiagnosticsParams(uri, round(wait * 1000))
         try:
-            answer = await ask_client(self._lsp.protocol, DIAGNOSTICS, to_wire(params), prefix="diag")
-        except JsonRpcException as exc:
+            answer = await ask_client(self._lsp, DIAGNOSTICS, to_wire(params), prefix="diag")
+        except RpcError as exc:
             log.info("cody/diagnostics was answered with an error (%s); no problems reported", exc.code)
             return None
         return diagnostics_answer(answer)

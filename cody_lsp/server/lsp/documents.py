@@ -26,6 +26,7 @@ from lsprotocol import types
 from pygls.uris import to_fs_path
 
 from ..tools.editor_view import OpenFile
+from ..tools.positions import from_units as index_in_line  # a position's character → an index in its line
 
 log = logging.getLogger(__name__)
 
@@ -54,22 +55,6 @@ def _content(line: str) -> str:
     if line.endswith("\n"):
         return line[:-2] if line.endswith("\r\n") else line[:-1]
     return line[:-1] if line.endswith("\r") else line
-
-
-def index_in_line(content: str, character: int, encoding: str) -> int:
-    """The index in `content` of a position's `character` (in the encoding's units), clamped to its end."""
-    if encoding == "utf-32" or content.isascii():
-        return min(character, len(content))
-    count = 0
-    for i, ch in enumerate(content):
-        if count >= character:
-            return i
-        code = ord(ch)
-        if encoding == "utf-8":
-            count += 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
-        else:
-            count += 2 if code > 0xFFFF else 1
-    return len(content)
 
 
 @dataclass(eq=False)

@@ -21,16 +21,24 @@ without its capability groups) and says so with `window/showMessage`.
 Then, while the server's imports run in a thread, `serve_early` reads on: a client's first
 `cody/listSessions`, `cody/latestSession` and `cody/getSession` — what an editor shows first —
 are answered from the database (early_sessions.py), and `initialized`, `$/cancelRequest` and the editor's document
-and configuration notifications are read past. The first message of any other kind ends the
+and configuration notifications are read past, and so is a `cody/warmUp` (the server answers it). The first message of any other kind ends the
 early start, and so does the end of the imports: the server starts with everything read as
 the start of its input, handles each message as usual, and answers the early-answered requests
 again without sending the answers — it compares them with what was sent.
+
+`shutdown` read then — nothing else is pending: every request before it was answered here, and
+the server has not started, so it has no run, no database open, nothing to close — is answered
+here too (`null`), and the early start then owns the connection to its end: `exit` ends the
+process with 0 (an `exit` without `shutdown`: 1), as does the end of the input; a request gets
+-32600 as the server answers one after `shutdown`. An editor closing a window it just opened
+waits for none of the server's start.
 
 Standard library only: nothing heavier than json may be imported before the answer is written.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import select
@@ -38,9 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from ...jsonrpc.codec import DecodeError, WireLimits, decode, valid_id
+from ...jsonrpc.framing import framed, plain_header_block
 from ...protocol.capabilities import initialize_result
 from . import early_sessions
-from .framing import DecodeError, WireLimits, decode, framed, plain_header_block, valid_id
 
 EARLY_MAX_BYTES = 1 << 20  # a larger first message is left to the server's own reader
 READ_SIZE = 65536
@@ -62,6 +71,8 @@ PASSED = (
     "textDocument/didClose",
     "workspace/didChangeConfiguration",
 )
+# Requests `serve_early` reads past without answering: the server answers them, once it is up.
+LEFT_TO_SERVER = ("cody/warmUp",)
 
 
 @dataclass(frozen=True)
@@ -80,6 +91,8 @@ class EarlyStart:
     # them again when its own answer differs (a change made in between, or a bug).
     questions: tuple[Any, ...] = ()
     db: Path | None = None
+    # Set when `shutdown`/`exit` were handled here: the process ends with this code, no server starts.
+    exit_code: int | None = None
 
 
 def answer_initialize_early(fd: int, out: BinaryIO, limits: WireLimits) -> EarlyStart:
@@ -132,6 +145,8 @@ def serve_early(fd: int, out: BinaryIO, limits: WireLimits, start: EarlyStart, *
             break
         method = message["method"]
         if "id" not in message:
+            if method == "exit":  # without `shutdown`: LSP's exit code 1
+                return dataclasses.replace(start, consumed=bytes(data), parsed=end, exit_code=1)
             if method not in PASSED:
                 break
             pos = end
@@ -139,6 +154,14 @@ def serve_early(fd: int, out: BinaryIO, limits: WireLimits, start: EarlyStart, *
         msg_id = message["id"]
         if not valid_id(msg_id) or msg_id in seen_ids:
             break
+        if method in LEFT_TO_SERVER:
+            seen_ids.add(msg_id)
+            pos = end
+            continue
+        if method == "shutdown":
+            _write(out, {"jsonrpc": "2.0", "id": msg_id, "result": None})
+            code = _until_exit(fd, out, limits, data, end)
+            return dataclasses.replace(start, consumed=bytes(data), parsed=end, exit_code=code)
         result = early_sessions.answer(method, message.get("params"), db)
         if result is early_sessions.NOT_SERVED:
             break
@@ -158,6 +181,33 @@ def serve_early(fd: int, out: BinaryIO, limits: WireLimits, start: EarlyStart, *
 
 
 _NOT_PLAIN: Any = object()
+SHUTTING_DOWN = -32600  # InvalidRequest, as the server answers a request after `shutdown`
+
+
+def _until_exit(fd: int, out: BinaryIO, limits: WireLimits, data: bytearray, pos: int) -> int:
+    """After `shutdown` was answered early: read to `exit` (0) or the end of the input (0); a
+    request is answered -32600, any other message read past. Input not plainly framed ends it (1:
+    the client broke the protocol)."""
+    while True:
+        frame = _next_frame(data, pos, limits)
+        if frame is None:
+            if not _read(fd, data):
+                return 0
+            continue
+        if frame is _NOT_PLAIN:
+            return 1
+        body, pos = frame
+        try:
+            message = decode(body)
+        except DecodeError:
+            continue
+        if not isinstance(message, dict) or not isinstance(message.get("method"), str):
+            continue
+        if message["method"] == "exit" and "id" not in message:
+            return 0
+        if "id" in message and valid_id(message["id"]):
+            error = {"code": SHUTTING_DOWN, "message": "Invalid Request: the server is shutting down"}
+            _write(out, {"jsonrpc": "2.0", "id": message["id"], "error": error})
 
 
 def _next_frame(data: bytearray, pos: int, limits: WireLimits) -> tuple[bytes, int] | None | Any:

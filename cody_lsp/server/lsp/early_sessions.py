@@ -4,10 +4,9 @@ before the server is up.
 What an editor shows first (the folder's latest session and a page of its history, its list of
 sessions) needs only a read of the database, while the server's imports (pygls, lsprotocol) take
 most of a second. During the early start (early_initialize.py) these requests are answered here,
-with the standard library: the SQL and the row → fields mapping are the store's own
-(store/queries.py), on a read-only sqlite3 connection, and the fields are written as
-protocol/wire.py's `to_wire` writes the store's typed answer (camelCase; an optional field that
-is None left out, a required one sent as null). The server then answers each of them again and
+with the standard library: the SQL and the row → record mapping are the store's own
+(store/queries.py), on a read-only sqlite3 connection, and the records are written as the LSP
+face writes the server's answer (projection.py). The server then answers each of them again and
 compares, as it does for `initialize` (transport.py): a difference is an error in the log —
 unless this module's answer, read again then, is the server's: the database changed in between
 (another server process committed, or this one's start did), which is no drift. A client that
@@ -20,7 +19,9 @@ params of another shape or out of range, a folder that does not normalize, no `w
 -32001), a stored row the store would fail on or warn about (tool calls that are not JSON,
 attachments that do not read), a database it cannot read (locked, not a database, a schema
 version other than the store's: an older one the server migrates first, a newer one it
-refuses) — and the request is left to the server. Each answer is read in one read transaction
+refuses; tables not of the shape the store made, store/shape.py, which the server refuses too;
+a read that takes longer than `READ_SECONDS`, stopped by SQLite's progress handler so that a
+tampered file never holds the early start) — and the request is left to the server. Each answer is read in one read transaction
 (a `cody/getSession`'s session, its page and how the page's runs ended are of one moment); the
 server reads it again later, so a change another process commits in between shows in the
 comparison, as for the session lists.
@@ -30,28 +31,35 @@ Standard library only (as early_initialize.py).
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import sqlite3
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ...protocol.errors import InvalidParams, camel
-from ..core.folders import normalize_folder
+from ...protocol.errors import InvalidParams
+from ..core.api import normalize_folder
+from ..store.deadline import read_deadline
 from ..store.queries import (
     LATEST_SESSION,
     MAX_POSITION,
     SCHEMA_VERSION,
     SESSION_BY_ID,
+    SESSION_PLAN,
     list_sessions_query,
     message_page,
     messages_page_query,
     next_cursor,
     page_run_ids,
-    run_end_fields,
+    plan_record,
+    run_end_records,
     run_ends_query,
-    session_fields,
+    session_record,
 )
+from ..store.records import HistoryPage, SessionsPage
+from ..store.shape import SHAPE_QUERY, shape_problem
+from . import projection
 
 LIST_SESSIONS = "cody/listSessions"
 LATEST = "cody/latestSession"
@@ -60,8 +68,7 @@ SERVED = (LIST_SESSIONS, LATEST, GET_SESSION)
 DEFAULT_LIMIT, MAX_LIMIT = 50, 1000  # as protocol/wire.py's ListSessionsParams
 PAGE_LIMIT, MAX_PAGE_LIMIT = 100, 1000  # as GetSessionParams (and RunManager.get_session's default)
 NOT_SERVED: Any = object()
-# The fields of protocol/wire.py's Message that have no default: `to_wire` sends them even when None.
-MESSAGE_REQUIRED = frozenset({"role", "content", "position", "created_at"})
+READ_SECONDS = 1.0  # an early read that takes longer is stopped, and the request left to the server
 
 
 def answer(method: str, params: Any, db: Path) -> Any:
@@ -80,7 +87,7 @@ def answer(method: str, params: Any, db: Path) -> Any:
         rows = _read(db, lambda conn: conn.execute(LATEST_SESSION, [folder]).fetchall())
         if rows is None:
             return NOT_SERVED
-        return session_wire(session_fields(rows[0])) if rows else None
+        return projection.session(session_record(rows[0])) if rows else None
     limit, cursor = params.get("limit"), params.get("cursor")
     if limit is None:
         limit = DEFAULT_LIMIT
@@ -95,15 +102,11 @@ def answer(method: str, params: Any, db: Path) -> Any:
     rows = _read(db, lambda conn: conn.execute(sql, args).fetchall())
     if rows is None:
         return NOT_SERVED
-    result: dict[str, Any] = {"sessions": [session_wire(session_fields(r)) for r in rows[:limit]]}
-    following = next_cursor(rows, limit)
-    if following is not None:
-        result["nextCursor"] = following
-    return result
+    return projection.session_list(SessionsPage([session_record(r) for r in rows[:limit]], next_cursor(rows, limit)))
 
 
 def _get_session(params: Any, db: Path) -> Any:
-    """cody/getSession: RunManager.get_session's page, as `to_wire` writes it."""
+    """cody/getSession: RunManager.get_session's page, as the LSP face writes it."""
     if not isinstance(params, dict) or not _text(params.get("sessionId")):
         return NOT_SERVED
     session_id, limit, before = params["sessionId"], params.get("limit"), params.get("before")
@@ -121,15 +124,11 @@ def _get_session(params: Any, db: Path) -> Any:
             conn.execute(*messages_page_query(session_id, limit, before)).fetchall(), strict=True
         )
         run_ids = page_run_ids(messages)
-        ends = run_end_fields(run_ids, conn.execute(*run_ends_query(run_ids)).fetchall()) if run_ids else []
-        page: dict[str, Any] = {
-            "session": session_wire(session_fields(session)),
-            "messages": [message_wire(m) for m in messages],
-        }
-        if next_before is not None:
-            page["nextBefore"] = next_before
-        page["runs"] = [{"runId": e["run_id"], "status": e["status"], "usage": _usage_wire(e["usage"])} for e in ends]
-        return page
+        ends = run_end_records(run_ids, conn.execute(*run_ends_query(run_ids)).fetchall()) if run_ids else []
+        plan = conn.execute(SESSION_PLAN, [session_id]).fetchone()
+        # The session with its stored plan, as the server's (queries.py).
+        record = dataclasses.replace(session_record(session), plan=plan_record(plan[0]) if plan is not None else None)
+        return projection.session_page(HistoryPage(record, messages, next_before, ends))
 
     try:
         result = _read(db, read)
@@ -138,62 +137,9 @@ def _get_session(params: Any, db: Path) -> Any:
     return NOT_SERVED if result is None else result
 
 
-def message_wire(fields: dict[str, Any]) -> dict[str, Any]:
-    """Message's fields (queries.message_fields) as `to_wire` writes a Message."""
-    out: dict[str, Any] = {}
-    for name, value in fields.items():
-        if value is None and name not in MESSAGE_REQUIRED:
-            continue
-        if name == "compaction":
-            value = {camel(k): v for k, v in value.items()}
-        elif name == "attachments":
-            value = [attachment_wire(a) for a in value]
-        out[camel(name)] = value  # tool calls' and errors' fields are one word each
-    return out
-
-
-def attachment_wire(fields: dict[str, Any]) -> dict[str, Any]:
-    """Attachment's fields (queries.attachment_fields) as `to_wire` writes an Attachment: only
-    `type` is sent when None; a diagnostic's severity, code and source are left out when None."""
-    out: dict[str, Any] = {}
-    for name, value in fields.items():
-        if value is None and name != "type":
-            continue
-        if name == "files":
-            value = [
-                {
-                    "uri": f["uri"],
-                    "diagnostics": [
-                        {k: v for k, v in d.items() if v is not None or k in ("range", "message")}
-                        for d in f["diagnostics"]
-                    ],
-                }
-                for f in value
-            ]
-        out[camel(name)] = value
-    return out
-
-
-def _usage_wire(usage: tuple[int, int, int]) -> dict[str, int]:
-    return {"inputTokens": usage[0], "outputTokens": usage[1], "totalTokens": usage[2]}
-
-
 def _whole(value: Any, least: int, most: int) -> bool:
     """An integer (a JSON boolean is not one) within the range wire.parse takes."""
     return isinstance(value, int) and not isinstance(value, bool) and least <= value <= most
-
-
-def session_wire(fields: dict[str, Any]) -> dict[str, Any]:
-    """SessionInfo's fields as the wire has them (protocol/wire.py `to_wire`: camelCase, absent
-    optional fields left out, `usage` as an object)."""
-    out: dict[str, Any] = {}
-    for name, value in fields.items():
-        if value is None:
-            continue
-        if name == "usage":
-            value = _usage_wire(value)
-        out[camel(name)] = value
-    return out
 
 
 def _text(value: Any) -> bool:
@@ -229,9 +175,12 @@ def _read(db: Path, work: Callable[[sqlite3.Connection], Any]) -> Any:
     except sqlite3.Error:
         return None
     try:
+        conn.set_progress_handler(read_deadline(READ_SECONDS), 1000)
         conn.execute("BEGIN")  # one snapshot for all `work` reads
         if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
             return None  # the server migrates an older one first, and refuses a newer one
+        if shape_problem(conn.execute(SHAPE_QUERY).fetchall()) is not None:
+            return None  # tampered with: the server refuses it, saying why
         return work(conn)
     except sqlite3.Error:  # locked, not a database …
         return None

@@ -21,8 +21,7 @@ from pygls.uris import to_fs_path
 
 from ...protocol.wire import CancelParams, InvalidParams, Retry
 from ...secrets import redact
-from ..core.events import RunEvent
-from ..core.folders import normalize_folder
+from ..core.api import RunEvent, normalize_folder
 from .client_requests import ask_client
 from .configuration import SECTION, Settings
 from .documents import DocumentStore
@@ -30,10 +29,7 @@ from .progress import RunProgress
 from .workspace_folders import WorkspaceFolders
 
 if TYPE_CHECKING:
-    from pygls.workspace import Workspace
-
     from ...config import ServerConfig
-    from ...private_api.jsonrpc import FencedProtocol
     from ..app import Application
     from .workspace_edits import EditorBridge
 
@@ -55,20 +51,19 @@ _SAMPLES: dict[str, Any] = {
 class Server(Protocol):
     """What the `Editor` needs of the language server (server.py's `CodyServer`): its settings,
     the application (its runs: those of a removed folder, or whose progress the user cancels,
-    are cancelled), its protocol (to ask the client, show progress), pygls' workspace (the
-    client's folders), the position encoding agreed at `initialize`, and `initialize`'s params
-    once the client sent them."""
+    are cancelled), to ask the client (for its settings, progress, edits), to read a message of the
+    client as lsprotocol's type, the client's workspace folders (lsprotocol's, by URI), the
+    position encoding agreed at `initialize`, and `initialize`'s params once the client sent them."""
 
     config: ServerConfig
     app: Application
     position_encoding: str
     initialize_params: types.InitializeParams | None
+    folders: dict[str, types.WorkspaceFolder]
 
-    @property
-    def protocol(self) -> FencedProtocol: ...
+    async def ask(self, method: str, params: Any, *, prefix: str) -> Any: ...
 
-    @property
-    def workspace(self) -> Workspace: ...
+    def structure(self, method: str, params: Any, *, request: bool = True) -> Any: ...
 
 
 class Editor:
@@ -76,7 +71,7 @@ class Editor:
         self.server = server
         self.notify = notify
         self.documents = DocumentStore(encoding=server.position_encoding)
-        self.progress = RunProgress(server.protocol, notify, self._cancel_run)
+        self.progress = RunProgress(server, notify, self._cancel_run)
         self.settings = Settings(server.config, self.show_warning)
         self.workspace_folders = WorkspaceFolders(self.folder_paths)
         self.capabilities = types.ClientCapabilities()
@@ -88,7 +83,7 @@ class Editor:
         """The file tools' editor (made when the first run needs it: it loads the tools)."""
         from .workspace_edits import EditorBridge
 
-        bridge = EditorBridge(self.server.protocol, self.documents, self.folder_paths)
+        bridge = EditorBridge(self.server, self.documents, self.folder_paths)
         bridge.initialize(self.capabilities)
         return bridge
 
@@ -96,7 +91,7 @@ class Editor:
         """Structure one message of each kind the editor sends while the user types: the converter
         generates its code on first use (milliseconds), better now than at the first keystroke."""
         for method, params in _SAMPLES.items():
-            self.server.protocol.structure_message({"jsonrpc": "2.0", "method": method, "params": params})
+            self.server.structure(method, params, request=False)
 
     def initialize(self, params: types.InitializeParams) -> None:
         """What the client can do, and its initializationOptions."""
@@ -108,11 +103,7 @@ class Editor:
 
     def folder_paths(self) -> list[str]:
         """The client's workspace folders, as paths."""
-        try:
-            folders = list(self.server.workspace.folders.values())
-        except RuntimeError:  # before initialize
-            return []
-        return [path for f in folders if (path := to_fs_path(f.uri))]
+        return [path for f in list(self.server.folders.values()) if (path := to_fs_path(f.uri))]
 
     # ------------------------------------------------------------------ notifications from the client
 
@@ -122,14 +113,15 @@ class Editor:
     def folders_changed(self, params: types.DidChangeWorkspaceFoldersParams) -> None:
         """A removed folder's runs are cancelled (its sessions stay)."""
         manager = self.server.app.running
+        if manager is None:
+            return  # no run yet
         for removed in params.event.removed or []:
             try:
                 folder = normalize_folder(removed.uri, must_exist=False)
             except InvalidParams:
                 continue
-            for run in list(manager.runs.values()) if manager is not None else []:
-                if run.folder == folder and manager is not None:
-                    manager.cancel(CancelParams(run_id=run.run_id))
+            for run in manager.runs_in(folder):
+                manager.cancel(CancelParams(run_id=run.run_id))
 
     # ------------------------------------------------------------------ runs
 
@@ -159,4 +151,4 @@ class Editor:
 
     async def _configuration(self, folder_uri: str) -> Any:
         params = types.ConfigurationParams(items=[types.ConfigurationItem(scope_uri=folder_uri, section=SECTION)])
-        return await ask_client(self.server.protocol, types.WORKSPACE_CONFIGURATION, params, prefix="conf")
+        return await ask_client(self.server, types.WORKSPACE_CONFIGURATION, params, prefix="conf")

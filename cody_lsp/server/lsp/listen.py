@@ -31,9 +31,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ...jsonrpc.codec import DecodeError, WireLimits, decode, valid_id
+from ...jsonrpc.framing import ByteSource, framed, plain_header_block
 from ...protocol.wire import TOKEN_HEADER, TOKEN_OPTION, UNAUTHORIZED
-from ..streams import ByteSource, Prefixed
-from .framing import DecodeError, WireLimits, decode, framed, plain_header_block, valid_id
+from ..streams import Prefixed
 
 log = logging.getLogger(__name__)
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...protocol.wire import QueueChanged, SessionChanged, chunk_to_wire, to_wire
-from ..core.events import RunEvent
+from ...protocol.wire import QueueChanged, chunk_to_wire, to_wire
+from ..core.api import RunEvent, SessionChange
+from . import projection
 
 CHUNK = "cody/chunk"
 QUEUE_CHANGED = "cody/queueChanged"
@@ -19,7 +20,7 @@ SESSION_CHANGED = "cody/sessionChanged"
 
 
 def chunk_params(event: RunEvent) -> dict[str, Any]:
-    return chunk_to_wire(event.run_id, event.session_id, event.seq, event.payload)
+    return chunk_to_wire(event.run_id, event.session_id, event.seq, event.payload, event.parent_tool_call_id)
 
 
 def queue_changed_params(change: QueueChanged) -> dict[str, Any]:
@@ -27,6 +28,5 @@ def queue_changed_params(change: QueueChanged) -> dict[str, Any]:
     return result
 
 
-def session_changed_params(change: SessionChanged) -> dict[str, Any]:
-    result: dict[str, Any] = to_wire(change)
-    return result
+def session_changed_params(change: SessionChange) -> dict[str, Any]:
+    return projection.session_changed(change)

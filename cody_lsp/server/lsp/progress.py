@@ -21,12 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
-from ...private_api.jsonrpc import FencedProtocol
+from ...jsonrpc.endpoint import RpcError
 from ...protocol.wire import SessionStart, ToolCall
-from ..core.events import RunEvent
-from .client_requests import ask_client
+from ..core.api import RunEvent
+from .client_requests import Asks, ask_client
 
 log = logging.getLogger(__name__)
 
@@ -58,10 +57,8 @@ class _Progress:
 
 
 class RunProgress:
-    def __init__(
-        self, protocol: FencedProtocol, notify: Callable[[str, Any], None], cancel: Callable[[str], bool]
-    ) -> None:
-        self._protocol = protocol
+    def __init__(self, server: Asks, notify: Callable[[str, Any], None], cancel: Callable[[str], bool]) -> None:
+        self._lsp = server
         self._notify = notify
         self._cancel = cancel  # run id → cancelled
         self.enabled = False
@@ -129,8 +126,8 @@ class RunProgress:
     async def _create(self, run_id: str, progress: _Progress) -> None:
         try:
             params = types.WorkDoneProgressCreateParams(token=progress.token)
-            await ask_client(self._protocol, types.WINDOW_WORK_DONE_PROGRESS_CREATE, params, prefix="prog")
-        except (JsonRpcException, OSError, ValueError) as exc:
+            await ask_client(self._lsp, types.WINDOW_WORK_DONE_PROGRESS_CREATE, params, prefix="prog")
+        except RpcError as exc:
             log.info("the client did not create a progress token (%s); no progress for run %s", exc, run_id)
             self._forget(run_id, progress)
             return

@@ -5,9 +5,11 @@
 its params validated (`wire.parse`), calls the run manager and returns a wire type; every
 failure becomes a JSON-RPC error that says what to fix. Requests take effect in the order
 they arrived (core/order.py): each takes its ticket when it is read. The bytes and the
-JSON-RPC envelope are `transport.py`'s: the server never dies of bad input. The lifecycle
-(store, signals, closing) is the `Application`'s (server/app.py); the run core reaches the
-client through `LspClient` (client_port.py).
+JSON-RPC envelope are the shared endpoint's (cody_lsp/jsonrpc/, with the LSP framing:
+transport.py), LSP's lifecycle is `LanguageServer`'s (language_server.py): the server never
+dies of bad input. The lifecycle of the process (store, signals, closing) is the
+`Application`'s (server/app.py); the run core reaches the client through `LspClient`
+(client_port.py).
 """
 
 from __future__ import annotations
@@ -16,23 +18,21 @@ import asyncio
 import functools
 import logging
 import sys
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException, JsonRpcInvalidParams
-from pygls.lsp.server import LanguageServer
-from pygls.protocol import lsp_method
 
 from ... import __version__
 from ...config import ServerConfig
-from ...protocol.capabilities import SERVER_NAME, cody_capabilities
+from ...jsonrpc.codec import WireLimits
+from ...jsonrpc.endpoint import RpcError
+from ...protocol.capabilities import SERVER_NAME
 from ...protocol.wire import (
     INTERNAL_ERROR,
-    METHOD_NOT_FOUND,
+    INVALID_PARAMS,
     METHODS,
     SESSION_BUSY,
     UNKNOWN_SESSION,
@@ -43,89 +43,61 @@ from ...protocol.wire import (
     InterruptParams,
     InterruptResult,
     InvalidParams,
+    LanguageServerList,
     ListMcpServersParams,
     ListModelsParams,
     ListPermissionRulesParams,
     ListQueuedParams,
     McpServerList,
-    PermissionRuleList,
     QueueList,
     RevokeMcpApprovalParams,
     RevokePermissionRuleParams,
     RevokeResult,
     RunParams,
+    WarmUpParams,
+    WarmUpResult,
     WireError,
     parse,
     to_wire,
 )
-from ..app import Application
-from ..core.errors import RequestError, SessionBusy, StoreUnavailable, UnknownSession
-from ..core.order import Later, RequestOrder, in_turn
+from ..app import Application, warm_model_client
+from ..core.api import Later, RequestError, RequestOrder, SessionBusy, StoreUnavailable, UnknownSession, in_turn
 from ..store.errors import StoreError
-from ..streams import ClientWriter, WireLimits, open_stdin
-from . import early_sessions
+from ..streams import ClientWriter, open_stdin, open_stdout
+from . import early_sessions, projection
 from .client_port import LspClient, features_from
-from .transport import HardenedProtocol, open_stdout, strict_converter
+from .early_compare import EarlyAnswers
+from .language_server import LanguageServer
+from .transport import strict_converter
 
 if TYPE_CHECKING:  # imported when the store opens, after `initialize` was answered
-    from ..core.runs import RunManager
+    from ..core.api import RunManager
     from .early_initialize import EarlyStart
     from .editor_state import Editor
 
 log = logging.getLogger(__name__)
 
 
-class CodyProtocol(HardenedProtocol):
-    """The hardened protocol; the initialize result advertises the cody protocol version. The
-    editor's documents and progress cancels go to editor_state.py (pygls' own keeping of documents is
-    replaced: documents.py says why)."""
-
-    server: CodyServer | None = None
-
-    @lsp_method(types.INITIALIZE)
-    def lsp_initialize(self, params: types.InitializeParams):
-        result = yield from super().lsp_initialize(params)
-        result.capabilities.experimental = {"cody": cody_capabilities()}
-        if self.server is not None:
-            encoding = result.capabilities.position_encoding
-            self.server.position_encoding = str(getattr(encoding, "value", encoding) or "utf-16")
-        return result
-
-    def _editor(self) -> Editor:
-        assert self.server is not None
-        return self.server.editor
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_OPEN)
-    def lsp_text_document__did_open(self, params: types.DidOpenTextDocumentParams) -> None:
-        self._editor().documents.did_open(params)
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CHANGE)
-    def lsp_text_document__did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        self._editor().documents.did_change(params)
-
-    @lsp_method(types.TEXT_DOCUMENT_DID_CLOSE)
-    def lsp_text_document__did_close(self, params: types.DidCloseTextDocumentParams) -> None:
-        self._editor().documents.did_close(params)
-
-    @lsp_method(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)
-    def lsp_work_done_progress_cancel(self, params: types.WorkDoneProgressCancelParams) -> None:
-        self._editor().progress.cancel(str(params.token))
-
-
 class CodyServer(LanguageServer):
-    protocol: CodyProtocol
+    """The cody/* language server. The editor's documents and progress cancels go to
+    editor_state.py (documents.py says why it keeps the documents itself)."""
 
     def __init__(self, config: ServerConfig):
-        super().__init__(SERVER_NAME, __version__, protocol_cls=CodyProtocol, converter_factory=strict_converter)
+        super().__init__(SERVER_NAME, __version__, converter_factory=strict_converter)
         self.config = config
         self.client = LspClient(self)
         self.app = Application(config, self.client)
         self.requests = RequestOrder()
-        self._client_gone = False
+        self.run_lanes: dict[str, str] = {}  # a cody/run's runId → its lane, while the request lasts
         self._limits = WireLimits()
         self.initialize_params: types.InitializeParams | None = None
-        self.position_encoding = "utf-16"  # agreed at initialize
-        self.protocol.server = self
+        self._early_initialize = False  # the first `initialize` read was answered early
+        self.feature(types.TEXT_DOCUMENT_DID_OPEN)(lambda params: self.editor.documents.did_open(params))
+        self.feature(types.TEXT_DOCUMENT_DID_CHANGE)(lambda params: self.editor.documents.did_change(params))
+        self.feature(types.TEXT_DOCUMENT_DID_CLOSE)(lambda params: self.editor.documents.did_close(params))
+        self.feature(types.WINDOW_WORK_DONE_PROGRESS_CANCEL)(
+            lambda params: self.editor.progress.cancel(str(params.token))
+        )
 
     @functools.cached_property
     def editor(self) -> Editor:
@@ -139,6 +111,23 @@ class CodyServer(LanguageServer):
     def exit_code(self) -> int:
         return self.app.exit_code
 
+    def initialize_refused(self, raw: Any, error: RpcError) -> Any:
+        """The `initialize` answered early had params the converter refuses (early_initialize.py
+        checks only their top level before answering): initialize without the client's capability
+        groups, and tell the user why."""
+        if not self._early_initialize:
+            raise error
+        from .early_initialize import fallback_params
+
+        self._early_initialize = False
+        text = (
+            f"cody-lsp could not read the editor's initialize params ({error.message}); "
+            "it goes on without the editor's capabilities"
+        )
+        log.error("%s", text)
+        self.notify(types.WINDOW_SHOW_MESSAGE, types.ShowMessageParams(type=types.MessageType.Error, message=text))
+        return self.structure("initialize", fallback_params(raw))
+
     # ---------------------------------------------------------------- serving
 
     def start_io(self, stdin: Any = None, stdout: Any = None, early: EarlyStart | None = None) -> None:
@@ -146,19 +135,23 @@ class CodyServer(LanguageServer):
         read from stdin, and the `initialize` answered, before the server was made
         (early_initialize.py)."""
         if early is not None and early.answered_id is not None and early.result is not None:
-            self.protocol.early_answer = (early.answered_id, early.result)
-        if early is not None and early.answered and early.db is not None:
-            self.protocol.early_results = {
-                msg_id: (method, result, functools.partial(early_sessions.answer, method, params, early.db))
-                for (msg_id, method, result), params in zip(early.answered, early.questions, strict=True)
-            }
+            results: dict[Any, tuple[str, Any, Callable[[], Any]]] = {}
+            if early.answered and early.db is not None:
+                results = {
+                    msg_id: (method, result, functools.partial(early_sessions.answer, method, params, early.db))
+                    for (msg_id, method, result), params in zip(early.answered, early.questions, strict=True)
+                }
+            answers = EarlyAnswers(self.notify, (early.answered_id, early.result), results, self.endpoint.json_default)
+            self.endpoint.intercept = answers.intercept
+            self._early_initialize = True
 
         async def connect() -> None:
-            writer = await open_stdout(stdout or sys.stdout.buffer, self._limits.max_unread_bytes, self._client_stuck)
-            self.protocol.set_writer(writer)
+            self.endpoint.writer = await open_stdout(
+                stdout or sys.stdout.buffer, self._limits.max_unread_bytes, self._client_stuck
+            )
             prefix = early.consumed if early is not None else b""
-            await self.protocol.serve(await open_stdin(stdin or sys.stdin.buffer, prefix), self._limits)
-            if self.protocol.hung_up is not None:  # HTTP on stdin: closed like the end of input, exit code 1
+            await self.endpoint.serve(await open_stdin(stdin or sys.stdin.buffer, prefix))
+            if self.endpoint.hung_up is not None:  # HTTP on stdin: closed like the end of input, exit code 1
                 self.app.exit_code = 1
 
         self._serve(connect)
@@ -191,11 +184,9 @@ class CodyServer(LanguageServer):
         from .listen import serve_one_client
 
         async def serve(source: Any, writer: asyncio.StreamWriter) -> None:
-            self.protocol.set_writer(ClientWriter(writer.transport, self._limits.max_unread_bytes, self._client_stuck))
+            self.endpoint.writer = ClientWriter(writer.transport, self._limits.max_unread_bytes, self._client_stuck)
             try:
-                await self.protocol.serve(source, self._limits)
-            except SystemExit as exc:  # the `exit` notification
-                self.app.exit_code = _exit_code(exc)
+                await self.endpoint.serve(source)
             except ConnectionError as exc:
                 log.warning("the connection to the client failed: %s", exc)
 
@@ -214,21 +205,22 @@ class CodyServer(LanguageServer):
             log.error("%s", exc)
             self.app.exit_code = 2
             return
+        self.endpoint.limits = self._limits
 
         async def serving() -> None:
             try:
                 await connect()
-            except SystemExit as exc:  # the `exit` notification
-                self.app.exit_code = _exit_code(exc)
             except (BrokenPipeError, ConnectionError) as exc:
                 log.error("the connection to the client failed (%s); shutting down", exc)
+            if self.exit_requested is not None:  # the `exit` notification
+                self.app.exit_code = self.exit_requested
 
         self.app.serve(serving, close=self.close)
 
     def _client_stuck(self, reason: str) -> None:
         """The client stopped reading (ClientWriter): it is gone for the server, which shuts down
         (every run cancelled and committed, unheard), exit code 1."""
-        self._client_gone = True
+        self.endpoint.closed = True
         if not self.app.closing:
             log.error("%s: it is treated as gone; cancelling the runs and shutting down", reason)
         self.app.stop("a stuck client", exit_code=1)
@@ -236,39 +228,14 @@ class CodyServer(LanguageServer):
     async def close(self) -> None:
         """Stop every run (each commits what it completed and sends its terminal chunk),
         answer the requests still open, and close the store. Bounded in time."""
-        self.protocol.shutting_down = True
+        self.shutting_down = True
+        self.endpoint.refusing = "the server is shutting down"
         await self.app.stop_runs()
-        handlers = [f for f in self.protocol.pending_requests().values() if isinstance(f, asyncio.Task)]
-        if handlers:
-            await asyncio.wait(handlers, timeout=5)  # their responses are written before this returns
+        await self.endpoint.finish(timeout=5)  # their responses are written before this returns
         await self.app.close_store()
-        writer = self.protocol.writer
+        writer = self.endpoint.writer
         if isinstance(writer, ClientWriter):  # the last answers and chunks, before the process ends
             await writer.drain(timeout=5)
-
-    def report_server_error(self, error: Exception, source: Any) -> None:
-        # Log only: a pop-up in the user's editor for a server-side hiccup (or a
-        # cancelled request, pygls #621) helps nobody. An unknown method was answered
-        # -32601 and logged by pygls already.
-        if isinstance(error, JsonRpcException) and error.code == METHOD_NOT_FOUND:
-            return
-        log.error("server error (%s): %s", getattr(source, "__name__", source), error)
-
-    # ---------------------------------------------------------------- the client
-
-    def notify(self, method: str, params: Any) -> None:
-        if self._client_gone:
-            return
-        try:
-            self.protocol.notify(method, params)
-        except (BrokenPipeError, ConnectionError, OSError, ValueError):
-            # The client went away: runs go on to their end (and commit), unheard.
-            self._client_gone = True
-            log.warning("the client is gone; dropping the chunks of running runs")
-
-
-def _exit_code(exc: SystemExit) -> int:
-    return exc.code if isinstance(exc.code, int) else 0
 
 
 # ------------------------------------------------------------------------ the method table
@@ -287,6 +254,7 @@ class Route:
 
 
 async def _run(manager: RunManager, params: RunParams) -> Later:
+    warm_model_client()  # its load overlaps what the run does before its first model request
     # Once admitted, the message is queued (or running): a cancel right behind finds it.
     # `$/cancelRequest` cancels the wait: the manager stops the run, lets it send its terminal
     # chunk, then the handler re-raises so the request is answered -32800.
@@ -302,18 +270,46 @@ async def _run(manager: RunManager, params: RunParams) -> Later:
 async def _compact(manager: RunManager, params: Any) -> Later:
     work = await manager.begin_compact(params)
 
+    async def compacted() -> dict[str, Any]:
+        return projection.compact_result(await work.run())
+
     async def cancelled() -> None:
         work.abort()
 
-    return Later(work.run, cancelled)
+    return Later(compacted, cancelled)
+
+
+async def _warm_up(_manager: RunManager, _params: WarmUpParams) -> WarmUpResult:
+    return WarmUpResult(ready=warm_model_client())
 
 
 async def _cancel(manager: RunManager, params: CancelParams) -> CancelResult:
     return CancelResult(manager.cancel(params))
 
 
+async def _create_session(manager: RunManager, params: Any) -> dict[str, Any]:
+    return projection.session(await manager.create_session(params))
+
+
+async def _list_sessions(manager: RunManager, params: Any) -> dict[str, Any]:
+    return projection.session_list(await manager.list_sessions(params))
+
+
 async def _latest_session(manager: RunManager, params: Any) -> Any:
-    return await manager.latest_session(params.workspace_folder)
+    latest = await manager.latest_session(params.workspace_folder)
+    return projection.session(latest) if latest is not None else None
+
+
+async def _get_session(manager: RunManager, params: Any) -> dict[str, Any]:
+    return projection.session_page(await manager.get_session(params))
+
+
+async def _update_session(manager: RunManager, params: Any) -> dict[str, Any]:
+    return projection.session(await manager.update_session(params))
+
+
+async def _fork_session(manager: RunManager, params: Any) -> dict[str, Any]:
+    return projection.session(await manager.fork_session(params))
 
 
 async def _delete_session(manager: RunManager, params: Any) -> DeleteResult:
@@ -332,8 +328,8 @@ async def _list_queued(manager: RunManager, params: ListQueuedParams) -> QueueLi
     return QueueList(await manager.list_queued(params.session_id))
 
 
-async def _list_permission_rules(manager: RunManager, params: ListPermissionRulesParams) -> PermissionRuleList:
-    return PermissionRuleList(await manager.list_permission_rules(params))
+async def _list_permission_rules(manager: RunManager, params: ListPermissionRulesParams) -> dict[str, Any]:
+    return projection.rule_list(await manager.list_permission_rules(params))
 
 
 async def _revoke_permission_rule(manager: RunManager, params: RevokePermissionRuleParams) -> RevokeResult:
@@ -349,11 +345,11 @@ async def _revoke_mcp_approval(manager: RunManager, params: RevokeMcpApprovalPar
 
 
 async def _list_checkpoints(manager: RunManager, params: Any) -> Later:
-    return Later(await manager.checkpoints.begin_list(params))
+    return Later(await manager.begin_list_checkpoints(params))
 
 
 async def _diff_checkpoint(manager: RunManager, params: Any) -> Later:
-    return Later(await manager.checkpoints.begin_diff(params))
+    return Later(await manager.begin_diff_checkpoint(params))
 
 
 async def _list_models(manager: RunManager, params: ListModelsParams) -> Later:
@@ -361,7 +357,34 @@ async def _list_models(manager: RunManager, params: ListModelsParams) -> Later:
 
 
 async def _restore_checkpoint(manager: RunManager, params: Any) -> Later:
-    work = await manager.checkpoints.begin_restore(params)
+    work = await manager.begin_restore_checkpoint(params)
+
+    async def cancelled() -> None:
+        work.abort()
+
+    return Later(work.run, cancelled)
+
+
+async def _stop_background(manager: RunManager, params: Any) -> Later:
+    # Taken in order; the stop (SIGTERM, a grace, SIGKILL) is waited for outside it.
+    stopping = asyncio.ensure_future(manager.stop_background_command(params))
+    return Later(lambda: asyncio.shield(stopping))
+
+
+async def _list_language_servers(manager: RunManager, params: Any) -> LanguageServerList:
+    return LanguageServerList(await manager.list_language_servers(params))
+
+
+async def _revoke_language_server_approval(manager: RunManager, params: Any) -> RevokeResult:
+    return RevokeResult(await manager.revoke_language_server_approval(params))
+
+
+async def _list_changes(manager: RunManager, params: Any) -> Later:
+    return Later(await manager.begin_list_changes(params))
+
+
+async def _revert_changes(manager: RunManager, params: Any) -> Later:
+    work = await manager.begin_revert_changes(params)
 
     async def cancelled() -> None:
         work.abort()
@@ -370,13 +393,13 @@ async def _restore_checkpoint(manager: RunManager, params: Any) -> Later:
 
 
 ROUTES: dict[str, Route] = {
-    "cody/createSession": Route(lambda manager, params: manager.create_session(params)),
+    "cody/createSession": Route(_create_session),
     "cody/run": Route(_run),
     "cody/cancel": Route(_cancel),
-    "cody/listSessions": Route(lambda manager, params: manager.list_sessions(params)),
+    "cody/listSessions": Route(_list_sessions),
     "cody/latestSession": Route(_latest_session),
-    "cody/getSession": Route(lambda manager, params: manager.get_session(params)),
-    "cody/updateSession": Route(lambda manager, params: manager.update_session(params)),
+    "cody/getSession": Route(_get_session),
+    "cody/updateSession": Route(_update_session),
     "cody/deleteSession": Route(_delete_session),
     "cody/compact": Route(_compact),
     "cody/interrupt": Route(_interrupt),
@@ -389,18 +412,56 @@ ROUTES: dict[str, Route] = {
     "cody/listCheckpoints": Route(_list_checkpoints),
     "cody/diffCheckpoint": Route(_diff_checkpoint),
     "cody/restoreCheckpoint": Route(_restore_checkpoint),
-    "cody/forkSession": Route(lambda manager, params: manager.fork_session(params)),
+    "cody/forkSession": Route(_fork_session),
     "cody/listInstructions": Route(lambda manager, params: manager.list_instructions(params)),
     "cody/listModels": Route(_list_models),
+    "cody/warmUp": Route(_warm_up),
+    "cody/listBackgroundCommands": Route(lambda manager, params: manager.list_background_commands(params)),
+    "cody/stopBackgroundCommand": Route(_stop_background),
+    "cody/listSkills": Route(lambda manager, params: manager.list_skills(params)),
+    "cody/listCommands": Route(lambda manager, params: manager.list_commands(params)),
+    "cody/listAgents": Route(lambda manager, params: manager.list_agents(params)),
+    "cody/listLanguageServers": Route(_list_language_servers),
+    "cody/revokeLanguageServerApproval": Route(_revoke_language_server_approval),
+    "cody/listChanges": Route(_list_changes),
+    "cody/revertChanges": Route(_revert_changes),
+    "cody/getContext": Route(lambda manager, params: manager.get_context(params)),
 }
 
 
-def _handler(server: CodyServer, params_type: type, route: Route) -> Callable[[Any], Awaitable[Any]]:
+# The requests about one session that take their effect in its lane (core/order.py): in the order
+# they were read among themselves and behind every other request read before them, but not behind
+# another session's (a run's slow admission holds up only its own session's requests).
+SESSION_LANES = frozenset(
+    {"cody/run", "cody/cancel", "cody/interrupt", "cody/cancelQueued", "cody/listQueued", "cody/getSession"}
+)
+
+
+def _lane(server: CodyServer, method: str, raw: Any) -> str | None:
+    """The lane of a request (None: behind everything read before it). A `cody/cancel` by runId
+    is in the lane of the run's session when that `cody/run` is still in line, else in its own:
+    no request read before it concerns that run (a run without a session is in no lane)."""
+    if method not in SESSION_LANES or not isinstance(raw, dict):
+        return None
+    session = raw.get("sessionId")
+    if isinstance(session, str):
+        return f"session {session}"
+    if method == "cody/cancel" and isinstance(run := raw.get("runId"), str):
+        return server.run_lanes.get(run, f"run {run}")
+    return None
+
+
+def _handler(server: CodyServer, method: str, params_type: type, route: Route) -> Callable[[Any], Awaitable[Any]]:
     """Wrap a route: raw params in (absent or null: `{}`), a camelCase dict out, errors as
-    JSON-RPC errors; the request's effect taken in the order requests arrived."""
+    JSON-RPC errors; the request's effect taken in the order requests arrived (in its
+    session's lane, for those of SESSION_LANES that name one)."""
 
     async def handle(raw: Any) -> Any:
-        ticket = server.requests.ticket()  # before any await: the order the request was read in
+        lane = _lane(server, method, raw)
+        ticket = server.requests.ticket(lane)  # before any await: the order the request was read in
+        run_id = raw.get("runId") if method == "cody/run" and lane is not None else None
+        if isinstance(run_id, str) and lane is not None:
+            server.run_lanes[run_id] = lane  # a cancel of this run read before it is admitted waits for it
         try:
             try:
                 params = parse(params_type, {} if raw is None else raw)
@@ -411,13 +472,16 @@ def _handler(server: CodyServer, params_type: type, route: Route) -> Callable[[A
             # turn (as if the cancel had come right after), then undone where it can be (core/order.py).
             return to_wire(await in_turn(ticket, lambda: _take_effect(server, route, params)))
         except InvalidParams as exc:
-            raise JsonRpcInvalidParams(str(exc)) from None
+            raise RpcError(INVALID_PARAMS, str(exc)) from None
         except RequestError as exc:
-            raise JsonRpcException(exc.message, code=_error_code(exc)) from None
-        except WireError as exc:
-            raise JsonRpcException(exc.message, code=exc.code, data=exc.data) from None
+            raise RpcError(_error_code(exc), exc.message) from None
+        except WireError as exc:  # an internal error's answer never carries data
+            raise RpcError(exc.code, exc.message, None if exc.code == INTERNAL_ERROR else exc.data) from None
         except StoreError as exc:  # the database refused, for a reason the message says (a full disk)
-            raise JsonRpcException(exc.message, code=INTERNAL_ERROR) from None
+            raise RpcError(INTERNAL_ERROR, exc.message) from None
+        finally:
+            if isinstance(run_id, str) and server.run_lanes.get(run_id) == lane:
+                del server.run_lanes[run_id]
 
     return handle
 
@@ -441,7 +505,7 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
 
     for name, route in ROUTES.items():
         params_type, _result_type = METHODS[name]
-        server.feature(name)(_handler(server, params_type, route))
+        server.feature(name)(_handler(server, name, params_type, route))
 
     @server.feature(types.INITIALIZE)
     def on_initialize(params: types.InitializeParams) -> None:
@@ -450,15 +514,10 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
 
     @server.feature(types.INITIALIZED)
     def on_initialized(_params: Any) -> None:
-        # `initialize` has been answered: now open the store (and import what runs need),
-        # then warm the model client's imports in a daemon thread (not sooner: it would
-        # compete for the GIL; a short-lived server does not wait for it at exit), so the
-        # first run starts at once. A store that cannot open is reported per request.
-        def opened(future: asyncio.Future) -> None:
-            if not future.cancelled() and future.exception() is None:
-                threading.Thread(target=_warm_imports, name="warm-imports", daemon=True).start()
-
-        asyncio.ensure_future(server.app.manager()).add_done_callback(opened)
+        # `initialize` has been answered: now open the store (and import what runs need). The
+        # model client is not loaded here (agent/model.py): a client's cody/warmUp or a run
+        # does that. A store that cannot open is reported per request.
+        asyncio.ensure_future(server.app.manager()).add_done_callback(_opened)
         server.editor.warm_up()
 
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
@@ -467,11 +526,10 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
     def on_folders_changed(params: types.DidChangeWorkspaceFoldersParams) -> None:
-        server.editor.folders_changed(params)  # pygls has updated server.workspace.folders
+        server.editor.folders_changed(params)  # the server's folders are updated already
 
     @server.feature(types.SHUTDOWN)
     async def on_shutdown(_params: Any) -> None:
-        server.protocol.shutting_down = True
         manager = server.app.running
         if manager is not None:
             await manager.cancel_all()
@@ -479,10 +537,8 @@ def create_server(config: ServerConfig | None = None) -> CodyServer:
     return server
 
 
-def _warm_imports() -> None:
-    try:
-        from ..agent.model import load_openai
-
-        load_openai()
-    except Exception:
-        log.warning("could not import openai", exc_info=True)
+def _opened(future: asyncio.Future[Any]) -> None:
+    """The store's opening is reported by each request that needs it; its exception is read here
+    so that it is not also logged as never retrieved."""
+    if not future.cancelled():
+        future.exception()

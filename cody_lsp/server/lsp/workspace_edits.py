@@ -18,12 +18,11 @@ import logging
 from collections.abc import Callable, Sequence
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcException
 
-from ...private_api.jsonrpc import FencedProtocol
+from ...jsonrpc.endpoint import RpcError
 from ..tools import ToolConfig
 from ..tools.editor_view import Change, OpenFile, ReadLogs
-from .client_requests import ask_client
+from .client_requests import Asks, ask_client
 from .documents import DocumentStore
 
 log = logging.getLogger(__name__)
@@ -47,8 +46,8 @@ def workspace_edit(change: Change) -> types.WorkspaceEdit:
 
 
 class EditorBridge:
-    def __init__(self, protocol: FencedProtocol, documents: DocumentStore, folders: Callable[[], Sequence[str]]):
-        self._protocol = protocol
+    def __init__(self, server: Asks, documents: DocumentStore, folders: Callable[[], Sequence[str]]):
+        self._lsp = server
         self._documents = documents
         self._folders = folders
         self.can_edit = False
@@ -78,8 +77,8 @@ class EditorBridge:
     async def apply(self, change: Change) -> bool:
         params = types.ApplyWorkspaceEditParams(edit=workspace_edit(change), label=change.label)
         try:
-            result = await ask_client(self._protocol, types.WORKSPACE_APPLY_EDIT, params, prefix="edit")
-        except JsonRpcException as exc:
+            result = await ask_client(self._lsp, types.WORKSPACE_APPLY_EDIT, params, prefix="edit")
+        except RpcError as exc:
             log.warning("the editor answered workspace/applyEdit with an error (%s); writing to disk", exc.code)
             return False
         applied = bool(getattr(result, "applied", False))

@@ -54,9 +54,6 @@ class McpHub:
         """ACP's ``session/new {mcpServers}`` (or ``session/load``): the servers of that session."""
         self._sessions[session_id] = defs.from_acp(servers, folder)
 
-    def forget_session(self, session_id: str) -> None:
-        self._sessions.pop(session_id, None)
-
     def definitions(self, folder: str, *, editor: Any = None, session_id: str | None = None) -> list[Definition]:
         """The servers in effect for a run in ``folder`` (``editor``: the editor's ``mcpServers``)."""
         editor_defs = defs.parse(editor, "editor", "the editor's cody.mcpServers", folder=folder) if editor else []

@@ -5,8 +5,8 @@ own session and process group, SIGKILL when the server dies, the guard process a
 behind that, the scrubbed environment (no ``CODY_*``, nothing secret-looking) with the
 definition's ``env`` over it. Messages are lines of JSON on its stdin and stdout, each at most
 :data:`MAX_MESSAGE` bytes (a longer one ends the connection: memory stays bounded). Its
-stderr goes to the log (``cody_lsp.server.mcp.stdio``, level INFO, at most
-:data:`MAX_STDERR_LOGGED` bytes), never to the protocol; its last lines say why it stopped.
+stderr goes to the log (``cody_lsp.server.mcp.stdio``, level INFO, at most 1 MiB:
+tools/child_stderr.py), never to the protocol; its last lines say why it stopped.
 
 Closing: stdin is closed, the server gets :data:`EXIT_GRACE` to exit, then its group and
 every process with its marker are killed.
@@ -15,20 +15,18 @@ every process with its marker are killed.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import os
 import shutil
 from typing import Any
 
+from ..tools.child_stderr import StderrTail
 from ..tools.shell import end_process, spawn_process
 from .definitions import ServerDef
 
 log = logging.getLogger(__name__)
 
 MAX_MESSAGE = 16 << 20
-MAX_STDERR_LINE = 2000
-MAX_STDERR_LOGGED = 1 << 20
 EXIT_GRACE = 1.0
 EXIT_POLL = 0.05
 
@@ -43,13 +41,13 @@ class StdioTransport:
         assert definition.command is not None
         self.definition = definition
         self.ended: asyncio.Future[str] = asyncio.get_running_loop().create_future()
-        self.stderr_tail: collections.deque[str] = collections.deque(maxlen=5)
+        self._stderr = StderrTail(log, f"MCP server {definition.name}")
+        self.stderr_tail = self._stderr.lines  # its last lines (connection.py tells them)
         self.pid: int | None = None
         self._proc: asyncio.subprocess.Process | None = None
         self._marker = b""
         self._tasks: list[asyncio.Task[None]] = []
         self._streams: list[Any] = []
-        self._logged = 0
 
     async def __aenter__(self) -> tuple[Any, Any]:
         import anyio
@@ -116,21 +114,7 @@ class StdioTransport:
 
         async def errors() -> None:
             assert proc.stderr is not None
-            while True:
-                try:
-                    raw = await proc.stderr.readuntil(b"\n")
-                except asyncio.IncompleteReadError as exc:
-                    raw = exc.partial
-                    if not raw:
-                        return
-                except asyncio.LimitOverrunError as exc:
-                    raw = await proc.stderr.readexactly(exc.consumed)
-                text = raw.decode("utf-8", "replace").rstrip()[:MAX_STDERR_LINE]
-                if text:
-                    self.stderr_tail.append(text)
-                    self._logged += len(text)
-                    if self._logged <= MAX_STDERR_LOGGED:
-                        log.info("MCP server %s: %s", d.name, text)
+            await self._stderr.read(proc.stderr)
 
         async def watch() -> None:
             # Polled: on Python 3.12+ `wait()` also waits for pipes a grandchild may hold open.
@@ -139,7 +123,7 @@ class StdioTransport:
             code = proc.returncode
             await asyncio.wait([self._tasks[2]], timeout=EXIT_GRACE)  # its last stderr lines first
             if not self.ended.done():
-                self.ended.set_result(self._exit_reason(code))
+                self.ended.set_result(self._stderr.exit_reason(code))
             await incoming_send.aclose()
 
         self._tasks = [asyncio.ensure_future(t()) for t in (read, write, errors, watch)]
@@ -148,19 +132,6 @@ class StdioTransport:
     def _note(self, reason: str) -> None:
         if not self.ended.done():
             self.ended.set_result(reason)
-
-    def _exit_reason(self, code: int | None) -> str:
-        if code is not None and code < 0:
-            import signal
-
-            try:
-                what = f"was killed by {signal.Signals(-code).name}"
-            except ValueError:
-                what = f"ended with signal {-code}"
-        else:
-            what = f"exited with code {code}"
-        last = self.stderr_tail[-1] if self.stderr_tail else ""
-        return f"{what}: {last}" if last else what
 
     async def __aexit__(self, *exc: object) -> None:
         proc = self._proc
@@ -177,7 +148,7 @@ class StdioTransport:
             if exited is not None:  # its last words, then why it ended, before the watcher polls
                 await asyncio.wait([self._tasks[2]], timeout=EXIT_GRACE)
                 if not self.ended.done():
-                    self.ended.set_result(self._exit_reason(exited))
+                    self.ended.set_result(self._stderr.exit_reason(exited))
             for task in self._tasks:
                 task.cancel()
             await asyncio.wait(self._tasks, timeout=1)

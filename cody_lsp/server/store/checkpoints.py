@@ -16,13 +16,16 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ...protocol.wire import SessionInfo
-from .database import Store, now
+from .connection import Database, now
 from .queries import MESSAGE_COLUMNS
+from .records import SessionRecord
+from .sessions import SessionRows
 
-Kind = Literal["run", "undo"]
+# "run": the folder before a run; "undo": before a restore (or a revert); "end": the folder as a run
+# left it (server/checkpoints/hunks.py: a run's changes are from its "run" row to its "end" row).
+Kind = Literal["run", "undo", "end"]
 COLUMNS = "id, workspace_folder, session_id, kind, run_id, undoes, tree, skipped, created_at"
-HISTORY_COLUMNS = f"{MESSAGE_COLUMNS}, compaction, reasoning"
+HISTORY_COLUMNS = f"{MESSAGE_COLUMNS}, compaction, reasoning, subagent"
 # A run's prompt: its first message (steered messages taken into the run come after it).
 PROMPTS = (
     "SELECT run_id, MIN(position) AS position FROM messages WHERE session_id = ? AND run_id IS NOT NULL "
@@ -50,11 +53,12 @@ def _row(r: Any, position: int | None = None) -> CheckpointRow:
 
 
 class CheckpointRows:
-    def __init__(self, store: Store):
-        self.store = store
+    def __init__(self, db: Database, sessions: SessionRows):
+        self._db = db
+        self._sessions = sessions
 
     async def _all(self, sql: str, args: tuple[Any, ...] = ()) -> list[Any]:
-        return list(await (await self.store.connection.execute(sql, args)).fetchall())
+        return list(await (await self._db.connection.execute(sql, args)).fetchall())
 
     # ------------------------------------------------------------------ rows
 
@@ -75,7 +79,7 @@ class CheckpointRows:
         )
 
     async def add(self, row: CheckpointRow) -> None:
-        await self.store.transaction([self._insert(row)])
+        await self._db.transaction([self._insert(row)])
 
     async def get(self, checkpoint_id: str) -> CheckpointRow | None:
         rows = await self._all(f"SELECT {COLUMNS} FROM checkpoints WHERE id = ?", (checkpoint_id,))
@@ -93,6 +97,13 @@ class CheckpointRows:
             (session_id, folder, session_id),
         )
         return [_row(r, r[9]) for r in rows]
+
+    async def run_rows(self, run_id: str) -> tuple[CheckpointRow | None, CheckpointRow | None]:
+        """The checkpoint before the run and the folder as the run left it, where recorded."""
+        rows = [_row(r) for r in await self._all(f"SELECT {COLUMNS} FROM checkpoints WHERE run_id = ?", (run_id,))]
+        before = next((r for r in rows if r.kind == "run"), None)
+        end = max((r for r in rows if r.kind == "end"), key=lambda r: r.created_at, default=None)
+        return before, end
 
     async def prompt_position(self, session_id: str, run_id: str) -> int | None:
         """The position of the run's prompt in the session's history, if it is there."""
@@ -118,12 +129,12 @@ class CheckpointRows:
 
     async def add_undo(self, row: CheckpointRow, session_id: str) -> None:
         """Record an undo checkpoint with a copy of the session's whole history, atomically."""
-        await self.store.transaction([self._insert(row), self._keep_history(row.id, session_id)])
+        await self._db.transaction([self._insert(row), self._keep_history(row.id, session_id)])
 
     async def truncate(self, session_id: str, position: int) -> None:
         """The session's history ends just before `position`."""
         ts = now()
-        await self.store.transaction(
+        await self._db.transaction(
             [
                 ("DELETE FROM messages WHERE session_id = ? AND position >= ?", (session_id, position)),
                 (
@@ -136,7 +147,7 @@ class CheckpointRows:
     async def bring_back(self, session_id: str, undo_id: str) -> None:
         """The session's history becomes the copy the undo checkpoint kept."""
         ts = now()
-        await self.store.transaction(
+        await self._db.transaction(
             [
                 ("DELETE FROM messages WHERE session_id = ?", (session_id,)),
                 (
@@ -166,13 +177,13 @@ class CheckpointRows:
 
     async def set_pending_note(self, session_id: str, checkpoint_id: str, files: list[tuple[str, str]]) -> None:
         raw = json.dumps({"checkpoint": checkpoint_id, "files": files})
-        await self.store.transaction([("UPDATE sessions SET restored = ? WHERE id = ?", (raw, session_id))])
+        await self._db.transaction([("UPDATE sessions SET restored = ? WHERE id = ?", (raw, session_id))])
 
     async def commit_note(self, session_id: str, run_id: str, raw: str, text: str) -> None:
         """Append the note `text` (kind 'restored', for the model) to the session's history and clear
         the pending files — if they are still `raw` (another process may have taken them)."""
         ts = now()
-        await self.store.transaction(
+        await self._db.transaction(
             [
                 (
                     "INSERT INTO messages (session_id, position, role, content, kind, run_id, created_at, for_model) "
@@ -197,10 +208,10 @@ class CheckpointRows:
 
     # ------------------------------------------------------------------ forks
 
-    async def fork(self, source: SessionInfo, new_id: str, title: str, count: int) -> SessionInfo:
+    async def fork(self, source: SessionRecord, new_id: str, title: str, count: int) -> SessionRecord:
         """A new session of the same folder, model and mode, holding the source's first `count` messages."""
         ts = now()
-        await self.store.transaction(
+        await self._db.transaction(
             [
                 (
                     "INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at, message_count, "
@@ -215,7 +226,7 @@ class CheckpointRows:
                 ),
             ]
         )
-        forked = await self.store.get_session(new_id)
+        forked = await self._sessions.get(new_id)
         assert forked is not None, "made in the transaction above"
         return forked
 
@@ -231,7 +242,9 @@ class CheckpointRows:
             "AND NOT EXISTS (SELECT 1 FROM messages m WHERE m.run_id = c.run_id AND m.kind = 'message' "
             "AND m.role = 'user') "
             "AND NOT EXISTS (SELECT 1 FROM checkpoint_messages k WHERE k.run_id = c.run_id AND k.kind = 'message' "
-            "AND k.role = 'user'))"
+            "AND k.role = 'user')) OR "
+            # the state a run left, once its run's checkpoint is gone
+            "(c.kind = 'end' AND NOT EXISTS (SELECT 1 FROM checkpoints r WHERE r.run_id = c.run_id AND r.kind = 'run'))"
         )
         return [_row(r) for r in rows]
 
@@ -248,7 +261,7 @@ class CheckpointRows:
 
     async def delete(self, ids: list[str]) -> None:
         if ids:
-            await self.store.transaction(
+            await self._db.transaction(
                 [("DELETE FROM checkpoint_messages WHERE checkpoint_id = ?", (i,)) for i in ids]
                 + [("DELETE FROM checkpoints WHERE id = ?", (i,)) for i in ids]
             )

@@ -1,16 +1,11 @@
-"""How sessions and their history are read: the SQL and the row → fields mapping, standard
-library only.
+"""How sessions and their history are read: the SQL and the row → record mapping (records.py),
+standard library only.
 
-The store (database.py) runs these through aiosqlite and makes its typed `SessionInfo`,
-`Message` and `RunEnd` of the fields; the early start (server/lsp/early_sessions.py) runs them
-through sqlite3, read-only, and makes the wire's JSON of the same fields, to answer a client's
-first `cody/listSessions`, `cody/latestSession` and `cody/getSession` before the server is up.
-One SQL and one mapping for both, so the two answers cannot drift apart (and the server
-compares them).
-
-Fields are snake_case, as the wire types' attributes (protocol/wire.py); a nested type's fields
-are a dict of its own fields (a `ToolCallInfo` is {"id", "name", "arguments"}), `usage` the
-tuple of its three counts.
+The store (sessions.py, messages.py, runs.py) runs these through aiosqlite; the early start
+(server/lsp/early_sessions.py) runs them through sqlite3, read-only, to answer a client's first
+`cody/listSessions`, `cody/latestSession` and `cody/getSession` before the server is up, and
+writes the records as the LSP face does (server/lsp/projection.py). One SQL, one mapping and
+one projection for both, so the two answers cannot drift apart (and the server compares them).
 """
 
 from __future__ import annotations
@@ -21,12 +16,24 @@ import logging
 from typing import Any
 
 from ...protocol.capabilities import SERVER_CAPABILITIES
+from .records import (
+    CompactionCut,
+    ErrorRecord,
+    MessageRecord,
+    PlanRecord,
+    PlanStep,
+    RunEndRecord,
+    SessionRecord,
+    Tokens,
+    ToolCallRecord,
+    TranscriptRecord,
+)
 
 log = logging.getLogger(__name__)
 
-# The schema these read (`PRAGMA user_version`): database.py's SCHEMA_VERSION, len(MIGRATIONS)
+# The schema these read (`PRAGMA user_version`): schema.py's SCHEMA_VERSION, len(MIGRATIONS)
 # (a test keeps them equal). The early start reads no database of another version.
-SCHEMA_VERSION = 14
+SCHEMA_VERSION = 16
 UNTITLED = "New session"
 MODES = frozenset(SERVER_CAPABILITIES["modes"])  # a session's modes (protocol/wire.py SessionMode)
 
@@ -42,21 +49,53 @@ LATEST_SESSION = (
 )
 
 
-def session_fields(row: Any) -> dict[str, Any]:
-    """A sessions row as SessionInfo's fields (snake_case; `usage` as its three counts, or None)."""
-    return {
-        "id": row[0],
-        "title": row[1] or UNTITLED,
-        "model": row[2],
-        "workspace_folder": row[3],
-        "message_count": row[4],
-        "created_at": row[5],
-        "updated_at": row[6],
-        "usage": (row[7], row[8], row[9]) if row[7] or row[8] or row[9] else None,
-        "context_tokens": row[10],
-        "mode": row[11] if row[11] in MODES else "code",
-        "instructions": _paths(row[12]),
-    }
+def session_record(row: Any) -> SessionRecord:
+    """A `SESSION_COLUMNS` row (its usage None until the session made a request)."""
+    return SessionRecord(
+        row[0],
+        row[1] or UNTITLED,
+        row[2],
+        row[3],
+        row[4],
+        row[5],
+        row[6],
+        Tokens(row[7], row[8], row[9]) if row[7] or row[8] or row[9] else None,
+        row[10],
+        row[11] if row[11] in MODES else "code",
+        _paths(row[12]),
+    )
+
+
+# A session's plan (update_plan), as cody/getSession's `session.plan` has it.
+SESSION_PLAN = "SELECT plan FROM sessions WHERE id = ?"
+PLAN_STATUSES = frozenset({"pending", "in_progress", "completed"})
+
+
+def plan_json(plan: PlanRecord) -> str:
+    """The stored form of a plan: as the wire has it (`{entries: [{content, status}], explanation?}`)."""
+    stored: dict[str, Any] = {"entries": [{"content": e.content, "status": e.status} for e in plan.entries]}
+    if plan.explanation is not None:
+        stored["explanation"] = plan.explanation
+    return json.dumps(stored, ensure_ascii=False)
+
+
+def plan_record(raw: str | None) -> PlanRecord | None:
+    """A stored plan, or None (none, or one that does not read as a plan)."""
+    if not raw:
+        return None
+    try:
+        value = json.loads(raw)
+    except ValueError:
+        return None
+    entries = value.get("entries") if isinstance(value, dict) else None
+    if not isinstance(entries, list) or not all(
+        isinstance(e, dict) and isinstance(e.get("content"), str) and e.get("status") in PLAN_STATUSES for e in entries
+    ):
+        return None
+    explanation = value.get("explanation")
+    return PlanRecord(
+        [PlanStep(e["content"], e["status"]) for e in entries], explanation if isinstance(explanation, str) else None
+    )
 
 
 def _paths(raw: str | None) -> list[str] | None:
@@ -113,7 +152,7 @@ MESSAGE_COLUMNS = (
     "position, role, content, tool_calls, tool_call_id, tool_name, kind, run_id, created_at, ok, for_model, error, "
     "model_content, attachments"
 )
-PAGE_COLUMNS = f"{MESSAGE_COLUMNS}, compaction, reasoning"
+PAGE_COLUMNS = f"{MESSAGE_COLUMNS}, compaction, reasoning, subagent"
 # The largest integer JavaScript represents exactly (wire.py MAX_POSITION): positions and lines stay within it.
 MAX_POSITION = 2**53 - 1
 # wire.Attachment's attributes (what history.attachment_record keeps of one: those that have a value).
@@ -140,51 +179,125 @@ def messages_page_query(session_id: str, limit: int, before: int | None) -> tupl
     return sql, args
 
 
-def message_page(rows: list[Any], *, strict: bool = False) -> tuple[list[dict[str, Any]], int | None]:
-    """The messages of a `messages_page_query` result as Message's fields, oldest first, and
-    the `before` of the page before it (None when this one starts at position 0 or is empty).
-    Raises what a row that does not read raises (a message's tool calls that are not JSON …);
-    attachments that do not read are left out with a warning, or, when `strict`, raise BadRecord."""
-    messages = [message_fields(row, strict=strict) for row in reversed(rows)]
-    before = messages[0]["position"] if messages and messages[0]["position"] > 0 else None
+def message_page(rows: list[Any], *, strict: bool = False) -> tuple[list[MessageRecord], int | None]:
+    """The messages of a `messages_page_query` result, oldest first, and the `before` of the page
+    before it (None when this one starts at position 0 or is empty). Raises what a row that does
+    not read raises (a message's tool calls that are not JSON …); attachments that do not read are
+    left out with a warning, or, when `strict`, raise BadRecord."""
+    messages = [message_record(row, strict=strict) for row in reversed(rows)]
+    before = messages[0].position if messages and messages[0].position > 0 else None
     return messages, before
 
 
-def message_fields(r: Any, *, strict: bool = False) -> dict[str, Any]:
-    """A `PAGE_COLUMNS` row as Message's fields."""
-    return {
-        "role": r[1],
-        "content": r[2],
-        "position": r[0],
-        "created_at": r[8],
-        "run_id": r[7],
-        "tool_calls": [
-            {"id": c["id"], "name": c["function"]["name"], "arguments": c["function"]["arguments"]}
-            for c in json.loads(r[3])
-        ]
+def message_record(r: Any, *, strict: bool = False) -> MessageRecord:
+    """A `PAGE_COLUMNS` row."""
+    return MessageRecord(
+        r[1],
+        r[2],
+        r[0],
+        r[8],
+        r[7],
+        [ToolCallRecord(c["id"], c["function"]["name"], c["function"]["arguments"]) for c in json.loads(r[3])]
         if r[3]
         else None,
-        "tool_call_id": r[4],
-        "tool_name": r[5],
-        "kind": r[6],
-        "ok": None if r[9] is None else bool(r[9]),
-        "error": error_fields(r[11]),
-        "compaction": compaction_info(r[14]) if r[14] else None,
-        "reasoning": r[15],
-        "attachments": attachments_fields(r[13], strict=strict),
+        r[4],
+        r[5],
+        r[6],
+        None if r[9] is None else bool(r[9]),
+        error_record(r[11]),
+        CompactionCut(**compaction_numbers(r[14])) if r[14] else None,
+        r[15],
+        attachments_fields(r[13], strict=strict),
+        # A display-only assistant message is the text a stopped model step streamed (agent/turn.py).
+        True if r[1] == "assistant" and r[10] == 0 else None,
+        transcript_record(r[16], strict=strict),
+    )
+
+
+# A subagent's stored message (messages.py `transcript_json`): these keys, and a message's other
+# fields absent (None).
+SUBAGENT_MESSAGE_KEYS = frozenset(
+    {
+        "role",
+        "content",
+        "position",
+        "created_at",
+        "tool_calls",
+        "tool_call_id",
+        "tool_name",
+        "kind",
+        "ok",
+        "error",
+        "reasoning",
     }
+)
+SUBAGENT_KINDS = frozenset({"message", "interrupted", "circuit_breaker", "failed"})
+SUBAGENT_ROLES = frozenset({"user", "assistant", "tool"})
 
 
-def error_fields(raw: str | None) -> dict[str, str] | None:
-    """A stored turn error (JSON {"code", "message"}) as ErrorInfo's fields."""
+def transcript_record(raw: str | None, *, strict: bool = False) -> TranscriptRecord | None:
+    """A `task` call's stored subagent transcript (JSON): its agent, and its messages; None when
+    there is none, or (with a warning) when it does not read — or, when `strict`, BadRecord."""
+    if not raw:
+        return None
+    try:
+        data = json.loads(raw)
+        if not isinstance(data, dict) or not isinstance(data.get("agent"), str):
+            raise BadRecord("not a transcript")
+        return TranscriptRecord(data["agent"], [_subagent_message(m) for m in _items(data.get("messages"))])
+    except ValueError as exc:
+        if strict:
+            raise BadRecord(str(exc)) from None
+        log.warning("a subagent's stored transcript does not parse; it is not shown")
+        return None
+
+
+def _subagent_message(raw: Any) -> MessageRecord:
+    if not isinstance(raw, dict) or not set(raw) <= SUBAGENT_MESSAGE_KEYS:
+        raise BadRecord("not a message")
+    if raw.get("role") not in SUBAGENT_ROLES or raw.get("kind", "message") not in SUBAGENT_KINDS:
+        raise BadRecord("not a message's role or kind")
+    if not _whole(raw.get("position"), 0) or not isinstance(raw.get("created_at"), str):
+        raise BadRecord("not a message's position")
+    for name in ("content", "tool_call_id", "tool_name", "reasoning"):
+        if raw.get(name) is not None and not isinstance(raw[name], str):
+            raise BadRecord(f"{name} is not text")
+    calls = raw.get("tool_calls")
+    if calls is not None:
+        calls = [
+            ToolCallRecord(str(c["id"]), str(c["name"]), str(c["arguments"]))
+            for c in _items(calls)
+            if isinstance(c, dict) and {"id", "name", "arguments"} <= set(c)
+        ]
+    ok = raw.get("ok")
+    error = raw.get("error")
+    return MessageRecord(
+        raw["role"],
+        raw.get("content"),
+        raw["position"],
+        raw["created_at"],
+        None,
+        calls,
+        raw.get("tool_call_id"),
+        raw.get("tool_name"),
+        raw.get("kind", "message"),
+        ok if isinstance(ok, bool) else None,
+        ErrorRecord(str(error.get("code", "")), str(error.get("message", ""))) if isinstance(error, dict) else None,
+        None,
+        raw.get("reasoning"),
+    )
+
+
+def error_record(raw: str | None) -> ErrorRecord | None:
+    """A stored turn error (JSON {"code", "message"})."""
     if not raw:
         return None
     data = json.loads(raw)
-    return {"code": str(data.get("code", "")), "message": str(data.get("message", ""))}
+    return ErrorRecord(str(data.get("code", "")), str(data.get("message", "")))
 
 
 def compaction_numbers(raw: str) -> dict[str, int]:
-    """A compaction marker's stored cut (JSON, see agent/compaction.py CompactionRecord)."""
+    """A compaction marker's stored cut (JSON, `compaction_json`'s) as CompactionCut's fields."""
     d = json.loads(raw)
     return {
         "summarized_before": int(d["summarizedBefore"]),
@@ -197,11 +310,19 @@ def compaction_numbers(raw: str) -> dict[str, int]:
     }
 
 
-def compaction_info(raw: str) -> dict[str, int]:
-    """A compaction marker's stored cut as CompactionInfo's fields."""
-    numbers = compaction_numbers(raw)
-    del numbers["trim_head"]
-    return numbers
+def compaction_json(cut: CompactionCut) -> str:
+    """A compaction's cut as stored: `compaction_numbers` reads it back."""
+    return json.dumps(
+        {
+            "summarizedBefore": cut.summarized_before,
+            "trimmedBefore": cut.trimmed_before,
+            "trimHead": cut.trim_head,
+            "messagesBefore": cut.messages_before,
+            "messagesAfter": cut.messages_after,
+            "tokensBefore": cut.tokens_before,
+            "tokensAfter": cut.tokens_after,
+        }
+    )
 
 
 def attachments_fields(raw: str | None, *, strict: bool = False) -> list[dict[str, Any]] | None:
@@ -230,7 +351,7 @@ def attachment_fields(record: Any) -> dict[str, Any]:
         if record.get(name) is not None and not _whole(record[name], 1):
             raise BadRecord(f"{name} is not a line number")
     files = record.get("files")
-    return {**record, "files": None if files is None else [_file_fields(f) for f in _items(files)]}
+    return dict(record) if files is None else {**record, "files": [_file_fields(f) for f in _items(files)]}
 
 
 def _file_fields(raw: Any) -> dict[str, Any]:
@@ -276,9 +397,9 @@ def run_ends_query(run_ids: list[str]) -> tuple[str, list[Any]]:
     return f"SELECT id, status, usage FROM runs WHERE id IN ({marks}) AND status IN ({statuses})", list(run_ids)
 
 
-def run_end_fields(run_ids: list[str], rows: list[Any]) -> list[dict[str, Any]]:
-    """RunEnd's fields of the runs that ended, in the order of `run_ids` (one not finished, or
-    unknown, is left out); `usage` as its three counts."""
+def run_end_records(run_ids: list[str], rows: list[Any]) -> list[RunEndRecord]:
+    """How the runs that ended ended, in the order of `run_ids` (one not finished, or unknown, is
+    left out)."""
     by_id = {r[0]: r for r in rows}
     ends = []
     for run_id in run_ids:
@@ -286,15 +407,15 @@ def run_end_fields(run_ids: list[str], rows: list[Any]) -> list[dict[str, Any]]:
         if row is None:
             continue
         usage = json.loads(row[2]) if row[2] else {}
-        counts = (
+        counts = Tokens(
             int(usage.get("inputTokens", 0)),
             int(usage.get("outputTokens", 0)),
             int(usage.get("totalTokens", 0)),
         )
-        ends.append({"run_id": run_id, "status": row[1], "usage": counts})
+        ends.append(RunEndRecord(run_id, row[1], counts))
     return ends
 
 
-def page_run_ids(messages: list[dict[str, Any]]) -> list[str]:
-    """The runs that have messages on a page, in the order it shows them (RunManager.get_session)."""
-    return list(dict.fromkeys(m["run_id"] for m in messages if m["run_id"] is not None))
+def page_run_ids(messages: list[MessageRecord]) -> list[str]:
+    """The runs that have messages on a page, in the order it shows them."""
+    return list(dict.fromkeys(m.run_id for m in messages if m.run_id is not None))

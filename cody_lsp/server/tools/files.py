@@ -562,6 +562,7 @@ class _Planned:
     change: Change | None = None
     before: str | None = None  # the file's text before, when the run asks for diffs (ToolConfig.diffs)
     created: bool = False  # a new file, created through the editor (not open before)
+    existed: bool = True  # the file was there before (a dry plan says; write_file may create it)
 
 
 def _conflict(verb: str, shown: str, doc: object, current: bytes | None) -> ToolError:
@@ -604,8 +605,9 @@ def _change(doc: FolderFile, edit: TextEdit, text: str, shown: str, config: Tool
     return Change(doc.file.uri, doc.file.version, create, (edit,), text, f"Cody: edit {shown}")
 
 
-def _write_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay) -> _Planned:
-    """Create or overwrite a file atomically (or its open document, through the editor)."""
+def _write_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay, dry: bool = False) -> _Planned:
+    """Create or overwrite a file atomically (or its open document, through the editor); `dry`:
+    only work out what it would do (the text before included), writing nothing."""
     content = args["content"]
     data = _encoded(content, "content", config)
     target, shown = _writable(ws, args["path"], config)
@@ -620,12 +622,15 @@ def _write_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay)
         exists = target.mode is not None or (doc is not None and doc.on_disk)
         verb = "overwrote" if exists else "created"
         summary = f"{verb} {shown} ({len(data):,} bytes){_via(target, shown)}"
-        before = _before(target, doc, config) if config.diffs else None
+        # A file that is neither on disk nor has text in the editor is new: no text before (None).
+        before = _before(target, doc, config) if (config.diffs or dry) and (exists or (doc and doc.file.text)) else None
+        if dry:
+            return _Planned(key, data, summary, None, content, before=before, existed=exists)
         if doc is not None and _through_editor(config, doc):
             assert config.editor is not None
             edit = text_edit(doc.file.text, 0, len(doc.file.text), content, config.editor.encoding)
             change = _change(doc, edit, content, shown, config)
-            return _Planned(key, data, summary, doc.file, content, change, before)
+            return _Planned(key, data, summary, doc.file, content, change, before, created=not exists)
         editor = config.editor
         if not exists and editor is not None and editor.can_create:  # a new file: created through the editor
             uri = editor_uri(key, editor.folders)
@@ -680,8 +685,9 @@ def _read_for_edit(target: Target, path: str, config: ToolConfig) -> bytes:
         os.close(fd)
 
 
-def _edit_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay) -> _Planned:
-    """Replace one exact occurrence of a string in a file atomically (or in its open document, through the editor)."""
+def _edit_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay, dry: bool = False) -> _Planned:
+    """Replace one exact occurrence of a string in a file atomically (or in its open document, through
+    the editor); `dry`: only work out what it would do, writing nothing."""
     path, old, new = args["path"], args["old_string"], args["new_string"]
     if not old:
         raise ToolError("old_string must not be empty (use write_file to create or replace a whole file)")
@@ -729,7 +735,9 @@ def _edit_file(ws: Workspace, args: dict, config: ToolConfig, overlay: Overlay) 
             ) from None
         line = text.count("\n", 0, first) + 1
         summary = f"edited {shown}: replaced 1 occurrence starting at line {line}{_via(target, shown)}"
-        before = text if config.diffs else None
+        before = text if config.diffs or dry else None
+        if dry:
+            return _Planned(key, encoded, summary, None, edited, before=before)
         if doc is not None and _through_editor(config, doc):
             assert config.editor is not None
             edit = text_edit(text, first, first + len(old), new, config.editor.encoding)
@@ -743,6 +751,8 @@ APPLIED = (
     " — applied in the editor as one change the user can undo there, not saved: the file on disk (what "
     "run_command sees) changes when the user saves it; read_file and grep see it now"
 )
+# The editor wrote the file as well (an ACP client's fs/write_text_file writes it): the disk was checked.
+APPLIED_SAVED = " — applied through the editor (the user can undo it there), and on disk (what run_command sees)"
 
 
 CREATED = (
@@ -786,10 +796,13 @@ def _write_tool(plan: Callable[[Workspace, dict, ToolConfig, Overlay], _Planned]
         if planned.change is not None:
             assert editor is not None
             if await editor.apply(planned.change):
-                where = APPLIED
+                # What the file on disk holds now says what happened: an editor that saves what it
+                # changes (an ACP client's fs/write_text_file) has written it; VS Code's has not.
+                saved = await run_blocking(lambda _budget: _on_disk(root, planned.key, planned.data), config, name)
                 if planned.created:
-                    saved = await run_blocking(lambda _budget: _on_disk(root, planned.key, planned.data), config, name)
                     where = CREATED_SAVED if saved else CREATED
+                else:
+                    where = APPLIED_SAVED if saved else APPLIED
             else:
                 await run_blocking(
                     lambda _budget: _write_planned(root, args["path"], config, planned.data), config, name
@@ -837,6 +850,33 @@ glob = _file_tool(_glob)
 grep = _file_tool(_grep)
 write_file = _write_tool(_write_file)
 edit_file = _write_tool(_edit_file)
+
+
+@dataclass(frozen=True)
+class PlannedChange:
+    """What a write_file or edit_file call would do now (`planned_change`)."""
+
+    path: str  # the file, relative to the folder (its real path)
+    before: str | None  # its text now; None: it does not exist (or is not text within the limits)
+    after: str  # its text after the call
+    existed: bool  # the file is there now
+
+
+async def planned_change(name: str, root: Path, args: dict, config: ToolConfig) -> PlannedChange:
+    """What the write_file or edit_file call `args` would change, worked out as the tool would
+    (the same checks: the file changed since the model read it, `old_string` not found exactly
+    once, a limit…, each a ToolError saying so) without writing anything."""
+    plan = _write_file if name == "write_file" else _edit_file
+    files, folders = await _open_files(config, root, args, fetch="write" if name == "write_file" else "read")
+
+    def planning(_budget: WorkBudget) -> tuple[_Planned, str]:
+        with Workspace(root) as ws, _os_errors(args["path"]):
+            planned = plan(ws, args, config, Overlay.build(ws.root, files, folders), dry=True)
+            return planned, posixpath.relpath(planned.key, ws.root)
+
+    planned, path = await run_blocking(planning, config, name)
+    before = None if planned.before is None else _shown_text(planned.before)
+    return PlannedChange(path, before, _shown_text(planned.text), planned.existed)
 
 
 def current_text(root: Path, path: str, config: ToolConfig) -> str | None:

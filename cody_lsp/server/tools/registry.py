@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...secrets import env_secrets, redact_all
-from . import files, shell
+from . import background, code_nav, files, plan, skill_tool, web
 from .schema import SchemaError, check, describe
 from .workspace import ToolConfig, ToolError, ToolHandler, ToolResult, cap_text
 
@@ -35,8 +35,15 @@ class ToolSpec:
     name: str
     description: str
     parameters: dict[str, Any]  # JSON schema of the arguments object
-    mutating: bool  # needs approval before running (write_file, edit_file, run_command)
+    mutating: bool  # changes something: not offered in the read-only modes; asked about unless `policy` says
     handler: ToolHandler
+    # Its default policy, when not the one `mutating` implies (ask for a tool that changes things,
+    # else allow): web_fetch reads, but reaches out (ask); stop_command ends what the agent started (allow).
+    policy: str | None = None
+    # It bounds its own result (web_fetch: CODY_WEB_FETCH_MAX_BYTES), over the usual cap.
+    bounds_result: bool = False
+    # False: offered only when a run has a use for it (`skill`: when there are skills; agent/skills.py).
+    always_offered: bool = True
 
 
 def _params(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
@@ -66,7 +73,7 @@ _SPECS = [
             end_line=_integer("Last line to show (inclusive). Default: end of file."),
         ),
         False,
-        files.read_file,
+        skill_tool.read_file,  # and the user's skill folders of the run (skill_tool.py)
     ),
     ToolSpec(
         "list_dir",
@@ -145,13 +152,72 @@ _SPECS = [
             reason=_string(
                 "With sandbox false: why the command must run outside the sandbox (shown to the user).", 1000
             ),
+            background={
+                "type": "boolean",
+                "description": "true: run it in the background (a dev server, a watcher): returns its id at once; "
+                "then command_output, stop_command.",
+            },
         ),
         True,
-        shell.run_command,
+        background.run_command,  # shell.run_command, or a background command
+    ),
+    ToolSpec(
+        "command_output",
+        "A background command's new output since the last read, and whether it still runs.",
+        _params(
+            ["id"],
+            id=_string("Its id (cmd_…).", 100),
+            wait_seconds={
+                "type": "number",
+                "minimum": 0,
+                "maximum": background.MAX_WAIT,
+                "description": "First wait up to this long for it to end.",
+            },
+        ),
+        False,
+        background.command_output,
+    ),
+    ToolSpec(
+        "stop_command",
+        "Stop a background command and what it started.",
+        _params(["id"], id=_string("Its id (cmd_…).", 100)),
+        True,
+        background.stop_command,
+        policy="allow",
+    ),
+    ToolSpec("update_plan", plan.DESCRIPTION, plan.PARAMETERS, False, plan.update_plan),
+    ToolSpec(
+        "web_fetch",
+        web.DESCRIPTION,
+        _params(
+            ["url"],
+            url=_string("An http(s) URL.", 8192),
+            max_bytes={"type": "integer", "minimum": 1, "maximum": 100_000_000, "description": "Text to return."},
+        ),
+        False,
+        web.web_fetch,
+        policy="ask",
+        bounds_result=True,
+    ),
+    ToolSpec(
+        "skill",
+        "Load a skill: its instructions for a kind of task, and the folder of its other files (scripts, "
+        "references). Call it with a skill's name from the system message's list before doing a task "
+        "that matches its description.",
+        _params(["name"], name=_string("The skill's name, as listed.", 64)),
+        False,
+        skill_tool.run_skill,
+        always_offered=False,
     ),
 ]
 
+_SPECS.append(
+    ToolSpec("code_nav", code_nav.DESCRIPTION, code_nav.parameters(MAX_PATH_CHARS, MAX_LINE), False, code_nav.code_nav)
+)
+
 TOOLS: dict[str, ToolSpec] = {spec.name: spec for spec in _SPECS}
+# Built-in tools offered only to runs that can use them (the core decides: core/code_nav.py for code_nav).
+ON_DEMAND = frozenset({"code_nav"})
 
 
 def openai_schema(spec: ToolSpec) -> dict[str, Any]:
@@ -164,8 +230,8 @@ def openai_schema(spec: ToolSpec) -> dict[str, Any]:
 
 @functools.cache
 def tool_schemas() -> list[dict[str, Any]]:
-    """OpenAI ``tools=`` list for all tools (cached; do not mutate)."""
-    return [openai_schema(s) for s in TOOLS.values()]
+    """OpenAI ``tools=`` list for all tools offered to every run (cached; do not mutate)."""
+    return [openai_schema(s) for s in TOOLS.values() if s.name not in ON_DEMAND]
 
 
 def _quote(text: str, limit: int = 60) -> str:
@@ -230,7 +296,10 @@ async def run_tool(name: str, args: Any, root: Path, config: ToolConfig = ToolCo
     try:
         clean = validate_args(spec, args)
         real_root = Path(os.path.realpath(root))
-        result = await spec.handler(real_root, clean, config)
+        handler = spec.handler
+        if name == "run_command" and config.terminal is not None and not config.sandboxed:
+            handler = config.terminal  # the client's terminal (an ACP client's terminal/*)
+        result = await handler(real_root, clean, config)
     except ToolError as e:
         result = ToolResult(False, str(e))
     except FileNotFoundError as e:
@@ -240,4 +309,6 @@ async def run_tool(name: str, args: Any, root: Path, config: ToolConfig = ToolCo
     except Exception as e:
         result = ToolResult(False, _failure(name, e))
     content = redact_all(_valid_text(result.content), env_secrets(os.environ))
+    if spec.bounds_result:
+        return dataclasses.replace(result, content=content)
     return dataclasses.replace(result, content=cap_text(content, config.max_result_chars))

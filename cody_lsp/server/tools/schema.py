@@ -4,7 +4,8 @@ The arguments object: ``type: object``, ``properties``, ``required`` and
 ``additionalProperties: false`` (checked by the registry). Each argument: ``type``
 (string, integer, number, boolean, array, object), ``minimum``, ``maximum``,
 ``exclusiveMinimum``, ``exclusiveMaximum``, ``minLength``, ``maxLength``, ``enum``,
-``items``, ``maxItems``; ``description`` is ignored.
+``items``, ``maxItems``, and for an object inside an argument (an array's items) its own
+``properties``, ``required`` and ``additionalProperties: false``; ``description`` is ignored.
 :func:`unsupported` lists anything else, so a schema cannot silently go unchecked.
 
 Values are whatever ``json.loads`` produced: ``NaN``, ``Infinity``, ``1e999``
@@ -32,6 +33,10 @@ SUPPORTED = frozenset(
         "items",
         "maxItems",
         "description",
+        # an object's own keys (an argument that is an object, or an array's items)
+        "properties",
+        "required",
+        "additionalProperties",
     }
 )
 # Keywords of the arguments object itself.
@@ -60,6 +65,10 @@ def _unsupported_value(schema: dict[str, Any], where: str) -> list[str]:
     found = [f"{where}{key}" for key in schema if key not in SUPPORTED]
     if "items" in schema:
         found += _unsupported_value(schema["items"], f"{where}[].")
+    for name, sub in schema.get("properties", {}).items():
+        found += _unsupported_value(sub, f"{where}{name}.")
+    if "properties" in schema and schema.get("additionalProperties", True) is not False:
+        found.append(f"{where}additionalProperties false")
     return found
 
 
@@ -147,14 +156,40 @@ def check(value: Any, schema: dict[str, Any]) -> Any:
         if "maxItems" in schema and len(value) > schema["maxItems"]:
             raise SchemaError(f"must have at most {schema['maxItems']} items, got {len(value)}")
         items = schema.get("items")
-        return [check(v, items) for v in value] if items else value
+        if not items:
+            return value
+        checked = []
+        for i, item in enumerate(value):
+            try:
+                checked.append(check(item, items))
+            except SchemaError as exc:
+                raise SchemaError(f"item {i + 1} {exc}") from None
+        return checked
     if kind == "object":
         if not isinstance(value, dict):
             raise SchemaError(f"must be {expectation(schema)}, got {describe(value)}")
-        return value
+        return _check_object(value, schema) if "properties" in schema else value
     if "enum" in schema and value not in schema["enum"]:
         raise SchemaError(f"must be {expectation(schema)}, got {describe(value)}")
     return value
+
+
+def _check_object(value: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
+    """An object with its own ``properties`` (no other key), its ``required`` ones present."""
+    props: dict[str, Any] = schema["properties"]
+    clean: dict[str, Any] = {}
+    for key, item in value.items():
+        if key not in props:
+            shown = str(key)[:40].encode("unicode_escape").decode("ascii")
+            raise SchemaError(f"has an unknown key '{shown}'; its keys are {', '.join(props)}")
+        try:
+            clean[key] = check(item, props[key])
+        except SchemaError as exc:
+            raise SchemaError(f"'{key}' {exc}") from None
+    missing = [key for key in schema.get("required", []) if key not in clean]
+    if missing:
+        raise SchemaError("is missing " + ", ".join(f"'{k}' ({expectation(props[k])})" for k in missing))
+    return clean
 
 
 def _check_number(value: Any, schema: dict[str, Any], kind: str) -> int | float:

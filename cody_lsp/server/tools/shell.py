@@ -51,6 +51,7 @@ from typing import Any
 from ...landlock import SandboxError
 from ...secrets import protect_process, scrub_env
 from . import procs, sandbox
+from .live import LiveText
 from .schema import describe
 from .workspace import ToolConfig, ToolError, ToolResult, limit_source
 
@@ -61,11 +62,7 @@ KILL_GRACE = 2.0  # seconds between SIGTERM and SIGKILL on timeout
 EOF_GRACE = 1.0  # after the shell exits, how long to wait for its pipe to close
 HOLD_MAX = 5.0  # seconds a `hold_sweeps` may hold back the sweep of a cancelled command
 READ_CHUNK = 65536
-SANDBOX_HINT = (
-    "the command ran in the sandbox (writes only in the workspace and the temp directories, secrets "
-    "unreadable, no network unless the user's setting allows it); if it failed because the sandbox refused "
-    'something it needs, call run_command again with "sandbox": false and a "reason" saying why: the user is asked'
-)
+SANDBOX_HINT = sandbox.SANDBOX_HINT  # what a failed sandboxed command's result says (sandbox.py)
 
 Process = asyncio.subprocess.Process | sandbox.SandboxedProcess
 
@@ -79,8 +76,11 @@ class _Output:
         self.tail = b""
         self.total = 0
 
-    async def drain(self, stream: asyncio.StreamReader) -> None:
+    async def drain(self, stream: asyncio.StreamReader, live: LiveText | None = None) -> None:
+        """Read to the end; each read also told live (`live`: the tool_output of the call, kit.py)."""
         while chunk := await stream.read(READ_CHUNK):
+            if live is not None:
+                live.feed(chunk)
             self.total += len(chunk)
             room = self.half - len(self.head)
             if room > 0:
@@ -516,7 +516,8 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
         raise ToolError(f"the sandbox could not be made ({exc.strerror or exc}); the command did not run") from None
     assert proc.stdout is not None
     out = _Output(config.max_output_bytes)
-    reader = asyncio.create_task(out.drain(proc.stdout))
+    live = config.kit.live(config.call_id) if config.kit is not None else None
+    reader = asyncio.create_task(out.drain(proc.stdout, live))
     notes = [f"sandbox: {note}" for note in proc.notes] if isinstance(proc, sandbox.SandboxedProcess) else []
     try:
         if not await _wait_exit(proc, timeout):
@@ -535,17 +536,21 @@ async def run_command(root: Path, args: dict[str, Any], config: ToolConfig) -> T
             )
         await asyncio.wait({reader}, timeout=EOF_GRACE)
         await _stop(reader)
-        await _release(proc)
+        refused = await _release(proc)  # what a sandboxed command made where it may not, moved aside
+        if live is not None:
+            live.close()
     except BaseException:  # CancelledError included: leave nothing behind
         _commands.abandon(proc, marker, reader)
         raise
 
-    if sandboxed is not None and proc.returncode != 0:
-        notes.append(SANDBOX_HINT)
+    notes += refused
+    said = proc.explain(out.text()) if isinstance(proc, sandbox.SandboxedProcess) else None
+    if said:
+        notes.append(said)
     header = "\n".join(notes + [_describe_exit(proc.returncode)])
     body = out.text() if out.total else "(no output)"
     content = _cap_middle(f"{header}\n{body}", config.max_result_chars)
-    return ToolResult(proc.returncode == 0, content)
+    return ToolResult(proc.returncode == 0 and not refused, content)
 
 
 async def _abandon(proc: Process, marker: bytes, reader: asyncio.Task[None] | None) -> None:
@@ -558,10 +563,12 @@ async def _abandon(proc: Process, marker: bytes, reader: asyncio.Task[None] | No
     await _release(proc)
 
 
-async def _release(proc: Process) -> None:
-    """A sandboxed command's pipe and temp directory, once it and its processes ended."""
+async def _release(proc: Process) -> list[str]:
+    """A sandboxed command's pipe and temp directory, once it and its processes ended; what it
+    made where it may not is moved aside (sandbox.py): notes on it."""
     if isinstance(proc, sandbox.SandboxedProcess):
-        await proc.release()
+        return await proc.release()
+    return []
 
 
 async def _abandon_spawn(spawning: asyncio.Future[tuple[Process, bytes]]) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .registry import TOOLS, ToolSpec, openai_schema
+from .registry import ON_DEMAND, TOOLS, ToolSpec, openai_schema
 from .workspace import ToolConfig, ToolResult
 
 # (validated-or-not arguments, the workspace folder, the run's tool settings) → the result.
@@ -86,7 +86,26 @@ class ToolSet:
         return f"{name} is not available in this run: no MCP server named {server!r} offers it"
 
 
+WEB_TOOLS = frozenset({"web_fetch"})  # what `CODY_WEB=off` removes
+
+
 @functools.cache
-def builtin_tools() -> ToolSet:
-    """The built-in tools (cached; the same object every time)."""
-    return ToolSet(tuple(OfferedTool.builtin(spec) for spec in TOOLS.values()))
+def builtin_tools(web: bool = True) -> ToolSet:
+    """The built-in tools every run is offered (cached; the same object every time): all but those
+    offered only when a run has a use for them — `ToolSpec.always_offered` false (the run adds them:
+    `skill`), or registry.ON_DEMAND (`on_demand` makes them: code_nav) — and without web_fetch when
+    `web` is off (`CODY_WEB=off`)."""
+    return ToolSet(
+        tuple(
+            OfferedTool.builtin(spec)
+            for spec in TOOLS.values()
+            if spec.always_offered and spec.name not in ON_DEMAND and (web or spec.name not in WEB_TOOLS)
+        )
+    )
+
+
+def on_demand(name: str, run: Runner) -> OfferedTool:
+    """A built-in tool of registry.ON_DEMAND as a run is offered it, run by `run` (which gives it what it
+    needs of the run: code_nav its sources)."""
+    spec = TOOLS[name]
+    return OfferedTool(spec.name, openai_schema(spec), not spec.mutating, run)

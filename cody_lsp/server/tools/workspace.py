@@ -52,6 +52,8 @@ class ToolResult:
 
 
 _LIMITS = ToolLimits()
+# A run's skills: the `skill` tool's work (a skill's name → what the model reads).
+SkillLoader = Callable[[str], Awaitable["ToolResult"]]
 
 
 @dataclass(frozen=True)
@@ -78,10 +80,31 @@ class ToolConfig:
     reads: ReadLog | None = None
     # write_file/edit_file report what they changed (`ToolResult.diff`): the ACP face shows it.
     diffs: bool = False
+    # …and the run sends it on their tool_result, as an EditDiff (a cody/* client that declared
+    # `editDiffs`), instead of as a FileEdited payload.
+    edit_diffs: bool = False
+    # The run tells when each tool call starts to run, after its approval (`ToolStarted`,
+    # agent/output.py): the ACP face shows it as the call's `in_progress`.
+    announce_starts: bool = False
+    # run_command of a call that runs outside the sandbox runs here instead, when set: an ACP
+    # client's terminal (server/acp/terminals.py). A sandboxed call always runs in the agent.
+    terminal: ToolHandler | None = None
     # run_command: the run's sandbox (sandbox.py), and whether this call runs in it (what the
     # permission check answered for the policy `sandboxed`).
     sandbox: SandboxSettings = SandboxSettings()
     sandboxed: bool = False
+    # What the run core gives the run's tools (a kit.ToolKit: the session's plan, its background
+    # commands, live output, the web's settings); None: none of it (a tool says so). Not typed
+    # here: kit.py imports the tools that import this module.
+    kit: Any = None
+    # The tool call being run (its live output is told under its id).
+    call_id: str | None = None
+    # The run's skills (agent/skills.py): the `skill` tool loads one by name; read_file may also
+    # read these folders (the user's skills, outside the workspace), read-only.
+    skills: SkillLoader | None = None
+    read_roots: tuple[str, ...] = ()
+    # code_nav: the run's sources (code_nav.Navigator: the editor, language servers); None: not offered.
+    navigator: Any = None
 
     def with_limits(
         self, limits: ToolLimits, *, allow_vcs_writes: bool, sandbox: SandboxSettings | None = None

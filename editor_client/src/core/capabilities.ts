@@ -4,7 +4,12 @@
 // shows the context meter and compactions (usage, compaction chunks), and answers
 // `cody/diagnostics` with an edited file's problems (diagnostics; src/vscode/diagnostics.ts), and
 // takes the `checkpoint` chunk (checkpoints: the panel's Restore… and Fork actions, core/checkpoints.ts).
-// and hears of a session changed in another server process (sessionChanges: `cody/sessionChanged`).
+// and hears of a session changed in another server process (sessionChanges: `cody/sessionChanged`),
+// and answers the agent's code_nav with VS Code's language features (languageFeatures:
+// `cody/languageFeature`, src/vscode/languageFeatures.ts), shows what subagents do (subagents:
+// chunks with `parentToolCallId`, in the block of their `task` call) and what hooks did (hooks:
+// the `hook` chunk), pins the agent's plan above the composer (plans: the `plan` chunk) and shows a
+// command's output as it comes (toolOutput: the `tool_output` chunk).
 // vscode-languageclient lets a StaticFeature add to the client capabilities it sends
 // (`fillClientCapabilities`), which is what CodyCapabilitiesFeature is registered for.
 // Only types are imported from vscode-languageclient, so the integration test can
@@ -19,6 +24,11 @@ export const CLIENT_FEATURES = {
   diagnostics: true,
   checkpoints: true,
   sessionChanges: true,
+  languageFeatures: true,
+  subagents: true,
+  hooks: true,
+  plans: true,
+  toolOutput: true,
 } as const;
 
 /** Adds this client's cody features to `capabilities.experimental.cody`, keeping whatever else is there. */

@@ -63,6 +63,9 @@ export function renderHtml({ cspSource, nonce, scriptUri, styleUri, view }: Html
   <button id="earlier" class="secondary" type="button" hidden>Show earlier messages</button>
   <div id="transcript"></div>
 </main>
+<section id="plan-steps" aria-label="The agent's plan" hidden></section>
+<section id="background" aria-label="Background commands" hidden></section>
+<section id="review" aria-label="Changes of the last run" hidden></section>
 <form id="composer">
   <div id="queue" hidden></div>
   <textarea id="prompt" rows="3" placeholder="Ask Cody… (Enter to send, Shift+Enter for a new line)"></textarea>

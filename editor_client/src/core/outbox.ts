@@ -2,7 +2,7 @@
 // webview plumbing (in a browser: the extension host, the workbench, the webview's host frame and
 // its own frame, each a task), so a page of history posted message by message, or a stream of
 // thousands of deltas, costs that many tasks in the panel's frames. The outbox sends what was
-// posted in one turn of the event loop as one batch, and merges a run's text (or thinking) deltas
+// posted in one turn of the event loop as one batch, and merges a run's (or one of its subagents') text (or thinking) deltas, and a command's output,
 // for up to `DELTA_WINDOW_MS` into one message: the order of everything is kept, and a message
 // that is not a delta goes out in the same turn. Pure (timers injected): unit-tested.
 import type { ToWebview, WebviewBatch } from '../messages';
@@ -24,8 +24,14 @@ const NODE_TIMERS: OutboxTimers = {
   cancel: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
 };
 
-function isDelta(message: ToWebview): message is Extract<ToWebview, { type: 'text' | 'thinking' }> {
-  return message.type === 'text' || message.type === 'thinking';
+function isDelta(message: ToWebview): message is Extract<ToWebview, { type: 'text' | 'thinking' | 'toolOutput' }> {
+  return message.type === 'text' || message.type === 'thinking' || message.type === 'toolOutput';
+}
+
+/** Two deltas of the same stream: a run's (or subagent's) text or thinking, or one command's output. */
+function sameStream(a: ToWebview, b: ToWebview): boolean {
+  if (a.type !== b.type || !isDelta(a) || !isDelta(b) || a.runId !== b.runId || a.parent !== b.parent) return false;
+  return a.type !== 'toolOutput' || (b.type === 'toolOutput' && a.toolCallId === b.toolCallId);
 }
 
 export class Outbox {
@@ -40,7 +46,7 @@ export class Outbox {
 
   post(message: ToWebview): void {
     const last = this.pending.at(-1);
-    if (isDelta(message) && last !== undefined && last.type === message.type && last.runId === message.runId) {
+    if (isDelta(message) && last !== undefined && isDelta(last) && sameStream(last, message)) {
       this.pending[this.pending.length - 1] = { ...last, text: last.text + message.text };
       return;
     }

@@ -42,6 +42,14 @@ export interface ServerFeatures {
   checkpoints?: boolean;
   /** cody/listModels: the endpoint's models, for the model picker. */
   listModels?: boolean;
+  /** cody/warmUp: the hint that a run is coming (the server loads its model client meanwhile). */
+  warmUp?: boolean;
+  /** Custom slash commands: cody/listCommands, cody/run's `command`. */
+  commands?: boolean;
+  /** A run's changes hunk by hunk: cody/listChanges, cody/revertChanges. */
+  changeReview?: boolean;
+  /** Background commands: cody/listBackgroundCommands, cody/stopBackgroundCommand. */
+  backgroundCommands?: boolean;
 }
 
 export function serverFeatures(initializeResult: unknown): ServerFeatures {
@@ -60,6 +68,10 @@ export function serverFeatures(initializeResult: unknown): ServerFeatures {
     checkpoints: cody?.checkpoints === true,
     modes: knownModes(cody?.modes),
     listModels: cody?.listModels === true,
+    warmUp: cody?.warmUp === true,
+    commands: cody?.commands === true,
+    changeReview: cody?.changeReview === true,
+    backgroundCommands: cody?.backgroundCommands === true,
   };
 }
 

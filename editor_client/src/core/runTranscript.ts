@@ -2,9 +2,9 @@
 // on a `retry` chunk, the text_delta and thinking content shown since the current
 // model step began (the last tool_result, session_start or retry) is withdrawn.
 import type { ToWebview, ToWebviewOf } from '../messages';
-import { isTerminalChunk, type Chunk, type TerminalChunk } from '../protocol';
+import { isTerminalChunk, type Chunk, type Plan, type TerminalChunk } from '../protocol';
 import { actionsForError, errorText } from './errors';
-import { callDetail, changesFiles, clipCard, summarizeCall, summarizeResult } from './toolSummary';
+import { callDetail, changesFiles, clipCard, summarizeCall, summarizeResult, webPage } from './toolSummary';
 
 export { actionsForError, errorText };
 
@@ -55,6 +55,8 @@ export class RunTranscript {
       this.terminalChunk = chunk;
       return [endMessage(runId, chunk)];
     }
+    const parent = chunk.parentToolCallId;
+    if (parent !== undefined) return this.subagent(parent, chunk);
     switch (chunk.type) {
       case 'session_start':
         return [this.newStep()];
@@ -64,8 +66,10 @@ export class RunTranscript {
       case 'thinking':
         this.stepThinking += chunk.content;
         return [{ type: 'thinking', runId, text: chunk.content }];
-      case 'tool_call':
-        return [toolCallMessage(runId, chunk.toolCallId, chunk.toolName, chunk.args)];
+      case 'tool_call': {
+        const call = toolCallMessage(runId, chunk.toolCallId, chunk.toolName, chunk.args);
+        return chunk.toolName === 'task' ? [call, subagentStart(runId, chunk.toolCallId, chunk.args)] : [call];
+      }
       case 'tool_result':
         return [
           toolResultMessage(runId, chunk.toolCallId, chunk.toolName, chunk.ok, chunk.content),
@@ -74,9 +78,7 @@ export class RunTranscript {
       case 'retry': {
         this.stepText = '';
         this.stepThinking = '';
-        const delay = (chunk.delayMs / 1000).toFixed(1);
-        const notice = `Retrying in ${delay}s (attempt ${chunk.retryAttempt} of ${chunk.retryMaxAttempts}): ${chunk.reason}`;
-        return [{ type: 'retract', runId, notice }, this.newStep()];
+        return [{ type: 'retract', runId, notice: retryNotice(chunk) }, this.newStep()];
       }
       case 'usage': {
         const context: ToWebviewOf<'context'> = { type: 'context', contextTokens: chunk.contextTokens, contextWindow: chunk.contextWindow };
@@ -91,8 +93,47 @@ export class RunTranscript {
       case 'checkpoint':
         // The checkpoint recorded before the run (sent only to a client that declared `checkpoints`).
         return [];
+      case 'plan':
+        // The agent's plan changed (update_plan): the whole plan, pinned above the composer; none left: cleared.
+        return [{ type: 'plan', plan: chunk.entries.length === 0 ? null : planOf(chunk) }];
+      case 'tool_output':
+        // A command's output as it comes (live in its card).
+        return [{ type: 'toolOutput', runId, toolCallId: chunk.toolCallId, text: chunk.text }];
+      case 'hook':
+        // What a hook did (sent to a client that declares `hooks`).
+        return [{ type: 'hook', runId, event: chunk.event, outcome: chunk.outcome, message: chunk.message }];
       default:
         return ignoreUnknown(chunk);
+    }
+  }
+
+  /**
+   * A subagent's chunk (`parentToolCallId`: its `task` call), shown in that call's block. Its
+   * calls' ids are its own (unique within the parent only): scoped under the parent's. A retry
+   * withdraws the subagent's current step, not the run's.
+   */
+  private subagent(parent: string, chunk: Chunk): ToWebview[] {
+    const runId = this.runId;
+    switch (chunk.type) {
+      case 'text_delta':
+        return [{ type: 'text', runId, text: chunk.content, parent }];
+      case 'thinking':
+        return [{ type: 'thinking', runId, text: chunk.content, parent }];
+      case 'tool_call':
+        return [{ ...toolCallMessage(runId, scopedCallId(chunk.toolCallId, parent), chunk.toolName, chunk.args), parent }];
+      case 'tool_result':
+        return [
+          { ...toolResultMessage(runId, scopedCallId(chunk.toolCallId, parent), chunk.toolName, chunk.ok, chunk.content), parent },
+          { type: 'stepStart', runId, parent },
+        ];
+      case 'retry':
+        return [{ type: 'retract', runId, notice: retryNotice(chunk), parent }];
+      case 'hook':
+        return [{ type: 'hook', runId, event: chunk.event, outcome: chunk.outcome, message: chunk.message, parent }];
+      case 'tool_output':
+        return [{ type: 'toolOutput', runId, toolCallId: scopedCallId(chunk.toolCallId, parent), text: chunk.text, parent }];
+      default:
+        return []; // a subagent sends no start, end, usage or queue chunk of its own (nor the session's plan)
     }
   }
 
@@ -102,6 +143,28 @@ export class RunTranscript {
     this.stepThinking = '';
     return { type: 'stepStart', runId: this.runId };
   }
+}
+
+/** A plan as the panel shows it (a `plan` chunk's, or the session's). */
+export function planOf(plan: { entries: Plan['entries']; explanation?: string | undefined }): Plan {
+  return plan.explanation !== undefined && plan.explanation !== '' ? { entries: plan.entries, explanation: plan.explanation } : { entries: plan.entries };
+}
+
+/** A subagent's tool call id, scoped under its `task` call's (its ids are unique only within it). */
+export function scopedCallId(toolCallId: string, parent?: string): string {
+  return parent === undefined ? toolCallId : `${parent}/${toolCallId}`;
+}
+
+/** The block a `task` call's subagent is shown in: its agent and what it was asked to do. */
+export function subagentStart(runId: string, toolCallId: string, args: Record<string, unknown>): ToWebviewOf<'subagent'> {
+  const agent = typeof args.agent === 'string' && args.agent !== '' ? args.agent : 'general';
+  const description = typeof args.description === 'string' ? args.description : '';
+  return { type: 'subagent', runId, parent: toolCallId, agent, description };
+}
+
+function retryNotice(chunk: { delayMs: number; retryAttempt: number; retryMaxAttempts: number; reason: string }): string {
+  const delay = (chunk.delayMs / 1000).toFixed(1);
+  return `Retrying in ${delay}s (attempt ${chunk.retryAttempt} of ${chunk.retryMaxAttempts}): ${chunk.reason}`;
 }
 
 export function toolCallMessage(runId: string, toolCallId: string, toolName: string, args: Record<string, unknown>): ToWebviewOf<'toolCall'> {
@@ -117,6 +180,9 @@ export function toolCallMessage(runId: string, toolCallId: string, toolName: str
 }
 
 export function toolResultMessage(runId: string, toolCallId: string, toolName: string, ok: boolean | null, content: string): ToWebviewOf<'toolResult'> {
+  // A page web_fetch read: shown as a page (its text rendered), said in one line by what it was.
+  const page = toolName === 'web_fetch' ? webPage(content) : undefined;
+  if (page !== undefined) return { type: 'toolResult', runId, toolCallId, toolName, ok, summary: page.info, content: clipCard(content), page: { ...page, text: clipCard(page.text) } };
   return { type: 'toolResult', runId, toolCallId, toolName, ok, summary: summarizeResult(content), content: clipCard(content) };
 }
 

@@ -6,6 +6,8 @@
 import { randomBytes } from 'node:crypto';
 import { ChangeTracker, type FileChange } from './changes';
 import { Checkpoints, restoredText } from './checkpoints';
+import { Review, type ReviewStore, type StoredReview } from './review';
+import { BackgroundCommands } from './background';
 import type { CancellationTokenLike, Disposable, RpcConnection } from './connection';
 import { MAX_MODEL_ID, MAX_PREFETCHED, type AttachedChip, type FromWebview, type PanelAttachment, type RestoreChoice, type ToWebview, type ToWebviewOf } from '../messages';
 import { permissionChoices, permissionId } from './permissions';
@@ -21,13 +23,16 @@ import {
   type Requests,
   type RunParams,
   type Attachment,
+  type CommandCall,
+  type CommandInfo,
   type RunEnd,
+  type SubagentTranscript,
   type RunResult,
   type SessionInfo,
   type SessionMode,
   type SessionPage,
 } from '../protocol';
-import { compactionText, endedMessage, RunTranscript, toolCallMessage, toolResultMessage } from './runTranscript';
+import { compactionText, endedMessage, planOf, RunTranscript, scopedCallId, subagentStart, toolCallMessage, toolResultMessage } from './runTranscript';
 import { changesFiles, parseArgs, permissionDetail, summarizeCall } from './toolSummary';
 
 export interface SessionOptions {
@@ -48,6 +53,47 @@ export interface SessionOptions {
   features?: ServerFeatures;
   /** The document the user is in (a file:// URI), sent with each run when the server takes it. */
   activeDocument?: () => string | undefined;
+  /** Where the reviews of runs' changes are kept (the extension's workspace state); default: in memory. */
+  reviews?: ReviewStore;
+  /** The session each folder showed last (the workspace state): a reload of the window shows it again. */
+  shown?: ShownSessions;
+}
+
+/** The session the panel showed last in each folder. */
+export interface ShownSessions {
+  get(folder: string): string | undefined;
+  set(folder: string, sessionId: string | undefined): void;
+}
+
+/** ShownSessions over a Memento-like store (the extension's workspace state): one entry, at most 50 folders. */
+export function mementoShown(memento: { get<T>(key: string): T | undefined; update(key: string, value: unknown): Thenable<void> | Promise<void> }): ShownSessions {
+  const KEY = 'cody.shownSessions';
+  const all = (): Record<string, string> => {
+    const value = memento.get<unknown>(KEY);
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, string>) : {};
+  };
+  return {
+    get: (folder) => {
+      const id = all()[folder];
+      return typeof id === 'string' ? id : undefined;
+    },
+    set: (folder, sessionId) => {
+      const current = all();
+      if (current[folder] === sessionId) return;
+      const next = { ...current };
+      delete next[folder];
+      if (sessionId !== undefined) next[folder] = sessionId;
+      const folders = Object.keys(next);
+      for (const old of folders.slice(0, Math.max(0, folders.length - 50))) delete next[old];
+      void memento.update(KEY, next);
+    },
+  };
+}
+
+/** A review store in memory (tests; an extension without storage). */
+export function memoryReviews(): ReviewStore {
+  const kept = new Map<string, StoredReview>();
+  return { get: (id) => kept.get(id), set: (id, review) => (review === undefined ? kept.delete(id) : kept.set(id, review)) };
 }
 
 /** What the panel says once when the server has no command sandbox (initialize's `sandbox`). */
@@ -72,6 +118,8 @@ const NO_FEATURES: ServerFeatures = {
 };
 
 export const DEFAULT_PAGE_SIZE = 100;
+/** A message that names a slash command: `/name` and what follows. */
+const SLASH = /^\/([\w.-]+)(?:\s+([\s\S]*))?$/;
 const MAX_PROMPTS = 500;
 /** At most this many sessions are listed. */
 const MAX_LISTED = 500;
@@ -117,6 +165,10 @@ export class Session {
   readonly changes: ChangeTracker;
   /** The turns' checkpoints: restore, fork (checkpoints.ts). */
   readonly checkpoints: Checkpoints;
+  /** The review of the latest run's changes: Keep / Undo per hunk (review.ts). */
+  readonly review: Review;
+  /** The session's background commands: listed, their output, Stop (background.ts). */
+  readonly background: BackgroundCommands;
   /** Each show/switch bumps this, so a slow page of an older view is dropped. */
   private view = 0;
   /** Views being changed (resume, switch, new session), and the latest one's end: a message sent meanwhile waits for it. */
@@ -124,6 +176,8 @@ export class Session {
   private viewChanged: Promise<void> = Promise.resolve();
   /** The panel says once that the server has no command sandbox. */
   private saidNoSandbox = false;
+  /** cody/warmUp was sent (once per server: the first time the panel shows a session). */
+  private warmedUp = false;
   /** The mode picked before the session exists: the run that makes it starts in it. */
   private nextMode: SessionMode | undefined;
   /** The model picked before the session exists: its first message makes it with that model. */
@@ -132,6 +186,10 @@ export class Session {
   private readonly runModes = new Map<string, SessionMode>();
   /** Sessions whose view is being fetched for the panel (prefetchViews). */
   private readonly prefetching = new Set<string>();
+  /** The folder's slash commands as last listed (cody/listCommands), to send `/name args` as a command. */
+  private commandList: CommandInfo[] | undefined;
+  /** What each live `task` call asked its subagent (`runId/toolCallId` → description): its approvals say so. */
+  private readonly tasks = new Map<string, string>();
 
   constructor(private readonly options: SessionOptions) {
     this.connection = options.connection;
@@ -141,6 +199,8 @@ export class Session {
     this.changes = new ChangeTracker(this.folder);
     this.features = options.features ?? NO_FEATURES;
     this.checkpoints = new Checkpoints(this.connection, this.post, this.features.checkpoints === true);
+    this.review = new Review(this.connection, this.post, options.reviews ?? memoryReviews(), this.features.changeReview === true);
+    this.background = new BackgroundCommands(this.connection, this.post, this.features.backgroundCommands === true);
     this.subscriptions.push(
       this.connection.onNotification(Methods.chunk, (chunk) => this.onChunk(chunk)),
       this.connection.onNotification(Methods.queueChanged, (change) => {
@@ -189,6 +249,7 @@ export class Session {
   }
 
   dispose(): void {
+    this.background.dispose();
     for (const subscription of this.subscriptions.splice(0)) subscription.dispose();
     for (const { finish } of [...this.pendingPermissions.values()]) finish({ outcome: 'deny' });
   }
@@ -259,6 +320,22 @@ export class Session {
       case 'setModel':
         await this.setModel(message.model);
         break;
+      case 'listCommands':
+        await this.listCommands();
+        break;
+      case 'review':
+        if (message.action === 'keep') this.review.keep(message.path, message.hunk);
+        else {
+          await this.review.undo(message.path, message.hunk);
+          await this.checkpoints.show(this.session); // what the turns changed, counted again
+        }
+        break;
+      case 'stopBackground':
+        await this.background.stop(message.id);
+        break;
+      case 'clearBackground':
+        this.background.clear();
+        break;
       default:
         break; // links, clipboard, diffs and actions are the extension's (extension.ts)
     }
@@ -293,12 +370,36 @@ export class Session {
       for (const { card } of this.pendingPermissions.values()) this.post(card);
       return;
     }
+    // The session this folder showed last (a reload of the window comes back to it), else its latest.
+    const shown = this.options.shown?.get(this.folder);
+    if (shown !== undefined) {
+      try {
+        const page = await this.connection.sendRequest(Methods.getSession, { sessionId: shown, limit: this.pageSize });
+        if (page.session.workspaceFolder === this.folder) {
+          await this.show(page.session, page);
+          return;
+        }
+      } catch {
+        // Deleted meanwhile (another client), or unreadable: the folder's latest session instead.
+      }
+    }
     try {
       const latest = await this.connection.sendRequest(Methods.latestSession, { workspaceFolder: this.folder });
       await this.show(latest);
     } catch (error) {
       this.post({ type: 'notice', level: 'error', text: `Could not load the session: ${errorText(error)}` });
     }
+    this.warmUp();
+  }
+
+  /**
+   * The panel shows its first session: a run is likely, so the server loads its model client
+   * while the user types (cody/warmUp, once; after the first screen, which it would slow down).
+   */
+  private warmUp(): void {
+    if (this.features.warmUp !== true || this.warmedUp) return;
+    this.warmedUp = true;
+    this.connection.sendRequest(Methods.warmUp, {}).catch(() => undefined); // a hint: nothing to do when it fails
   }
 
   /** Follows another folder (multi-root: the active editor's); waits for a running run to end first. */
@@ -311,10 +412,15 @@ export class Session {
     return true;
   }
 
-  /** Runs a change of the session shown; messages sent meanwhile wait for its end. */
+  /**
+   * Runs a change of the session shown after the changes asked before it (a New clicked while the
+   * reloaded panel still loads its session: the new session is shown, not the old one over it);
+   * messages sent meanwhile wait for their end.
+   */
   private async changeView<T>(change: () => Promise<T>): Promise<T> {
+    const earlier = this.viewChanges > 0 ? this.viewChanged : undefined;
     this.viewChanges++;
-    const done = change();
+    const done = earlier === undefined ? change() : earlier.then(change);
     this.viewChanged = done.then(
       () => undefined,
       () => undefined,
@@ -330,6 +436,7 @@ export class Session {
   private async show(session: SessionInfo | null, page?: SessionPage): Promise<void> {
     const view = ++this.view;
     this.session = session;
+    this.options.shown?.set(this.folder, session?.id);
     this.nextMode = undefined;
     this.nextModel = undefined;
     this.nextBefore = undefined;
@@ -338,6 +445,8 @@ export class Session {
       this.post({ type: 'reset' });
       this.post({ type: 'session', session });
       this.post({ type: 'earlier', available: false });
+      await this.review.show(undefined);
+      await this.background.show(session?.id);
       return;
     }
     page ??= await this.connection.sendRequest(Methods.getSession, { sessionId: session.id, limit: this.pageSize });
@@ -347,9 +456,13 @@ export class Session {
     this.post({ type: 'reset' });
     this.post({ type: 'session', session: page.session });
     this.post({ type: 'earlier', available: page.nextBefore !== undefined });
+    // The agent's plan (the session's latest), pinned above the composer (the reset cleared the one shown).
+    if (page.session.plan !== undefined && page.session.plan.entries.length > 0) this.post({ type: 'plan', plan: planOf(page.session.plan) });
     for (const message of this.historyMessages(page.messages, page.runs, true)) this.post(message);
     if (page.session.contextTokens !== undefined) this.post({ type: 'context', contextTokens: page.session.contextTokens });
     await this.checkpoints.show(page.session);
+    await this.review.show(page.session.id);
+    await this.background.show(page.session.id);
   }
 
   private get pageSize(): number {
@@ -488,20 +601,54 @@ export class Session {
    * the run has ended; undefined if no run happened (empty prompt, a run already going, or a
    * JSON-RPC error, which is shown).
    */
-  send(prompt: string, priority?: 'now' | 'next', attachments: PanelAttachment[] = []): Promise<RunResult | undefined> {
+  send(prompt: string, priority?: 'now' | 'next', attachments: PanelAttachment[] = [], command?: CommandCall | null): Promise<RunResult | undefined> {
     if (prompt.trim() === '') return Promise.resolve(undefined);
     // A session being shown (the panel loaded, a switch, a restart's resume) first: the message
     // goes to it, and below its history rather than being wiped by its reset.
-    if (this.viewChanges > 0) return this.viewChanged.then(() => this.send(prompt, priority, attachments));
+    if (this.viewChanges > 0) return this.viewChanged.then(() => this.send(prompt, priority, attachments, command));
+    // `/name arguments` of one of the folder's custom commands: the server expands it (cody/run's `command`).
+    if (command === undefined && this.features.commands === true && SLASH.test(prompt)) {
+      return this.commandOf(prompt).then((found) => this.send(prompt, priority, attachments, found ?? null));
+    }
     const attached = this.features.attachments ? attachments : [];
+    const call = command ?? undefined;
     if (this.activeRunId !== undefined) {
-      if (this.features.steering && this.session !== null) return this.run(prompt, priority ?? 'next', attached);
+      if (this.features.steering && this.session !== null) return this.run(prompt, priority ?? 'next', attached, call);
       this.post({ type: 'notice', level: 'info', text: 'A run is in progress: stop it or wait for it to finish.' });
       return Promise.resolve(undefined);
     }
-    const done = this.run(prompt, undefined, attached);
+    const done = this.run(prompt, undefined, attached, call);
     this.activeRunDone = done;
     return done;
+  }
+
+  /** The folder's slash commands (cody/listCommands, read now by the server), told to the composer. */
+  async listCommands(): Promise<CommandInfo[]> {
+    if (this.features.commands !== true) return [];
+    try {
+      const listed = await this.connection.sendRequest(Methods.listCommands, { workspaceFolder: this.folder });
+      this.commandList = listed.commands;
+      this.post({ type: 'commands', commands: listed.commands });
+      return listed.commands;
+    } catch (error) {
+      this.post({ type: 'notice', level: 'error', text: `Could not list the slash commands: ${errorText(error)}` });
+      return this.commandList ?? [];
+    }
+  }
+
+  /**
+   * The custom command a message names (`/name arguments`), if the folder has one of that name (the
+   * list read again when it does not know it: a file added since). Built-in names are the panel's.
+   */
+  private async commandOf(prompt: string): Promise<CommandCall | undefined> {
+    const match = SLASH.exec(prompt.trim());
+    const name = match?.[1];
+    if (name === undefined) return undefined;
+    const custom = (list: CommandInfo[] | undefined) => list?.find((c) => c.name === name && c.source !== 'builtin');
+    const found = custom(this.commandList) ?? custom(await this.listCommands());
+    if (found === undefined) return undefined;
+    const args = match?.[2]?.trim() ?? '';
+    return args === '' ? { name } : { name, arguments: args };
   }
 
   /**
@@ -509,13 +656,14 @@ export class Session {
    * once. With one (steering), the message waits for the running run: `next` joins it at its
    * next boundary, `now` interrupts it; it is shown when it enters a run (`user_message`).
    */
-  private async run(prompt: string, priority?: Priority, attachments: PanelAttachment[] = []): Promise<RunResult | undefined> {
+  private async run(prompt: string, priority?: Priority, attachments: PanelAttachment[] = [], command?: CommandCall): Promise<RunResult | undefined> {
     const runId = this.newRunId();
     const messageId = `msg-${runId}`;
     const transcript = new RunTranscript(runId);
     this.runs.set(runId, transcript);
     this.remember(runId, prompt);
-    const params: RunParams = { prompt, runId, workspaceFolder: this.folder };
+    // A custom command is sent as one (the server expands its file); its text is what the user typed.
+    const params: RunParams = command !== undefined ? { command, runId, workspaceFolder: this.folder } : { prompt, runId, workspaceFolder: this.folder };
     if (this.features.steering) params.messageId = messageId;
     if (attachments.length > 0) params.attachments = attachments.map(wireAttachment);
     if (priority !== undefined) params.priority = priority;
@@ -556,8 +704,10 @@ export class Session {
       this.runModes.delete(runId);
       this.shownMessages.delete(messageId);
       if (this.activeRunId === runId) this.activeRunId = this.otherLiveRun();
-      // The run's checkpoint (and what it changed) gets its actions once no run goes.
+      // The run's checkpoint (and what it changed) gets its actions once no run goes; what it changed, the review bar.
       if (this.activeRunId === undefined) await this.checkpoints.show(this.session);
+      if (transcript.started && this.session !== null) await this.review.afterRun(this.session.id, runId);
+      if (transcript.started) await this.background.refresh(this.session?.id);
     }
   }
 
@@ -698,6 +848,7 @@ export class Session {
         updatedAt: now,
       };
       this.nextMode = undefined;
+      this.options.shown?.set(this.folder, chunk.sessionId);
     }
     if (chunk.type === 'session_start') {
       // The run's mode and the instruction files it was given (the header's "Rules:").
@@ -712,7 +863,10 @@ export class Session {
       }
     }
     if (chunk.type === 'tool_call' && changesFiles(chunk.toolName)) {
-      this.changes.record(chunk.runId, chunk.toolCallId, chunk.toolName, chunk.args, true);
+      this.changes.record(chunk.runId, scopedCallId(chunk.toolCallId, chunk.parentToolCallId), chunk.toolName, chunk.args, true);
+    }
+    if (chunk.type === 'tool_call' && chunk.toolName === 'task' && chunk.parentToolCallId === undefined) {
+      this.tasks.set(`${chunk.runId}/${chunk.toolCallId}`, subagentStart(chunk.runId, chunk.toolCallId, chunk.args).description);
     }
     if (chunk.type === 'session_start' && this.activeRunId !== chunk.runId && !transcript.started && !transcript.ended) {
       // A queued message's own run starts (after the run before it, or interrupting it).
@@ -724,12 +878,15 @@ export class Session {
       return;
     }
     for (const message of transcript.apply(chunk)) this.post(message);
+    // A command may have started (or ended) in the background: the list is read again.
+    if (chunk.type === 'tool_result' && chunk.toolName === 'run_command') void this.background.refresh(this.session?.id ?? chunk.sessionId);
     if (chunk.type === 'done' && this.runModes.get(chunk.runId) === 'plan' && chunk.output.trim() !== '') {
       this.post({ type: 'planReady', runId: chunk.runId });
     }
     if (transcript.ended) {
       this.runModes.delete(chunk.runId);
       this.withdrawPermissions(chunk.runId);
+      for (const task of [...this.tasks.keys()]) if (task.startsWith(`${chunk.runId}/`)) this.tasks.delete(task);
     }
   }
 
@@ -810,7 +967,9 @@ export class Session {
   }
 
   private askPermission(params: PermissionParams, token: CancellationTokenLike): Promise<PermissionResult> {
-    const id = permissionId(params.runId, params.toolCallId);
+    // A subagent's call: its id is its own within its task (scoped under the task's id), and the card says whose it is.
+    const parent = params.parentToolCallId;
+    const id = permissionId(params.runId, scopedCallId(params.toolCallId, parent));
     return new Promise((resolve) => {
       let cancelListener: Disposable | undefined;
       const finish = (answer: PermissionResult): void => {
@@ -829,6 +988,7 @@ export class Session {
         choices: choices.map(({ choice, label, primary }) => ({ choice, label, primary })),
       };
       if (this.features.denyFeedback && card.type === 'permission') card.feedback = true;
+      if (parent !== undefined && card.type === 'permission') card.asker = this.tasks.get(`${params.runId}/${parent}`) || 'a subagent';
       const answers = new Map(choices.map((c) => [c.choice, { answer: c.answer, settled: c.settled }]));
       this.pendingPermissions.set(id, { finish, card, answers });
       this.post(card);
@@ -874,6 +1034,14 @@ export class Session {
       for (const call of message.toolCalls ?? []) {
         if (changesFiles(call.name)) {
           this.changes.record(historyRunId(message), call.id, call.name, parseArgs(call.arguments), false);
+        }
+      }
+      // A subagent's edits: their diffs too (its calls' ids scoped under the task's).
+      for (const child of message.subagent?.messages ?? []) {
+        for (const call of child.toolCalls ?? []) {
+          if (changesFiles(call.name)) {
+            this.changes.record(historyRunId(message), scopedCallId(call.id, message.toolCallId ?? ''), call.name, parseArgs(call.arguments), false);
+          }
         }
       }
     }
@@ -944,12 +1112,19 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
         shownEnd.add(runId);
       }
     } else if (message.role === 'assistant') {
-      out.push({ type: 'stepStart', runId });
+      // `partial`: what a stopped turn's model step had streamed (the model never read it): shown as unfinished.
+      out.push(message.partial === true ? { type: 'stepStart', runId, partial: true } : { type: 'stepStart', runId });
       // The model's reasoning before the step (servers that keep it), shown as a live run's thinking is.
       if (message.reasoning) out.push({ type: 'thinking', runId, text: message.reasoning });
       if (message.content) out.push({ type: 'text', runId, text: message.content });
-      for (const call of message.toolCalls ?? []) out.push(toolCallMessage(runId, call.id, call.name, parseArgs(call.arguments)));
+      for (const call of message.toolCalls ?? []) {
+        const args = parseArgs(call.arguments);
+        out.push(toolCallMessage(runId, call.id, call.name, args));
+        if (call.name === 'task') out.push(subagentStart(runId, call.id, args));
+      }
     } else if (message.role === 'tool') {
+      // A task's subagent: what it did, in the block under the call (collapsed by its result).
+      if (message.subagent !== undefined && message.toolCallId !== undefined) out.push(...subagentHistory(runId, message.toolCallId, message.subagent));
       out.push(toolResultMessage(runId, message.toolCallId ?? '', message.toolName ?? '', message.ok ?? null, message.content ?? ''));
     }
     const next = messages[i + 1];
@@ -960,5 +1135,33 @@ export function historyMessages(messages: Message[], runs: RunEnd[] = [], newest
       shownEnd.add(runId);
     }
   });
+  return out;
+}
+
+/**
+ * A subagent's stored conversation (the `subagent` of its task call's tool message) → the messages
+ * its block shows, as its chunks showed it live: its steps (its prompt is the task call's), and how
+ * it stopped when it did not finish.
+ */
+export function subagentHistory(runId: string, parent: string, transcript: SubagentTranscript): ToWebview[] {
+  const out: ToWebview[] = [];
+  for (const message of transcript.messages) {
+    if (message.role === 'assistant') {
+      out.push({ type: 'stepStart', runId, parent });
+      if (message.reasoning) out.push({ type: 'thinking', runId, text: message.reasoning, parent });
+      if (message.content) out.push({ type: 'text', runId, text: message.content, parent });
+      for (const call of message.toolCalls ?? []) {
+        out.push({ ...toolCallMessage(runId, scopedCallId(call.id, parent), call.name, parseArgs(call.arguments)), parent });
+      }
+    } else if (message.role === 'tool') {
+      const id = scopedCallId(message.toolCallId ?? '', parent);
+      out.push({ ...toolResultMessage(runId, id, message.toolName ?? '', message.ok ?? null, message.content ?? ''), parent });
+    } else if (message.role === 'user' && message.kind !== 'message' && message.kind !== 'compaction' && message.kind !== 'restored') {
+      const ended = endedMessage(runId, MARKER_STATUS[message.kind], message.error);
+      const end: ToWebviewOf<'subagentEnded'> = { type: 'subagentEnded', runId, parent, status: ended.status };
+      if (ended.message !== undefined) end.message = ended.message;
+      out.push(end);
+    }
+  }
   return out;
 }

@@ -48,6 +48,26 @@ export function summarizeCall(toolName: string, args: Record<string, unknown>): 
       break;
     case 'run_command':
       subject = str(args.command ?? '');
+      if (args.background === true) return clip(`${toolName} ${firstLine(subject)}`.trim(), MAX_LINE - 13) + ' (background)';
+      break;
+    case 'command_output':
+    case 'stop_command':
+      subject = str(args.id ?? '');
+      break;
+    case 'web_fetch':
+      subject = str(args.url ?? '');
+      break;
+    case 'skill':
+      subject = str(args.name ?? '');
+      break;
+    case 'update_plan':
+      subject = planSubject(args.plan);
+      break;
+    case 'code_nav':
+      subject = navSubject(args);
+      break;
+    case 'task':
+      subject = `${str(args.description ?? '')}${typeof args.agent === 'string' && args.agent !== '' ? ` (${args.agent})` : ''}`;
       break;
     default:
       subject = JSON.stringify(args);
@@ -63,7 +83,14 @@ export function callDetail(toolName: string, args: Record<string, unknown>): str
     case 'edit_file':
       return clipCard(`${str(args.path ?? '')}\n\n${editLines(args)}`);
     case 'run_command':
-      return clipCard(`$ ${str(args.command ?? '')}${args.timeout !== undefined ? `\n(timeout ${str(args.timeout)} s)` : ''}`);
+      return clipCard(
+        `$ ${str(args.command ?? '')}${args.background === true ? '\n(in the background: it goes on after this call)' : ''}${args.timeout !== undefined ? `\n(timeout ${str(args.timeout)} s)` : ''}`,
+      );
+    case 'web_fetch':
+      return clipCard(`GET ${str(args.url ?? '')}${typeof args.max_bytes === 'number' ? `\n(at most ${args.max_bytes} bytes of text)` : ''}`);
+    case 'task':
+      // What the subagent was asked (its prompt), after the agent it runs.
+      return clipCard(`${typeof args.agent === 'string' && args.agent !== '' ? args.agent : 'general'}: ${str(args.description ?? '')}\n\n${str(args.prompt ?? '')}`);
     default:
       return clipCard(JSON.stringify(args, null, 2));
   }
@@ -81,6 +108,24 @@ export function permissionDetail(toolName: string, args: Record<string, unknown>
     default:
       return clip(JSON.stringify(args, null, 2), MAX_DETAIL);
   }
+}
+
+/** update_plan's steps: `3 steps, 1 done` (the step in progress, if any: `· now: Run the tests`). */
+function planSubject(plan: unknown): string {
+  if (!Array.isArray(plan)) return '';
+  const steps = plan.filter((s): s is Record<string, unknown> => typeof s === 'object' && s !== null);
+  const done = steps.filter((s) => s.status === 'completed').length;
+  const now = steps.find((s) => s.status === 'in_progress');
+  return `${steps.length} step${steps.length === 1 ? '' : 's'}, ${done} done${now !== undefined ? ` · now: ${str(now.step ?? '')}` : ''}`;
+}
+
+/** code_nav: `definition main.ts:3:13`, `workspace_symbols greet`. */
+function navSubject(args: Record<string, unknown>): string {
+  const operation = str(args.operation ?? '');
+  if (operation === 'workspace_symbols') return `${operation} ${str(args.query ?? '')}`;
+  const at = typeof args.line === 'number' ? `:${args.line}${typeof args.character === 'number' ? `:${args.character}` : ''}` : '';
+  const query = typeof args.query === 'string' && args.query !== '' ? ` (${args.query})` : '';
+  return `${operation} ${str(args.path ?? '')}${at}${query}`;
 }
 
 function editLines(args: Record<string, unknown>): string {
@@ -101,6 +146,31 @@ export function summarizeResult(content: string): string {
   if (first === undefined) return '(no output)';
   const more = rest.length > 0 ? ` (+${rest.length} lines)` : '';
   return clip(first.trim(), MAX_LINE) + more;
+}
+
+/** A page web_fetch read, as its card shows it: where from, what it was, its text (Markdown for HTML). */
+export interface WebPage {
+  url: string;
+  /** `HTTP 200, text/html, 1,234 bytes` (and the redirects it took). */
+  info: string;
+  markdown: boolean;
+  text: string;
+}
+
+const PAGE_OPEN = /<web_page url="([^"\n]*)">\n/;
+
+/** web_fetch's result (tools/web.py: a header line, a note, the page between web_page markers) → the page; undefined for anything else (an error). */
+export function webPage(content: string): WebPage | undefined {
+  const header = content.split('\n', 1)[0] ?? '';
+  const head = /^web_fetch (\S+)((?: \(after \d+ redirects?\))?): (HTTP \d+, .*)$/.exec(header);
+  const open = PAGE_OPEN.exec(content);
+  if (head === null || open === null) return undefined;
+  const start = open.index + open[0].length;
+  const end = content.lastIndexOf('\n</web_page>');
+  const text = (end >= start ? content.slice(start, end) : content.slice(start)).replace(/<\\\/(\s*web_page)/gi, '</$1');
+  const markdown = / shown as Markdown/.test(head[3] ?? '');
+  const info = `${(head[3] ?? '').replace(/, shown as Markdown/, '').replace(/\.(?: The server answered.*)?$/, '')}${head[2] ?? ''}`;
+  return { url: head[1] ?? '', info, markdown, text };
 }
 
 /** Tool arguments stored as the model sent them (a JSON string) → an object. */

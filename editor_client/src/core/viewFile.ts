@@ -6,7 +6,7 @@
 // bounded in size, and escaped for the page.
 import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { ToWebview } from '../messages';
+import type { ScrollAnchor, ToWebview } from '../messages';
 import { readSavedView, ViewLog } from '../viewLog';
 
 const WRITE_EVERY_MS = 1000;
@@ -32,6 +32,16 @@ export class ViewFile {
   /** A message posted to the view. */
   record(message: ToWebview): void {
     if (this.path === undefined || !this.log.record(message)) return;
+    this.changed();
+  }
+
+  /** Where the user scrolled up to in the view (null: at its newest message). */
+  scrolled(at: ScrollAnchor | null): void {
+    if (this.path === undefined || !this.log.scrolled(at)) return;
+    this.changed();
+  }
+
+  private changed(): void {
     this.dirty = true;
     this.timer ??= setTimeout(() => {
       this.timer = undefined;

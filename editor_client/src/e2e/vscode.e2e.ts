@@ -10,11 +10,13 @@
 // contrast.txt), a long session lands on and follows its newest message, a plan made in plan mode
 // (the composer's picker) is carried out in code mode with its write asked for, an edit is accepted
 // and another rejected from its diff editor's title bar, an edit denied with what to do instead
-// (the model gets the words with the refusal), the panel moved to the secondary side bar
+// (the model gets the words with the refusal), the agent's plan pinned above the composer with a
+// background dev server listed (its output, Stop) and web_fetch's page, the panel moved to the secondary side bar
 // works there and stays there across a reload, and a wrong cody.pythonPath is said once, in the
 // panel, with a button (no notification that would outlive the fix).
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -40,7 +42,24 @@ const ANSWER =
   "```python\nprint('hello')\n```\n\nSee [the docs](https://example.com/docs).";
 
 const GREET = "def greet():\n    return 'hi'\n";
+/** shop.py before and after the run the review bar reviews: two places changed, far apart (two hunks). */
+const SHOP_LINES = ['# The shop', "NAME = 'shop'", '', 'def open_shop():', '    return NAME', '', '', '', '', '', 'def close_shop():', '    return None', ''];
+const SHOP_BEFORE = SHOP_LINES.join('\n');
+const SHOP_AFTER = SHOP_BEFORE.replace("NAME = 'shop'", "NAME = 'the shop'").replace('    return None\n', '    return None\n\n\ndef health():\n    return \'ok\'\n');
 const PIXEL = 'iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8BQDwAEhQGAhKmMIQAAAABJRU5ErkJggg==';
+
+/** A port nothing listens on (for the dev server the model starts in the background). */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = createServer();
+    probe.once('error', reject);
+    probe.listen(0, '127.0.0.1', () => {
+      const address = probe.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      probe.close(() => resolve(port));
+    });
+  });
+}
 
 /** Answers of different heights, for the long session. */
 function longAnswer(i: number): string {
@@ -119,6 +138,26 @@ const SCRIPT = [
   // Deny with what to do instead: an edit that asks, refused with the user's words.
   { tool_calls: [{ name: 'edit_file', arguments: { path: 'todo.txt', old_string: 'buy bread\n', new_string: 'buy bread\nbuy butter\n' } }] },
   { text: 'Understood: oat milk instead of butter.' },
+  // A subagent (task: explore) greps for the greeting; then a command a user hook refuses (PreToolUse).
+  { tool_calls: [{ name: 'task', arguments: { description: 'Look for the greeting', prompt: 'Where is greet defined?', agent: 'explore' } }] },
+  { tool_calls: [{ name: 'grep', arguments: { pattern: 'def greet' } }] },
+  { text: 'greet is defined in greet.py.' },
+  { tool_calls: [{ name: 'run_command', arguments: { command: 'rm -f notes.txt' } }] },
+  { text: 'The greeting is in greet.py; the hook kept notes.txt.' },
+  // A custom slash command (.claude/commands/review-pr.md), picked in the "/" menu.
+  { text: 'Pull request 42 looks fine.' },
+  // code_nav: the definition of greet in main.ts, answered by VS Code's own TypeScript (cody/languageFeature).
+  { tool_calls: [{ name: 'code_nav', arguments: { operation: 'definition', path: 'main.ts', line: 3, query: 'greet' } }] },
+  { text: 'greet is defined in lib.ts, line 1.' },
+  // The review bar: a write of shop.py that changes two places (two hunks); one is undone, one kept.
+  { tool_calls: [{ name: 'write_file', arguments: { path: 'shop.py', content: SHOP_AFTER } }] },
+  { text: 'Renamed the shop and added a health check.' },
+  // The power tools: a plan, a dev server in the background (its page read with web_fetch), the plan moved on.
+  { tool_calls: [{ name: 'update_plan', arguments: { plan: [{ step: 'Start the dev server', status: 'in_progress' }, { step: 'Read the shop page', status: 'pending' }, { step: 'Check the opening hours', status: 'pending' }] } }] },
+  { tool_calls: [{ name: 'run_command', arguments: { command: 'python3 -u -m http.server __PORT__ --bind 127.0.0.1', background: true } }] },
+  { tool_calls: [{ name: 'web_fetch', arguments: { url: 'http://127.0.0.1:__PORT__/index.html' } }] },
+  { tool_calls: [{ name: 'update_plan', arguments: { explanation: 'the page is read', plan: [{ step: 'Start the dev server', status: 'completed' }, { step: 'Read the shop page', status: 'completed' }, { step: 'Check the opening hours', status: 'in_progress' }] } }] },
+  { text: 'The shop is open 9 to 5; the dev server is still running.' },
   // The panel in the secondary side bar.
   { text: 'Answering from the secondary side bar.' },
 ];
@@ -136,6 +175,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
   let shot = 0;
   /** Whether the server offered "Always in this folder" (permission rules). */
   let folderRule = false;
+  /** Where the dev server the model starts in the background listens. */
+  let devPort = 0;
 
   const screenshot = async (name: string): Promise<void> => {
     shot++;
@@ -212,9 +253,35 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await input.waitFor();
     await input.fill('>Preferences: Color Theme');
     await row('Preferences: Color Theme').first().click();
-    await page.locator('.quick-input-widget .quick-input-title', { hasText: /color theme/i }).waitFor({ timeout: 15_000 }).catch(() => undefined);
+    // The theme picker replaced the palette: its title or its placeholder says so (VS Code 1.100 has no title there: waiting for one cost 15 s a theme).
+    await page
+      .locator('.quick-input-widget .quick-input-title', { hasText: /color theme/i })
+      .or(page.locator('.quick-input-widget input[placeholder*="Color Theme" i]'))
+      .first()
+      .waitFor({ timeout: 15_000 })
+      .catch(() => undefined);
     await input.fill(label);
     await row(label).first().click();
+  };
+
+  /**
+   * What `probes` name is readable in every kind of theme (computed colours): a screenshot in each
+   * (`name-dark`, …), the measures added to contrast.txt; back to Light Modern after.
+   */
+  const readableInThemes = async (name: string, probes: Probe[]): Promise<void> => {
+    const problems: string[] = [];
+    const report: string[] = [];
+    for (const [theme, kind] of [...THEMES.filter(([t]) => t !== 'Light Modern'), ['Light Modern', 'vscode-light'] as [string, string]]) {
+      await setTheme(theme);
+      await frame.waitForFunction((k) => (document as unknown as { body: { getAttribute(n: string): string | null } }).body.getAttribute('data-vscode-theme-kind') === k, kind, { timeout: 30_000 });
+      await page.waitForTimeout(300); // the theme's colours reach the webview's variables
+      const measures = await measure(frame, probes);
+      report.push(`${name}, ${theme}: ${measures.map((m) => `${m.name} ${m.contrast.toFixed(1)}`).join(', ')}`);
+      await screenshot(`${name}-${kind.replace('vscode-', '')}`);
+      problems.push(...unreadable(probes, measures).map((p) => `${theme}: ${p}`));
+    }
+    writeFileSync(join(ARTIFACTS, `contrast-${name}.txt`), `${report.join('\n')}\n`);
+    assert.deepEqual(problems, []);
   };
 
   /** Sets a text setting through the Settings editor, as a user would (User scope). */
@@ -255,9 +322,12 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     writeFileSync(join(workspace, 'app.py'), "print('hello')\n");
     writeFileSync(join(workspace, 'greet.py'), GREET);
     writeFileSync(join(workspace, 'config.json'), '{"name": "shop", "port": 8080}\n');
+    writeFileSync(join(workspace, 'lib.ts'), "export function greet(name: string): string {\n  return 'hi ' + name;\n}\n");
+    writeFileSync(join(workspace, 'main.ts'), "import { greet } from './lib';\n\nconsole.log(greet('shop'));\n");
     mkdirSync(join(workspace, 'src'));
     writeFileSync(join(workspace, 'src', 'util.py'), 'def util():\n    pass\n');
-    writeFileSync(join(home, 'script.json'), JSON.stringify(SCRIPT));
+    devPort = await freePort();
+    writeFileSync(join(home, 'script.json'), JSON.stringify(SCRIPT).replaceAll('__PORT__', String(devPort)));
     provider = await startProvider(join(home, 'script.json'), join(home, 'requests.jsonl'), LISTED_MODELS);
     const settings = {
       'security.workspace.trust.enabled': false,
@@ -283,6 +353,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
       CODY_RETRY_MAX_DELAY: '0.05',
       CODY_APPROVALS: 'auto',
       CODY_MODEL_API_KEY: '', // the key comes from the secret storage (set in the story)
+      XDG_CONFIG_HOME: join(home, 'xdg'), // the user's cody-lsp files (a hook, written by the story)
+      CODY_WEB_ALLOW_PRIVATE_HOSTS: `127.0.0.1:${devPort}`, // web_fetch of the dev server the model starts
     };
     codeServer = await CodeServer.start({ dir: codeServerDir(), vsix: VSIX, home, settings, env });
     browser = await launchBrowser();
@@ -429,6 +501,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     await runEnded(2);
     assert.equal(await frame.locator('.run-end.cancelled .run-end-label').last().innerText(), 'Stopped');
     assert.equal(await frame.locator('#stop').isVisible(), false);
+    // What it had streamed is not an answer: shown as unfinished.
+    assert.match(await frame.locator('.msg.assistant').last().locator('.step.partial').innerText(), /Let me[\s\S]*Unfinished: the run was stopped while the model was answering/);
     await screenshot('stopped');
   });
 
@@ -462,6 +536,12 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     assert.equal(await frame.locator('.run-end.cancelled').count(), 2, 'the interrupted markers are states');
     assert.doesNotMatch(text, /\[This turn/, 'never the marker text the model reads');
     assert.match(text, /Let me think/, "the stopped answer's text, as it streamed");
+    assert.equal(await frame.locator('.step.partial', { hasText: 'Let me think' }).count(), 1, 'shown as unfinished after the reload too (the history\'s partial message)');
+    await frame.locator('.step.partial').first().scrollIntoViewIfNeeded();
+    await readableInThemes('unfinished-answer', [
+      { name: 'unfinished text', selector: '.step.partial .markdown p', text: 4.5 },
+      { name: 'unfinished label', selector: '.partial-label', text: 3 },
+    ]);
     assert.match(await frame.locator('.run-end.done').first().innerText(), /^Done · [\d,]+ tokens$/, 'a finished run says so, with its tokens');
     await screenshot('reloaded');
   });
@@ -530,14 +610,18 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     }
   });
 
-  step('lands on and follows the newest message of a long session', async () => {
-    // A long session of this folder, written by a second server on the same database (prompts
-    // committed without a model call, and answers of different heights from a second provider).
+  step('lands on the newest message of a short and a long session when opened and after a reload, and follows it', async () => {
+    // Two sessions of this folder, written by a second server on the same database: a short one (3
+    // prompts and their answers: 6 messages, taller than the panel) and a long one (prompts committed
+    // without a model call, and answers of different heights), from a second provider.
+    const short = Array.from({ length: 3 }, (_, i) => ({ text: `Short answer ${i}:\n\n${Array.from({ length: 9 }, (_, k) => `- step ${k} of the short answer ${i}`).join('\n')}` }));
     const answers = Array.from({ length: 30 }, (_, i) => ({ text: longAnswer(i), text_deltas: 2 }));
-    writeFileSync(join(home, 'long.json'), JSON.stringify(answers));
+    writeFileSync(join(home, 'long.json'), JSON.stringify([...short, ...answers]));
     const seeder = await startProvider(join(home, 'long.json'));
     const server = await startServer({ CODY_DB: join(home, 'sessions.db'), CODY_MODEL: 'scripted-model', CODY_MODEL_BASE_URL: seeder.baseUrl, CODY_MODEL_API_KEY: 'sk-seed' }, workspace);
     try {
+      const brief = (await server.connection.sendRequest('cody/createSession', { workspaceFolder: workspace, title: 'A short session' })) as { id: string };
+      for (let i = 0; i < short.length; i++) await server.connection.sendRequest('cody/run', { prompt: `Short question ${i}`, sessionId: brief.id });
       const session = (await server.connection.sendRequest('cody/createSession', { workspaceFolder: workspace, title: 'A long session' })) as { id: string };
       for (let i = 0; i < answers.length; i++) {
         await Promise.all(Array.from({ length: 4 }, (_, n) => server.connection.sendRequest('cody/run', { prompt: `Note ${i}.${n}: keep this in mind.`, sessionId: session.id, shouldQuery: false })));
@@ -547,11 +631,9 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
       await server.stop();
       seeder.process.kill();
     }
-    const newest = `Answer ${answers.length - 1}:`;
-    const atNewest = async (what: string): Promise<void> => {
-      await frame.waitForFunction((t) => (document.getElementById('transcript')?.textContent ?? '').includes(t), newest, { timeout: 30_000 });
-      await page.waitForTimeout(500); // the messages that came into view took their real height
-      const { above, visible } = await frame.evaluate(() => {
+    /** How far the view is above its bottom, and whether the newest answer is in view. */
+    const position = () =>
+      frame.evaluate(() => {
         const doc = document as unknown as {
           getElementById(id: string): { scrollTop: number; scrollHeight: number; clientHeight: number; getBoundingClientRect(): { bottom: number } };
           querySelectorAll(s: string): ArrayLike<{ getBoundingClientRect(): { top: number; bottom: number } }>;
@@ -561,26 +643,101 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
         const last = answersShown[answersShown.length - 1]?.getBoundingClientRect();
         return { above: messages.scrollHeight - messages.scrollTop - messages.clientHeight, visible: last !== undefined && last.bottom <= messages.getBoundingClientRect().bottom + 1 };
       });
+    /** The message at the top of the view (its text's start) and how far into it the view is (px). */
+    const topMessage = () =>
+      frame.evaluate(() => {
+        type Box = { textContent: string | null; getBoundingClientRect(): { top: number; bottom: number } };
+        const doc = document as unknown as { getElementById(id: string): Box; querySelectorAll(s: string): ArrayLike<Box> };
+        const top = doc.getElementById('messages').getBoundingClientRect().top;
+        const first = Array.from(doc.querySelectorAll('#transcript > .msg')).find((node) => node.getBoundingClientRect().bottom > top);
+        return { text: (first?.textContent ?? '').slice(0, 40), offset: Math.round(top - (first?.getBoundingClientRect().top ?? 0)) };
+      });
+    const atNewest = async (what: string, newest: string): Promise<void> => {
+      await frame.waitForFunction((t) => (document.getElementById('transcript')?.textContent ?? '').includes(t), newest, { timeout: 30_000 });
+      await page.waitForTimeout(500); // the messages that came into view took their real height
+      const { above, visible } = await position();
       assert.ok(above <= 2, `${what}: at the newest message, not ${above} px above it`);
       assert.ok(visible, `${what}: the newest answer is in view`);
     };
-    await frame.click('#sessions-toggle');
-    await frame.locator('#sessions-list .session-open', { hasText: 'A long session' }).click();
-    await atNewest('opened from the sessions list');
+    /**
+     * After a reload: the view kept from before is drawn at once, then the extension's answer
+     * (the same messages, drawn anew) replaces it. Both land on the newest message, and so does
+     * every frame after the answer was drawn (it landed at the top: issue 34), before the turns'
+     * checkpoint actions come and change the height again.
+     */
+    const reloadedAtNewest = async (what: string, newest: string): Promise<void> => {
+      await page.reload();
+      await openPanel();
+      // Frame by frame from now: the view drawn when the answer replaced the kept one (its messages are new elements).
+      const watched = frame.evaluate(() => {
+        const win = globalThis as unknown as {
+          requestAnimationFrame(f: () => void): void;
+          document: {
+            getElementById(id: string): { scrollTop: number; scrollHeight: number; clientHeight: number };
+            querySelectorAll(s: string): ArrayLike<{ dataset: Record<string, string | undefined> }>;
+          };
+        };
+        const kept = Array.from(win.document.querySelectorAll('#transcript > .msg'));
+        for (const node of kept) node.dataset.keptView = '1';
+        return new Promise<{ redrawn: boolean; frames: number[] }>((resolve) => {
+          const frames: number[] = [];
+          let redrawn = kept.length === 0;
+          const started = Date.now();
+          const tick = (): void => {
+            const nodes = Array.from(win.document.querySelectorAll('#transcript > .msg'));
+            if (!redrawn && nodes.length > 0 && nodes.every((node) => node.dataset.keptView === undefined)) redrawn = true;
+            if (redrawn && nodes.length > 0) {
+              const m = win.document.getElementById('messages');
+              frames.push(m.scrollHeight - m.scrollTop - m.clientHeight);
+            }
+            if (frames.length >= 30 || Date.now() - started > 30_000) resolve({ redrawn, frames });
+            else win.requestAnimationFrame(tick);
+          };
+          win.requestAnimationFrame(tick);
+        });
+      });
+      const { redrawn, frames } = await watched;
+      // (The frame the answer is drawn in may still have its placeholders' heights; from the next one on, settled.)
+      if (redrawn) assert.deepEqual(frames.slice(2).filter((above) => above > 2), [], `${what}: every frame after the answer was drawn is at the newest message (px above it: ${frames.join(', ')})`);
+      await atNewest(what, newest);
+      await frame.locator('.checkpoint-bar').first().waitFor({ timeout: 30_000 });
+      await atNewest(`${what}, with the turns' actions`, newest);
+    };
+    const open = async (title: string): Promise<void> => {
+      await frame.click('#sessions-toggle');
+      await frame.locator('#sessions-list .session-open', { hasText: title }).click();
+    };
+    await open('A short session');
+    await atNewest('the short session opened from the sessions list', 'Short answer 2:');
+    await reloadedAtNewest('the short session after a reload', 'Short answer 2:');
+    await screenshot('short-session-reloaded');
+    const newest = `Answer ${answers.length - 1}:`;
+    await open('A long session');
+    await atNewest('opened from the sessions list', newest);
     await screenshot('long-session');
-    await page.reload();
-    await openPanel();
-    await atNewest('after a reload');
+    await reloadedAtNewest('the long session after a reload', newest);
     // Scrolled up, the view stays; "Jump to latest" brings the user back.
     const box = await page.locator('.part.sidebar').boundingBox();
     await page.mouse.move((box?.x ?? 0) + 150, (box?.y ?? 0) + 300);
     await page.mouse.wheel(0, -2500);
     const jump = frame.locator('#jump-latest');
     await jump.waitFor({ state: 'visible', timeout: 15_000 });
+    await page.waitForTimeout(500); // where the user is is told once the scrolling stopped
+    const reading = await topMessage();
     await screenshot('scrolled-up');
-    await jump.click();
-    await atNewest('after Jump to latest');
-    assert.equal(await jump.isVisible(), false);
+    // …and a reload leaves a user who had scrolled up where they were: the same message at the top.
+    await page.waitForTimeout(1500); // the kept view is saved a moment after the last change
+    await page.reload();
+    await openPanel();
+    await frame.waitForFunction((t) => (document.getElementById('transcript')?.textContent ?? '').includes(t), newest, { timeout: 30_000 });
+    await frame.locator('.checkpoint-bar').first().waitFor({ timeout: 30_000 });
+    await page.waitForTimeout(500);
+    assert.deepEqual(await topMessage(), reading, 'after the reload, the message the user had scrolled up to is at the top of the view');
+    assert.ok(await frame.locator('#jump-latest').isVisible(), '"Jump to latest" offered'); // the frame after the reload, not jump's
+    await screenshot('scrolled-up-reloaded');
+    await frame.locator('#jump-latest').click();
+    await atNewest('after Jump to latest', newest);
+    assert.equal(await frame.locator('#jump-latest').isVisible(), false);
   });
 
   step('attaches a file with @ and a pasted image, and both reach the model', async () => {
@@ -732,6 +889,8 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     // Fork from the turn: a new session with the conversation before its prompt (none), opened.
     await frame.locator('.checkpoint-bar').last().locator('.checkpoint-fork').click();
     await frame.waitForFunction(() => document.getElementById('session-title')?.textContent === 'Change data.txt (fork)', undefined, { timeout: 15_000 });
+    // The notice follows the session's page (its title comes first).
+    await frame.waitForFunction(() => /Forked from “Change data\.txt”/.test(document.getElementById('messages')?.textContent ?? ''), undefined, { timeout: 15_000 });
     assert.match(await panelText(), /Forked from “Change data\.txt”/);
     assert.equal(await frame.locator('.msg.user').count(), 0, 'the fork holds what came before that prompt: nothing');
     await screenshot('checkpoint-forked');
@@ -759,7 +918,9 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     const requests = () =>
       readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string } }> });
     const planned = requests().at(-1);
-    assert.deepEqual(planned?.tools?.map((t) => t.function.name), ['read_file', 'list_dir', 'glob', 'grep'], 'plan mode offers only read-only tools');
+    const offered = planned?.tools?.map((t) => t.function.name) ?? [];
+    assert.ok(['read_file', 'list_dir', 'glob', 'grep'].every((name) => offered.includes(name)), `plan mode reads: ${offered.join(', ')}`);
+    assert.deepEqual(offered.filter((name) => ['write_file', 'edit_file', 'run_command', 'stop_command'].includes(name)), [], 'plan mode offers no tool that changes things');
     assert.match(String(planned?.messages[0]?.content), /# Mode: plan/);
     assert.match(String(planned?.messages[0]?.content), /Greet politely\./);
     await frame.click('#plan-bar .plan-carry');
@@ -847,6 +1008,232 @@ describe('the extension in a real VS Code (code-server)', { timeout: 600_000 }, 
     const refusal = String(requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '');
     assert.match(refusal, /^Permission to run edit_file was refused by the user, who said what to do instead:\nNo butter: add oat milk instead\n/, 'the model got the refusal with the words');
     await screenshot('denied-with-feedback');
+  });
+
+  step("shows a subagent's steps in a block under its task call (live, folded once it answered, again after a reload), and a hook's refusal", async () => {
+    // The user's own hook (no approval needed): PreToolUse refuses `rm`, the reason on stderr.
+    mkdirSync(join(home, 'xdg', 'cody-lsp'), { recursive: true });
+    writeFileSync(
+      join(home, 'xdg', 'cody-lsp', 'hooks.json'),
+      JSON.stringify({ hooks: { PreToolUse: [{ matcher: 'run_command', hooks: [{ type: 'command', command: `grep -q '"rm ' && { echo 'rm is not allowed here: move files to trash/ instead' >&2; exit 2; }; exit 0` }] }] } }),
+    );
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await send('Find the greeting, then clean up');
+    await frame.waitForFunction(() => /the hook kept notes\.txt/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 60_000 });
+    await frame.locator('.msg.assistant').last().locator('.run-end.done').waitFor({ timeout: 30_000 });
+    const run = frame.locator('.msg.assistant').last();
+    const block = run.locator('details.subagent');
+    assert.equal(await block.count(), 1);
+    assert.match(await block.locator(':scope > summary').innerText(), /explore\s+Look for the greeting/);
+    assert.equal(await block.getAttribute('open'), null, 'folded once its task answered');
+    assert.match(await run.locator(':scope > .tool').first().innerText(), /task Look for the greeting \(explore\)/);
+    await block.locator(':scope > summary').click();
+    assert.match(await block.locator('.tool .tool-call').innerText(), /^grep def greet/);
+    assert.match(await block.locator('.markdown').innerText(), /greet is defined in greet\.py\./);
+    const hook = run.locator('.hook.blocked');
+    assert.equal(await hook.innerText(), 'PreToolUse hook blocked: rm is not allowed here: move files to trash/ instead');
+    assert.ok(existsSync(join(workspace, 'notes.txt')), 'the hook kept the file');
+    assert.equal(await frame.locator('.permission:not(.settled)').count(), 0, 'refused before any approval was asked');
+    await screenshot('subagent-and-hook');
+    await readableInThemes('subagent-and-hook', [
+      { name: 'subagent agent', selector: '.subagent-agent', text: 4.5 },
+      { name: 'subagent task', selector: '.subagent-description', text: 3 },
+      { name: "subagent's text", selector: '.subagent-body .markdown p', text: 4.5 },
+      { name: "subagent's tool", selector: '.subagent-body .tool-call', text: 3 },
+      { name: 'hook', selector: '.hook-label', text: 3 },
+      { name: 'hook message', selector: '.hook-message', text: 3 },
+    ]);
+    // After a reload, the subagent's steps come from the history (folded under the task call).
+    rmSync(join(home, 'xdg', 'cody-lsp', 'hooks.json'));
+    await page.reload();
+    await openPanel();
+    await frame.waitForFunction(() => /the hook kept notes\.txt/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await frame.locator('.checkpoint-bar').first().waitFor({ timeout: 30_000 }); // the extension's answer is drawn
+    const stored = frame.locator('.msg.assistant details.subagent');
+    await stored.locator(':scope > summary').click();
+    assert.match(await stored.locator('.tool .tool-call').innerText(), /^grep def greet/);
+    assert.match(await stored.locator('.markdown').innerText(), /greet is defined in greet\.py\./);
+    await screenshot('subagent-reloaded');
+  });
+
+  step('offers the folder\'s slash commands in the "/" menu and runs one (the server expands it)', async () => {
+    mkdirSync(join(workspace, '.claude', 'commands'), { recursive: true });
+    writeFileSync(join(workspace, '.claude', 'commands', 'review-pr.md'), '---\ndescription: Review a pull request\nargument-hint: <number>\n---\nReview pull request #$ARGUMENTS: read its diff and list the problems.\n');
+    await frame.focus('#prompt');
+    await page.keyboard.type('/');
+    const item = frame.locator('.slash-menu .slash-item.custom', { hasText: '/review-pr' });
+    await item.waitFor({ timeout: 15_000 });
+    assert.equal(await item.locator('.slash-hint').innerText(), '<number>');
+    assert.equal(await item.locator('.slash-source').innerText(), 'folder');
+    await screenshot('slash-commands');
+    await page.keyboard.type('rev');
+    await page.keyboard.press('Enter');
+    assert.equal(await frame.inputValue('#prompt'), '/review-pr ');
+    await page.keyboard.type('42');
+    await page.keyboard.press('Enter');
+    await frame.waitForFunction(() => /Pull request 42 looks fine\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    assert.equal((await frame.locator('.msg.user').last().innerText()).split('\n')[0], '/review-pr 42');
+    const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }> });
+    assert.match(String(requests.at(-1)?.messages.filter((m) => m.role === 'user').at(-1)?.content ?? ''), /Review pull request #42: read its diff and list the problems\./, 'the model read the expansion');
+    await screenshot('slash-command-ran');
+  });
+
+  step("answers the agent's code_nav with VS Code's own TypeScript (cody/languageFeature)", async () => {
+    // lib.ts and main.ts are written before the story (quick open finds a file made just now only once its watcher saw it).
+    // VS Code's TypeScript answers once its server runs: open main.ts and go to greet's definition by hand first.
+    await page.keyboard.press('Control+P');
+    await page.locator('.quick-input-widget input').fill('main.ts');
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: 'main.ts' }).first().waitFor();
+    await page.keyboard.press('Enter');
+    await page.locator('.tabs-container .tab.active', { hasText: 'main.ts' }).waitFor({ timeout: 15_000 });
+    const greet = page.locator('.editor-group-container.active .view-line', { hasText: "console.log(greet('shop'))" }).locator('span', { hasText: /^greet$/ }).first();
+    for (let attempt = 0; attempt < 20; attempt++) {
+      await greet.click();
+      await page.keyboard.press('F12');
+      if (await page.locator('.tabs-container .tab.active', { hasText: 'lib.ts' }).waitFor({ timeout: 3_000 }).then(() => true, () => false)) break;
+    }
+    await page.locator('.tabs-container .tab.active', { hasText: 'lib.ts' }).waitFor({ timeout: 5_000 });
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await send('Where is greet defined?');
+    await frame.waitForFunction(() => /greet is defined in lib\.ts, line 1\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 60_000 });
+    const requests = readFileSync(join(home, 'requests.jsonl'), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { messages: Array<{ role: string; content: unknown }>; tools?: Array<{ function: { name: string } }> });
+    const asked = requests.at(-2);
+    assert.ok(asked?.tools?.some((t) => t.function.name === 'code_nav'), 'code_nav offered: the editor answers');
+    const result = String(requests.at(-1)?.messages.filter((m) => m.role === 'tool').at(-1)?.content ?? '');
+    assert.match(result, /answered by the editor/, result);
+    assert.match(result, /^lib\.ts:1:17: export function greet\(name: string\): string \{$/m, 'the definition, from VS Code\'s TypeScript, at the right place');
+    assert.match(await frame.locator('.tool').last().innerText(), /code_nav/);
+    await screenshot('code-nav-typescript');
+  });
+
+  step("reviews a run's changes: undoes one of two hunks from the review bar, its diff marks them, the review survives a reload", async () => {
+    const shop = join(workspace, 'shop.py');
+    writeFileSync(shop, SHOP_BEFORE);
+    // config.json still holds an earlier run's unsaved edit in its buffer: saved first, so the folder is
+    // as on disk (a buffer left as the run found it is not the run's change: tests/e2e/test_change_review.py).
+    await command('File: Save All');
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await send('Tidy shop.py');
+    const asked = frame.locator('.permission:not(.settled)');
+    if (await asked.waitFor({ timeout: 5_000 }).then(() => true, () => false)) await asked.locator('button', { hasText: 'Allow once' }).click();
+    await frame.waitForFunction(() => /Renamed the shop and added a health check\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    const bar = frame.locator('#review');
+    await bar.waitFor({ state: 'visible', timeout: 30_000 });
+    assert.equal(await bar.locator('.review-title').innerText(), '1 file changed');
+    const hunks = bar.locator('.review-file[data-path="shop.py"] .review-hunk');
+    assert.equal(await hunks.count(), 2, 'one file: its hunks shown at once');
+    assert.match(await hunks.nth(0).locator('.review-lines').innerText(), /-NAME = 'shop'\n\+NAME = 'the shop'/);
+    assert.match(await hunks.nth(1).locator('.review-lines').innerText(), /\+def health\(\):/);
+    await screenshot('review-bar');
+    await savedAs(shop, SHOP_AFTER); // what the run left (in the editor's buffer if open) is on disk
+    // Undo the first hunk only.
+    await hunks.nth(0).locator('.review-undo').click();
+    await hunks.nth(0).locator('.review-state', { hasText: 'Undone' }).waitFor({ timeout: 30_000 });
+    assert.equal(await hunks.nth(1).locator('.review-undo').count(), 1, 'the other hunk still to review');
+    const undone = SHOP_AFTER.replace("NAME = 'the shop'", "NAME = 'shop'");
+    await savedAs(shop, undone);
+    await screenshot('review-hunk-undone');
+    // The file in the diff editor: before the run ↔ the file, the hunk still to review marked; Keep All / Undo All in its title bar.
+    await bar.locator('.review-open', { hasText: 'shop.py' }).click();
+    await page.locator('.tabs-container .tab.active', { hasText: "shop.py (Cody: the run's changes)" }).waitFor({ timeout: 15_000 });
+    await page.locator('.editor-group-container.active .action-label[aria-label="Keep All Changes in This File"]').waitFor({ timeout: 15_000 });
+    assert.ok(await page.locator('.editor-group-container.active .action-label[aria-label="Undo All Changes in This File"]').isVisible());
+    await page.locator('.editor-group-container.active .modified-in-monaco-diff-editor .view-line', { hasText: 'def health():' }).first().waitFor({ timeout: 15_000 });
+    await screenshot('review-diff');
+    // A reload: the bar comes back as it was reviewed.
+    await page.reload();
+    await openPanel();
+    // The panel's frame after the reload is a new one: the bar and its hunks are looked up in it.
+    const barAgain = frame.locator('#review');
+    const hunksAgain = barAgain.locator('.review-file[data-path="shop.py"] .review-hunk');
+    await barAgain.waitFor({ state: 'visible', timeout: 30_000 });
+    await hunksAgain.nth(0).locator('.review-state', { hasText: 'Undone' }).waitFor({ timeout: 30_000 });
+    assert.equal(await hunksAgain.nth(1).locator('.review-keep').count(), 1);
+    await screenshot('review-reloaded');
+    await readableInThemes('review-bar', [
+      { name: 'review title', selector: '.review-title', text: 4.5 },
+      { name: 'review file', selector: '.review-open', text: 3 },
+      { name: 'review added count', selector: '.review-added', text: 3 },
+      { name: 'review added line', selector: '.review-line.add', text: 3 },
+      { name: 'review removed line', selector: '.review-line.del', text: 3 },
+      { name: 'review context line', selector: '.review-line.ctx', text: 4.5 },
+      { name: 'review state', selector: '.review-state.undone', text: 3 },
+      { name: 'Keep button', selector: '.review-keep', text: 4.5 },
+      { name: 'Undo all button', selector: '.review-undo-all', text: 4.5 },
+    ]);
+    await hunksAgain.nth(1).locator('.review-keep').click();
+    await barAgain.waitFor({ state: 'hidden', timeout: 15_000 });
+    assert.equal(readFileSync(shop, 'utf8'), undone, 'Keep changes nothing');
+  });
+
+  step("pins the agent's plan above the composer, lists a background dev server with its output and Stop, shows web_fetch's page; the plan is back after a reload", async () => {
+    writeFileSync(join(workspace, 'index.html'), '<!doctype html><html><head><title>Shop</title></head><body><h1>The shop</h1><p>Open <b>9 to 5</b>, Monday to Saturday.</p></body></html>\n');
+    await frame.click('#new-session');
+    await frame.waitForFunction(() => document.querySelectorAll('.msg').length === 0);
+    await send('Start the shop and read its page');
+    // The background command and the fetch may ask: allowed once each.
+    const answered = frame.waitForFunction(() => /the dev server is still running\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 60_000 }).then(() => true);
+    // A card just answered keeps its (disabled) buttons until it is drawn settled: only an enabled
+    // "Allow once" is clicked, and a card that went meanwhile is no failure.
+    const allow = frame.locator('.permission:not(.settled) button:not([disabled])', { hasText: 'Allow once' }).first();
+    while (!(await Promise.race([answered, allow.waitFor({ timeout: 60_000 }).then(() => false, () => false)]))) {
+      await allow.click({ timeout: 5_000 }).catch(() => undefined);
+    }
+    // The plan, pinned above the composer.
+    const plan = frame.locator('#plan-steps');
+    await plan.waitFor({ state: 'visible' });
+    assert.equal(await plan.locator('.plan-progress').innerText(), '2 of 3 done');
+    assert.deepEqual(await plan.locator('.plan-entry').evaluateAll((items) => items.map((i) => `${i.className.replace('plan-entry ', '')}: ${i.textContent}`)), [
+      'completed: Start the dev server',
+      'completed: Read the shop page',
+      'in_progress: Check the opening hours',
+    ]);
+    // The dev server, running, with its output (the fetch's request in its log) and Stop.
+    const list = frame.locator('#background');
+    await list.waitFor({ state: 'visible', timeout: 15_000 });
+    assert.equal(await list.locator('.bg-title').innerText(), '1 background command running');
+    assert.equal(await list.locator('.bg-text').first().innerText(), `$ python3 -u -m http.server ${devPort} --bind 127.0.0.1`);
+    await list.locator('.bg-toggle').first().click();
+    await list.locator('.bg-output', { hasText: 'GET /index.html' }).waitFor({ timeout: 15_000 });
+    assert.match(await frame.locator('.msg.assistant').last().locator('.tool .tool-call').nth(1).innerText(), /\(background\)$/);
+    // web_fetch's page: its HTML as Markdown.
+    const fetchCard = frame.locator('.msg.assistant').last().locator('.tool', { hasText: 'web_fetch' });
+    assert.match(await fetchCard.locator('.tool-result').innerText(), /^HTTP 200, text\/html/);
+    await fetchCard.locator('summary').click();
+    assert.equal(await fetchCard.locator('.tool-page h1').innerText(), 'The shop');
+    assert.equal(await fetchCard.locator('.tool-page strong').innerText(), '9 to 5');
+    await screenshot('plan-background-page');
+    await readableInThemes('power-tools', [
+      { name: 'plan title', selector: '.plan-title', text: 4.5 },
+      { name: 'plan progress', selector: '.plan-progress', text: 3 },
+      { name: 'plan step done', selector: '.plan-entry.completed .plan-step', text: 3 },
+      { name: 'plan step now', selector: '.plan-entry.in_progress .plan-step', text: 4.5 },
+      { name: 'background title', selector: '.bg-title', text: 4.5 },
+      { name: 'background command', selector: '.bg-text', text: 4.5 },
+      { name: 'background running', selector: '.bg-status.running', text: 3 },
+      { name: 'Stop button', selector: '.bg-stop', text: 4.5 },
+      { name: 'background output', selector: '.bg-output', text: 4.5 },
+      { name: 'page heading', selector: '.tool-page h1', text: 4.5 },
+      { name: 'page text', selector: '.tool-page p', text: 4.5 },
+      { name: 'page address', selector: '.tool-page-url', text: 3 },
+    ]);
+    // Stop: the server ends (its port closes), and the list says so until cleared.
+    await list.locator('.bg-stop').click();
+    await list.locator('.bg-status.stopped').waitFor({ timeout: 15_000 });
+    assert.equal(await list.locator('.bg-title').innerText(), 'Background command ended');
+    await screenshot('background-stopped');
+    await list.locator('.bg-clear').click();
+    await list.waitFor({ state: 'hidden', timeout: 15_000 });
+    // A reload: the session's plan is pinned again.
+    await page.reload();
+    await openPanel();
+    await frame.waitForFunction(() => /the dev server is still running\./.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: 30_000 });
+    await frame.locator('#plan-steps .plan-progress', { hasText: '2 of 3 done' }).waitFor({ timeout: 30_000 });
+    assert.equal(await frame.locator('#background').isVisible(), false, 'no command runs');
+    await screenshot('plan-reloaded');
   });
 
   step('moves to the secondary side bar ("View: Move View"), works there, and is still there after a reload', async () => {

@@ -14,6 +14,11 @@ describe('messages from the webview', () => {
     assert.ok(isFromWebview({ type: 'renameSession', sessionId: 's', title: 't' }));
     assert.ok(!isFromWebview({ type: 'renameSession', sessionId: 's' }));
     assert.ok(!isFromWebview({ type: 'send' }));
+    assert.ok(isFromWebview({ type: 'scrolled', at: null }));
+    assert.ok(isFromWebview({ type: 'scrolled', at: { index: 3, offset: -8 } }));
+    assert.ok(!isFromWebview({ type: 'scrolled', at: { index: -3, offset: 0 } }));
+    assert.ok(!isFromWebview({ type: 'scrolled' }));
+    assert.ok(isFromWebview({ type: 'listCommands' }));
     assert.ok(!isFromWebview({ type: 'constructor' }));
     assert.ok(isFromWebview({ type: 'stop' }));
   });

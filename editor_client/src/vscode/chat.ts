@@ -11,6 +11,8 @@ import { CodyServer, readSettings, StartError, type ServerSettings } from './ser
 import type { ApiKeyStore } from './setup';
 import { resolveInterpreter, type Interpreter } from './setup';
 import type { ServerInstaller } from './install';
+import type { ReviewStore } from '../core/review';
+import type { ShownSessions } from '../core/session';
 import type { SetupReporter } from './setupState';
 
 /** Why there is no chat, with the buttons that fix it. */
@@ -54,6 +56,12 @@ export interface ChatOptions {
   installer: ServerInstaller;
   /** The keys the extension contributes under `cody.` (the server's section). */
   settingKeys: string[];
+  /** Where the reviews of runs' changes are kept (the workspace state): they survive a reload. */
+  reviews?: ReviewStore;
+  /** The session each folder showed last (the workspace state): a reload shows it again. */
+  shown?: ShownSessions;
+  /** A session began (the server started): e.g. the editor's review marks follow it. */
+  sessionStarted?: (session: Session) => void;
 }
 
 export class Chat implements vscode.Disposable {
@@ -212,8 +220,11 @@ export class Chat implements vscode.Disposable {
         onPermissionSettled: (id) => this.options.permissionChanged?.(id, false),
         features: serverFeatures(client.initializeResult),
         activeDocument,
+        ...(this.options.reviews !== undefined ? { reviews: this.options.reviews } : {}),
+        ...(this.options.shown !== undefined ? { shown: this.options.shown } : {}),
       });
       this.state = { kind: 'running', session, settings };
+      this.options.sessionStarted?.(session);
       log(`started (${interpreter.path}, from ${interpreter.source})`);
       if (this.options.viewReady()) await session.resume();
       for (const message of starting.waiting.splice(0)) await session.handle(message);

@@ -15,6 +15,12 @@ export class DiffDocuments implements vscode.TextDocumentContentProvider {
     return this.texts.get(uri.path) ?? '';
   }
 
+  /** A read-only document of `text` for one side of a diff (named after the file and the side). */
+  virtual(side: string, path: string, text: string): vscode.Uri {
+    this.next++;
+    return this.document(side, path, text);
+  }
+
   private document(side: string, path: string, text: string): vscode.Uri {
     const key = `/${this.next}/${side}/${basename(path) || 'file'}`;
     this.texts.set(key, text);

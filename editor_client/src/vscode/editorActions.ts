@@ -10,9 +10,18 @@ import { showCheckpointDiff } from './checkpoints';
 import type { DiffDocuments } from './diffView';
 
 /** The webview messages that are the editor's (the rest are the session's). */
-export type EditorMessage = Extract<FromWebview, { type: 'action' | 'openLink' | 'copy' | 'insert' | 'showDiff' | 'complete' | 'showCheckpointDiff' }>;
+export type EditorMessage = Extract<FromWebview, { type: 'action' | 'openLink' | 'copy' | 'insert' | 'showDiff' | 'complete' | 'showCheckpointDiff' | 'reviewDiff' }>;
 
-const EDITOR_MESSAGES: Record<EditorMessage['type'], true> = { action: true, openLink: true, copy: true, insert: true, showDiff: true, complete: true, showCheckpointDiff: true };
+const EDITOR_MESSAGES: Record<EditorMessage['type'], true> = {
+  action: true,
+  openLink: true,
+  copy: true,
+  insert: true,
+  showDiff: true,
+  complete: true,
+  showCheckpointDiff: true,
+  reviewDiff: true,
+};
 
 export function isEditorMessage(message: FromWebview): message is EditorMessage {
   return Object.prototype.hasOwnProperty.call(EDITOR_MESSAGES, message.type);
@@ -31,6 +40,8 @@ export interface EditorActionsOptions {
   diffOpened?: (permissionId: string, uri: vscode.Uri) => void;
   /** The active terminal's recent output, for `@terminal`. */
   terminal?: () => Promise<PanelAttachment | undefined>;
+  /** A file of the review bar: its diff (before the run ↔ now), the hunks marked (review.ts). */
+  reviewDiff?: (path: string) => Promise<void>;
 }
 
 export class EditorActions {
@@ -66,6 +77,9 @@ export class EditorActions {
         });
         return;
       }
+      case 'reviewDiff':
+        void this.options.reviewDiff?.(message.path);
+        return;
       case 'showCheckpointDiff': {
         const session = this.options.session();
         if (session) void showCheckpointDiff(session, message.checkpointId);

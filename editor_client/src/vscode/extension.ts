@@ -17,6 +17,9 @@ import { ChatPanel } from './panel';
 import { contributedKeys, type CodyServer } from './server';
 import { ApiKeyStore, promptForApiKey, pythonExtensionApi } from './setup';
 import { SetupReporter } from './setupState';
+import { ReviewEditor } from './review';
+import { mementoStore } from '../core/review';
+import { mementoShown } from '../core/session';
 
 let server: CodyServer | undefined;
 
@@ -48,7 +51,14 @@ export function activate(context: vscode.ExtensionContext): void {
     installer,
     permissionChanged: (id, waiting) => editDiffs.permissionChanged(id, waiting),
     settingKeys: contributedKeys(context.extension?.packageJSON),
+    // The reviewed state of a run's changes survives a reload (the workspace's state).
+    reviews: mementoStore(context.workspaceState),
+    // A reload of the window shows the session the panel showed (not the folder's latest, if another).
+    shown: mementoShown(context.workspaceState),
+    sessionStarted: (session) => review.attach(session),
   });
+  // The review bar's files in the diff editor, their hunks marked (Keep / Undo there too).
+  const review: ReviewEditor = new ReviewEditor(() => chat.session, diffs);
   const terminals = new TerminalOutput();
   const editor: EditorActions = new EditorActions({
     terminal: () => terminals.attachment(),
@@ -58,6 +68,7 @@ export function activate(context: vscode.ExtensionContext): void {
     restart: () => chat.connect(),
     session: () => chat.session,
     post: (message) => panel.post(message),
+    reviewDiff: (path) => review.openDiff(path),
   });
   // Accept / Reject in the title bar of a proposed edit's diff (cody.acceptEdit, cody.rejectEdit).
   const editDiffs = new EditDiffActions(() => chat.session);
@@ -71,6 +82,7 @@ export function activate(context: vscode.ExtensionContext): void {
     keys,
     diffs,
     editDiffs,
+    review,
     vscode.workspace.registerTextDocumentContentProvider(DiffDocuments.scheme, diffs),
     vscode.window.registerWebviewViewProvider(ChatPanel.viewType, panel, { webviewOptions: { retainContextWhenHidden: true } }),
     vscode.commands.registerCommand('cody.newSession', () => chat.session?.newSession()),

@@ -37,6 +37,11 @@ export class ChatPanel implements vscode.WebviewViewProvider {
     });
     webview.onDidReceiveMessage((message: unknown) => {
       if (!isFromWebview(message)) return;
+      // Where the user scrolled up to: kept with the view, for a reload to put them back there.
+      if (message.type === 'scrolled') {
+        this.kept?.scrolled(message.at);
+        return;
+      }
       if (message.type === 'ready') this.ready = true;
       this.onMessage(message);
     });

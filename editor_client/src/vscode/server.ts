@@ -14,8 +14,9 @@ import {
 } from 'vscode-languageclient/node';
 import { CodyCapabilitiesFeature } from '../core/capabilities';
 import { checkProtocolVersion } from '../core/protocolVersion';
-import { Methods, type DiagnosticsParams } from '../protocol';
+import { Methods, type DiagnosticsParams, type LanguageFeatureParams } from '../protocol';
 import { fileProblems } from './diagnostics';
+import { languageFeature } from './languageFeatures';
 import type { Interpreter } from './setup';
 
 export interface ServerSettings {
@@ -252,6 +253,8 @@ export function createLanguageClient(
   client.registerFeature(new CodyCapabilitiesFeature());
   // The problems of a file the agent changed (capabilities' `diagnostics`), for the model.
   client.onRequest(Methods.diagnostics, (params: DiagnosticsParams, token) => fileProblems(params, token));
+  // The agent's code_nav, answered by VS Code's own language features (capabilities' `languageFeatures`).
+  client.onRequest(Methods.languageFeature, (params: LanguageFeatureParams) => languageFeature(params));
   return client;
 }
 

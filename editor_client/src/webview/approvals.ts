@@ -32,6 +32,7 @@ export class Approvals {
     const card = el('div', 'permission');
     card.dataset.permissionId = msg.id;
     card.appendChild(el('div', 'permission-title', `Allow ${msg.toolName}?`));
+    if (msg.asker !== undefined) card.appendChild(el('div', 'permission-asker', `Asked by the subagent: ${msg.asker}`));
     card.appendChild(el('div', 'permission-summary', msg.summary));
     if (msg.detail) card.appendChild(el('pre', 'permission-detail', msg.detail));
     // Deny may say what to do instead (the model gets it): typed here, sent with Deny (or Enter).

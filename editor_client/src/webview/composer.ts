@@ -1,6 +1,6 @@
 // The composer: the prompt (Enter sends, Shift+Enter a new line), Send / Queue / Send now / Stop
 // as the run's state and the server's steering allow, and the queued messages as chips.
-import type { QueuedMessage } from '../protocol';
+import type { CommandInfo, QueuedMessage } from '../protocol';
 import { byId, el, vscode } from './dom';
 import { Attachments } from './attach';
 import { SlashMenu, type SlashCommand } from './slash';
@@ -25,7 +25,12 @@ export class Composer {
     private readonly sent: () => void,
     commands: SlashCommand[] = [],
   ) {
-    this.slash = new SlashMenu(this.prompt, commands);
+    this.slash = new SlashMenu(
+      this.prompt,
+      commands,
+      () => vscode.postMessage({ type: 'listCommands' }),
+      () => this.send(),
+    );
     this.attachments = new Attachments(this.prompt, (text) => this.problem(text));
     this.problemEl.hidden = true;
     this.prompt.before(this.slash.el, this.attachments.menu, this.attachments.chips, this.problemEl);
@@ -42,6 +47,11 @@ export class Composer {
     });
     this.stopButton.addEventListener('click', () => vscode.postMessage({ type: 'stop' }));
     this.sendNowButton.addEventListener('click', () => this.send('now'));
+  }
+
+  /** The folder's slash commands (cody/listCommands): the custom ones join the "/" menu. */
+  setCommands(commands: CommandInfo[]): void {
+    this.slash.setCustom(commands);
   }
 
   setSteering(steering: boolean): void {

@@ -6,7 +6,7 @@
 // Messages are queued and applied once per animation frame, within a time budget, so a fast
 // stream or a page of history never blocks the view. Type-checked with tsconfig.webview.json
 // (DOM, strict) and bundled by esbuild into dist/webview/main.js, loaded with the CSP nonce.
-import { isActionCommand, type ToWebview, type ToWebviewOf, type WebviewBatch } from '../messages';
+import { isActionCommand, type ScrollAnchor, type ToWebview, type ToWebviewOf, type WebviewBatch } from '../messages';
 import type { SessionInfo } from '../protocol';
 import { Approvals } from './approvals';
 import { CheckpointActions } from './checkpoints';
@@ -17,6 +17,9 @@ import { Header } from './header';
 import { KeptViews } from './keptViews';
 import { Models } from './models';
 import { Modes } from './modes';
+import { ReviewBar } from './review';
+import { PlanSteps } from './plan';
+import { BackgroundList } from './background';
 import { SessionList } from './sessions';
 import { Snapshot } from './snapshot';
 import { Transcript } from './transcript';
@@ -34,12 +37,16 @@ const header = new Header();
 const approvals = new Approvals(messagesEl, transcript, byId('prompt', HTMLTextAreaElement));
 const working = new Working();
 transcript.el.after(working.el);
-const follow = new Follow(messagesEl, transcript.el);
+// Where the user scrolled up to is kept with the view (the extension's file, the webview's state): a reload puts them back.
+const follow = new Follow(messagesEl, transcript.el, (at) => {
+  vscode.postMessage({ type: 'scrolled', at });
+  snapshot.scrolled(at);
+});
 const checkpoints = new CheckpointActions(transcript.el);
 /** Prompts were shown since the last frame: their checkpoint actions are put on them then. */
 let promptsShown = false;
 /** The session shown when a `reset` came, and where the user had scrolled up to (null: following). */
-let redrawn: { id: string | null; top: number | null } | null = null;
+let redrawn: { id: string | null; top: ScrollAnchor | null } | null = null;
 let compaction = false;
 const composer = new Composer(
   () => welcome.update(),
@@ -48,6 +55,7 @@ const composer = new Composer(
     { name: 'new', description: 'Start a new session', run: () => newSession() },
     { name: 'compact', description: 'Summarize the older history now', run: () => vscode.postMessage({ type: 'compact' }), available: () => compaction },
     { name: 'stop', description: 'Stop the running run', run: () => vscode.postMessage({ type: 'stop' }), available: () => transcript.activeRunId !== null },
+    { name: 'go', description: 'Carry out the plan: switch to code mode and run it', run: () => vscode.postMessage({ type: 'carryOut' }), available: () => transcript.activeRunId === null && session !== null },
     { name: 'sessions', description: 'Open the sessions of this folder', run: () => sessionList.open() },
     { name: 'rules', description: 'The folder\'s approval rules', run: () => postAction('approvalRules') },
     { name: 'settings', description: 'Cody\'s settings', run: () => postAction('configure') },
@@ -61,6 +69,9 @@ const sessionList = new SessionList(
 );
 const modes = new Modes();
 const models = new Models();
+const review = new ReviewBar();
+const planSteps = new PlanSteps();
+const background = new BackgroundList();
 
 type Handlers = { [K in ToWebview['type']]: (msg: ToWebviewOf<K>) => void };
 
@@ -72,11 +83,13 @@ const HANDLERS: Handlers = {
     redrawn = { id: session?.id ?? null, top: follow.scrolledTo };
     header.resetContext();
     transcript.clear();
+    planSteps.show(null); // the session shown next says its plan
     welcome.update();
     working.stop();
     modes.reset();
     models.reset();
     follow.follow(); // the session shown next lands on its newest message
+    follow.redrawn(); // …once rendered at its real height
   },
   session: (msg) => {
     // The same session drawn again after a reset, while the user had scrolled up: they stay there.
@@ -160,6 +173,17 @@ const HANDLERS: Handlers = {
     transcript.toolResult(msg);
     working.show(msg.runId, 'Thinking');
   },
+  subagent: (msg) => {
+    transcript.subagent(msg);
+    working.show(msg.runId, `Running a subagent (${msg.agent})`);
+  },
+  subagentEnded: (msg) => transcript.subagentEnded(msg),
+  hook: (msg) => transcript.hook(msg),
+  commands: (msg) => composer.setCommands(msg.commands),
+  review: (msg) => review.show(msg.review),
+  plan: (msg) => planSteps.show(msg.plan),
+  background: (msg) => background.show(msg.commands),
+  toolOutput: (msg) => transcript.toolOutput(msg),
   permission: (msg) => {
     approvals.show(msg);
     working.show(runOf(msg.id), `Waiting for your approval of ${msg.toolName}`);
@@ -180,9 +204,9 @@ const HANDLERS: Handlers = {
   notice: (msg) => transcript.notice(msg),
 };
 
-/** The run of a permission card (its id is `<runId>/<toolCallId>`). */
+/** The run of a permission card (its id is `<runId>/<toolCallId>`, a subagent's call `<runId>/<task id>/<toolCallId>`). */
 function runOf(permissionId: string): string {
-  return permissionId.slice(0, permissionId.lastIndexOf('/'));
+  return permissionId.slice(0, permissionId.indexOf('/'));
 }
 
 /** Applies one message; a kind this version does not know is ignored. */
@@ -381,7 +405,10 @@ HANDLERS.session({ type: 'session', session: null });
 // The last view at once (a reload of the window), until the extension's answer replaces it.
 const restored = Snapshot.restore();
 if (restored !== undefined) {
-  for (const message of restored) if (message.type !== 'runStarted' || restored.some((m) => m.type === 'runEnded' && m.runId === message.runId)) handle(message);
+  const messages = restored.messages;
+  for (const message of messages) if (message.type !== 'runStarted' || messages.some((m) => m.type === 'runEnded' && m.runId === message.runId)) handle(message);
+  // Where the user had scrolled up to before the reload (else the newest message).
+  if (restored.scroll !== undefined) follow.stayAt(restored.scroll);
   transcript.renderDirty();
   drawn();
   hold();

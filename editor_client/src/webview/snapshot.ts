@@ -4,7 +4,7 @@
 // replaces it in one frame. The extension keeps the same view in a file and puts it in the page
 // (`#cody-view`, a JSON data block: VS Code in a browser persists the webview's state only every
 // few seconds, and may lose the last change): that one is shown when there, else the state's.
-import type { ToWebview } from '../messages';
+import type { ScrollAnchor, ToWebview } from '../messages';
 import { readSavedView, ViewLog, type SavedView } from '../viewLog';
 import { vscode } from './dom';
 
@@ -25,9 +25,12 @@ export class Snapshot {
   private readonly log = new ViewLog();
   private timer: ReturnType<typeof setTimeout> | undefined;
 
-  /** What the last view showed, if a valid one was kept (the page's, else the webview's state). */
-  static restore(): ToWebview[] | undefined {
-    return (pageView() ?? readSavedView(vscode.getState()))?.messages;
+  /**
+   * What the last view showed, if a valid one was kept (the page's, else the webview's state), and
+   * where the user had scrolled up to in it.
+   */
+  static restore(): SavedView | undefined {
+    return pageView() ?? readSavedView(vscode.getState());
   }
 
   /** The messages of the view shown, or undefined when it is too large to keep. */
@@ -37,6 +40,11 @@ export class Snapshot {
 
   record(msg: ToWebview): void {
     if (this.log.record(msg)) this.save();
+  }
+
+  /** Where the user scrolled up to (null: the newest message). */
+  scrolled(at: ScrollAnchor | null): void {
+    if (this.log.scrolled(at)) this.save();
   }
 
   private save(): void {

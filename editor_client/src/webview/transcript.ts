@@ -5,7 +5,7 @@ import type { Action, ToWebview, ToWebviewOf } from '../messages';
 import type { RunStatus } from '../protocol';
 import { byId, el } from './dom';
 import { attachmentIcon, icon } from './icons';
-import { MarkdownStream } from './markdown';
+import { MarkdownStream, renderMarkdown } from './markdown';
 
 interface StepView {
   el: HTMLElement;
@@ -63,8 +63,44 @@ function toolCard(runId: string, msg: { toolCallId: string; toolName: string; su
   return card;
 }
 
+/** A run's or a subagent's view: the run's by its id, a subagent's by its run and `task` call. */
+function viewKey(runId: string, parent?: string): string {
+  return parent === undefined ? runId : `${runId}\u0000${parent}`;
+}
+
+/** A tool card directly in `container` (a subagent's cards are in its block, their ids scoped under its task's). */
+function cardIn(container: HTMLElement, toolCallId: string): HTMLElement | undefined {
+  return Array.from(container.children).find(
+    (node): node is HTMLElement => node instanceof HTMLElement && node.classList.contains('tool') && node.dataset.toolCallId === toolCallId,
+  );
+}
+
+/** The most of a command's live output a card keeps, and the lines shown under it while it runs. */
+const MAX_LIVE = 100_000;
+const TAIL_LINES = 6;
+
+function lastLines(text: string, count: number): string {
+  const lines = text.replace(/\n$/, '').split('\n');
+  return lines.slice(-count).join('\n');
+}
+
+/** A web page of a result, if it is one (a kept view is read back: checked like any input). */
+function pageOf(page: unknown): { url: string; markdown: boolean; text: string } | undefined {
+  if (typeof page !== 'object' || page === null) return undefined;
+  const { url, markdown, text } = page as Record<string, unknown>;
+  return typeof url === 'string' && /^https?:\/\//.test(url) && typeof text === 'string' ? { url, markdown: markdown === true, text } : undefined;
+}
+
+const HOOK_OUTCOMES: Record<ToWebviewOf<'hook'>['outcome'], string> = {
+  blocked: 'blocked',
+  context: 'added context',
+  error: 'failed',
+  timeout: 'timed out',
+};
+
 export class Transcript {
   readonly el = byId('transcript', HTMLElement);
+  /** The runs' views, and the subagents' (viewKey). */
   private readonly runs = new Map<string, RunView>();
   /** Steps whose Markdown changed since the last frame. */
   private readonly dirty = new Set<MarkdownStream>();
@@ -116,11 +152,14 @@ export class Transcript {
   }
 
   stepStart(msg: ToWebviewOf<'stepStart'>): void {
-    this.finishStep(this.runView(msg.runId));
+    const run = this.runView(msg.runId, msg.parent);
+    this.finishStep(run);
+    // What a stopped turn had streamed: shown as unfinished (the model never read it).
+    if (msg.partial) this.currentStep(run).el.classList.add('partial');
   }
 
   text(msg: ToWebviewOf<'text'>): void {
-    const run = this.runView(msg.runId);
+    const run = this.runView(msg.runId, msg.parent);
     clearRetry(run);
     const current = this.currentStep(run);
     if (!current.text) {
@@ -134,7 +173,7 @@ export class Transcript {
   }
 
   thinking(msg: ToWebviewOf<'thinking'>): void {
-    const current = this.currentStep(this.runView(msg.runId));
+    const current = this.currentStep(this.runView(msg.runId, msg.parent));
     if (!current.thinking) {
       const details = el('details', 'thinking');
       details.appendChild(el('summary', '', 'Thinking'));
@@ -146,7 +185,7 @@ export class Transcript {
   }
 
   retract(msg: ToWebviewOf<'retract'>): void {
-    const run = this.runView(msg.runId);
+    const run = this.runView(msg.runId, msg.parent);
     if (run.step?.text) this.dirty.delete(run.step.text);
     run.step?.el.remove();
     run.step = null;
@@ -155,32 +194,124 @@ export class Transcript {
   }
 
   toolCall(msg: ToWebviewOf<'toolCall'>): void {
-    const run = this.runView(msg.runId);
+    const run = this.runView(msg.runId, msg.parent);
     clearRetry(run);
     this.finishStep(run);
     run.el.appendChild(toolCard(msg.runId, msg));
   }
 
+  /** A `task` call's subagent: a block under the call's card, open while it runs, its steps shown live. */
+  subagent(msg: ToWebviewOf<'subagent'>): void {
+    this.runView(msg.runId, msg.parent, msg);
+  }
+
+  /** A subagent that did not finish: how it stopped, at the end of its block. */
+  subagentEnded(msg: ToWebviewOf<'subagentEnded'>): void {
+    const view = this.runView(msg.runId, msg.parent);
+    this.finishStep(view);
+    const state = view.el.appendChild(el('div', `run-end ${msg.status}`));
+    state.appendChild(el('span', 'run-end-label', `Subagent ${END_LABELS[msg.status].toLowerCase()}`));
+    if (msg.message) state.appendChild(el('span', 'run-end-message', `: ${msg.message}`));
+  }
+
+  /** What a hook did: a line in the run (or its subagent's block). */
+  hook(msg: ToWebviewOf<'hook'>): void {
+    const run = this.runView(msg.runId, msg.parent);
+    this.finishStep(run);
+    const line = run.el.appendChild(el('div', `hook ${msg.outcome}`));
+    line.appendChild(icon(msg.outcome === 'context' ? 'info' : 'warning'));
+    line.appendChild(el('span', 'hook-label', `${msg.event} hook ${HOOK_OUTCOMES[msg.outcome]}`));
+    if (msg.message) line.appendChild(el('span', 'hook-message', `: ${msg.message}`));
+  }
+
+  /**
+   * A command's output as it comes: added to its card's "Output" (the newest 100,000 characters),
+   * and, while it runs, its last lines under the card. A background command's keeps coming after its
+   * result (while the run goes on).
+   */
+  toolOutput(msg: ToWebviewOf<'toolOutput'>): void {
+    const run = this.runView(msg.runId, msg.parent);
+    const card = cardIn(run.el, msg.toolCallId);
+    if (card === undefined) return;
+    const body = card.querySelector('.tool-body') ?? card.appendChild(el('div', 'tool-body'));
+    let live = body.querySelector<HTMLElement>(':scope > pre.tool-live');
+    if (live === null) {
+      const label = el('div', 'tool-label', 'Output');
+      live = el('pre', 'tool-live');
+      const result = body.querySelector(':scope > .tool-label + .tool-output')?.previousElementSibling ?? null;
+      body.insertBefore(label, result);
+      body.insertBefore(live, result);
+    }
+    const text = (live.textContent ?? '') + msg.text;
+    live.textContent = text.length > MAX_LIVE ? `…${text.slice(text.length - MAX_LIVE)}` : text;
+    if (card.classList.contains('pending')) {
+      let tail = card.nextElementSibling;
+      if (!(tail instanceof HTMLElement && tail.classList.contains('tool-tail'))) {
+        tail = el('pre', 'tool-tail');
+        card.after(tail);
+      }
+      tail.textContent = lastLines(text, TAIL_LINES);
+    }
+  }
+
   toolResult(msg: ToWebviewOf<'toolResult'>): void {
-    const run = this.runView(msg.runId);
+    const run = this.runView(msg.runId, msg.parent);
     clearRetry(run);
     const card =
-      findByData(run.el, '.tool', 'toolCallId', msg.toolCallId) ??
-      run.el.appendChild(toolCard(msg.runId, { toolCallId: msg.toolCallId, toolName: msg.toolName, summary: msg.toolName }));
+      cardIn(run.el, msg.toolCallId) ?? run.el.appendChild(toolCard(msg.runId, { toolCallId: msg.toolCallId, toolName: msg.toolName, summary: msg.toolName }));
     card.classList.remove('pending');
     card.classList.add(msg.ok === false ? 'failed' : 'ok');
+    // The result has the whole output: the live one goes (a background command's later output comes back above the result).
+    if (card.nextElementSibling?.classList.contains('tool-tail')) card.nextElementSibling.remove();
+    const live = card.querySelector(':scope > .tool-body > pre.tool-live');
+    live?.previousElementSibling?.remove();
+    live?.remove();
     const icon = card.querySelector('.tool-icon');
     if (icon) icon.textContent = msg.ok === false ? '✗' : '✓';
     card.querySelector('summary')?.insertBefore(el('span', 'tool-result', msg.summary), card.querySelector('.tool-diff'));
     const body = card.querySelector('.tool-body') ?? card.appendChild(el('div', 'tool-body'));
-    body.appendChild(el('div', 'tool-label', 'Result'));
-    body.appendChild(el('pre', 'tool-output', msg.content));
+    const page = pageOf(msg.page);
+    if (page !== undefined) {
+      // A page web_fetch read: where from, and its text as a page (rendered Markdown when it was HTML).
+      const label = body.appendChild(el('div', 'tool-label', 'Page '));
+      const link = label.appendChild(el('a', 'tool-page-url', page.url));
+      link.setAttribute('href', page.url);
+      link.title = `Open ${page.url}`;
+      if (page.markdown) body.appendChild(el('div', 'tool-page markdown')).innerHTML = renderMarkdown(page.text);
+      else body.appendChild(el('pre', 'tool-page', page.text));
+    } else {
+      body.appendChild(el('div', 'tool-label', 'Result'));
+      body.appendChild(el('pre', 'tool-output', msg.content));
+    }
+    // A task's result is its subagent's answer: its block folds to one line (a click opens it).
+    const block = this.runs.get(viewKey(msg.runId, msg.toolCallId));
+    if (msg.parent === undefined && block !== undefined) {
+      this.finishStep(block);
+      const details = block.el.closest('details.subagent');
+      if (details instanceof HTMLDetailsElement) {
+        details.open = false;
+        details.classList.remove('running');
+        details.classList.add(msg.ok === false ? 'failed' : 'ok');
+      }
+    }
   }
 
   /** Shows a run's end state; true if it was the running run. */
   runEnded(msg: ToWebviewOf<'runEnded'>): boolean {
     const run = this.runView(msg.runId);
+    // Stopped while the model was answering: what it had streamed is unfinished (as the history shows it again).
+    if (msg.status === 'cancelled' && run.step?.text) run.step.el.classList.add('partial');
     this.finishStep(run);
+    // Subagents still running end with their run (a cancel stops them): folded, not shown as running.
+    for (const [key, view] of this.runs) {
+      if (!key.startsWith(`${msg.runId}\u0000`)) continue;
+      this.finishStep(view);
+      const details = view.el.closest('details.subagent');
+      if (details instanceof HTMLDetailsElement && details.classList.contains('running')) {
+        details.classList.replace('running', 'stopped');
+        details.open = false;
+      }
+    }
     clearRetry(run);
     const state = el('div', `run-end ${msg.status}`);
     state.appendChild(el('span', 'run-end-label', END_LABELS[msg.status]));
@@ -253,15 +384,38 @@ export class Transcript {
     scroller.scrollTop += scroller.scrollHeight - before;
   }
 
-  private runView(runId: string): RunView {
-    let run = this.runs.get(runId);
-    if (!run) {
+  /**
+   * The view of a run, or of a subagent of it (`parent`: its `task` call): a subagent's is a block
+   * right under the call's card (after the blocks of the calls before it), made when first needed.
+   */
+  private runView(runId: string, parent?: string, start?: ToWebviewOf<'subagent'>): RunView {
+    const key = viewKey(runId, parent);
+    let run = this.runs.get(key);
+    if (run) return run;
+    if (parent === undefined) {
       const node = el('div', 'msg assistant');
       node.dataset.runId = runId;
       this.target.appendChild(node);
       run = { el: node, step: null };
-      this.runs.set(runId, run);
+    } else {
+      const owner = this.runView(runId);
+      this.finishStep(owner);
+      const block = el('details', 'subagent running');
+      block.open = true;
+      block.dataset.parent = parent;
+      const summary = block.appendChild(el('summary', 'subagent-line'));
+      summary.appendChild(icon('hubot'));
+      summary.appendChild(el('span', 'subagent-agent', start?.agent ?? 'subagent'));
+      if (start?.description) summary.appendChild(el('span', 'subagent-description', start.description));
+      const body = block.appendChild(el('div', 'subagent-body'));
+      const card = cardIn(owner.el, parent);
+      let after: Element | null = card ?? null;
+      while (after?.nextElementSibling instanceof HTMLDetailsElement && after.nextElementSibling.classList.contains('subagent')) after = after.nextElementSibling;
+      if (after !== null) after.after(block);
+      else owner.el.appendChild(block);
+      run = { el: body, step: null };
     }
+    this.runs.set(key, run);
     return run;
   }
 
@@ -278,6 +432,10 @@ export class Transcript {
     if (text) {
       text.render(true);
       this.dirty.delete(text);
+    }
+    // An unfinished answer says so after its text.
+    if (run.step?.el.classList.contains('partial') && run.step.el.querySelector(':scope > .partial-label') === null) {
+      run.step.el.appendChild(el('div', 'partial-label', 'Unfinished: the run was stopped while the model was answering'));
     }
     run.step = null;
   }

@@ -61,3 +61,31 @@ def test_the_schemas_leniency_is_kept():
     }
     # Fields the schema does not name are kept (a newer client may send more).
     assert check("ListSessionsRequest", {"cwd": "/x", "future": 1}) == {"cwd": "/x", "future": 1}
+
+
+def test_the_committed_v2_module_is_what_the_pinned_v2_schema_generates():
+    assert generate.OUTPUT_V2.read_text() == generate.generate_v2(), (
+        "cody_lsp/server/acp/messages_v2.py is stale: run `python -m cody_lsp.server.acp.generate` and commit it"
+    )
+
+
+def test_v2_values_are_checked_against_v2s_definitions():
+    from cody_lsp.server.acp import messages_v2
+
+    assert messages_v2.PROTOCOL_VERSION == 2
+    assert set(messages_v2.AGENT_REQUESTS) >= {"initialize", "session/new", "session/resume", "session/prompt"}
+    assert "session/load" not in messages_v2.AGENT_REQUESTS and "fs/read_text_file" not in messages_v2.CLIENT_REQUESTS
+    with pytest.raises(Invalid) as info:
+        check("InitializeRequest", {"protocolVersion": 2}, version=2)
+    assert str(info.value) == "missing required field 'info'"
+    with pytest.raises(Invalid) as info:
+        check("PromptRequest", {"sessionId": "s", "prompt": [{"type": "text"}]}, version=2)
+    assert str(info.value) == "missing required field 'prompt[0].text'"
+    # null where the schema says "default on null" is the default; unknown variants of open unions pass.
+    assert check("ResumeSessionRequest", {"sessionId": "s", "cwd": "/x", "mcpServers": None}, version=2) == {
+        "sessionId": "s",
+        "cwd": "/x",
+    }
+    assert check("PromptRequest", {"sessionId": "s", "prompt": [{"type": "_x"}]}, version=2)["prompt"] == [
+        {"type": "_x"}
+    ]

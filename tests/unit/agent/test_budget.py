@@ -32,7 +32,10 @@ from cody_lsp.server.agent.compaction import (
 )
 from cody_lsp.server.agent.history import Entry, user_entry
 from cody_lsp.server.agent.model import ModelError
-from cody_lsp.server.store.database import MIGRATIONS, SCHEMA_VERSION, Store
+from cody_lsp.server.core import stored
+from cody_lsp.server.store.database import Store
+from cody_lsp.server.store.records import Tokens
+from cody_lsp.server.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 USAGE_MIGRATION = 4  # the schema version before the usage migration (later migrations follow it)
 
@@ -134,29 +137,29 @@ def test_the_summary_request_fits_the_budget_and_leaves_out_the_oldest():
 
 async def test_usage_and_compactions_are_stored_with_the_session(tmp_path: Path):
     store = await Store.open(tmp_path / "s.db")
-    await store.create_session("ses_1", None, "m", "/ws")
-    assert (await store.get_session("ses_1")).usage is None
+    await store.sessions.create("ses_1", None, "m", "/ws")
+    assert (await store.sessions.get("ses_1")).usage is None
     entries = [user_entry("hi"), Entry({"role": "assistant", "content": "hello"})]
-    await store.finish_run("ses_1", "run_1", "done", entries, Usage(10, 2, 12), context_tokens=10)
-    await store.finish_run(
-        "ses_1", "run_2", "done", entries, Usage(30, 4, 34), context_tokens=30, calibration=Calibration(30, 25)
+    await stored.finish_run(store, "ses_1", "run_1", "done", entries, Usage(10, 2, 12), context_tokens=10)
+    await stored.finish_run(
+        store, "ses_1", "run_2", "done", entries, Usage(30, 4, 34), context_tokens=30, calibration=Calibration(30, 25)
     )
-    session = await store.get_session("ses_1")
-    assert session.usage == Usage(40, 6, 46) and session.context_tokens == 30
+    session = await store.sessions.get("ses_1")
+    assert session.usage == Tokens(40, 6, 46) and session.context_tokens == 30
     state = CompactionState("what happened", 2, 2, 500)
     record = CompactionRecord(state, 4, 3, 30, 12)
-    assert await store.add_compaction("ses_1", None, record, Usage(5, 1, 6)) == 5
-    assert await store.add_compaction("ses_gone", None, record, Usage()) is None
-    session = await store.get_session("ses_1")
-    assert session.message_count == 5 and session.usage == Usage(45, 7, 52) and session.context_tokens == 12
-    history = await store.load_history("ses_1")
+    assert await stored.add_compaction(store, "ses_1", None, record, Usage(5, 1, 6)) == 5
+    assert await stored.add_compaction(store, "ses_gone", None, record, Usage()) is None
+    session = await store.sessions.get("ses_1")
+    assert session.message_count == 5 and session.usage == Tokens(45, 7, 52) and session.context_tokens == 12
+    history = await stored.load_history(store, "ses_1")
     assert history.count == 5 and history.state == state and history.calibration == Calibration(30, 25)
     assert [pos for pos, _ in history.rows] == [2, 3]
     assert history.messages[0]["content"].endswith("what happened")
-    messages, _ = await store.get_messages("ses_1", 10, None)
+    messages, _ = await store.messages.page("ses_1", 10, None)
     marker = messages[-1]
     assert (marker.kind, marker.role, marker.content) == ("compaction", "user", "what happened")
-    assert marker.compaction == record.info()
+    assert marker.compaction == stored.compaction_cut(record)
     await store.close()
 
 
@@ -180,8 +183,8 @@ async def test_the_migration_fills_in_the_usage_of_existing_sessions(tmp_path: P
             )
         conn.execute("INSERT INTO runs (id, session_id, status, started_at) VALUES ('r3', 'ses_1', 'running', 'a')")
     store = await Store.open(db)
-    session = await store.get_session("ses_1")
-    assert session.usage == Usage(150, 15, 165) and session.context_tokens is None
+    session = await store.sessions.get("ses_1")
+    assert session.usage == Tokens(150, 15, 165) and session.context_tokens is None
     await store.close()
     with sqlite3.connect(db) as conn:
         assert conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION

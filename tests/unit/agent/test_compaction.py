@@ -21,6 +21,7 @@ from cody_lsp.server.agent.assembly import AssembledCall, StepResult
 from cody_lsp.server.agent.budget import budget_for
 from cody_lsp.server.agent.compaction import SUMMARY_HEADER, SUMMARY_SYSTEM
 from cody_lsp.server.agent.model import ModelError
+from cody_lsp.server.core import stored
 from cody_lsp.server.tools import ToolResult
 
 from ..harness import Harness, close_stores, make_harness
@@ -29,6 +30,7 @@ pytestmark = pytest.mark.timeout(120)
 
 WINDOW = ContextSettings(window=6000, output_reserve=1000)
 LIMIT = budget_for("test-model", WINDOW).limit
+WIDE = ContextSettings(window=7200, output_reserve=1000)
 CHUNKS = frozenset({"usage", "compaction"})
 
 
@@ -81,7 +83,7 @@ async def long_session(h: Harness, turns: int) -> tuple[str, list[Any]]:
 
     h.tool_behaviour = read
     h.responder = Model()
-    session_id = (await h.store.create_session("ses_long", None, "test-model", str(h.folder))).id
+    session_id = (await h.store.sessions.create("ses_long", None, "test-model", str(h.folder))).id
     results = []
     for i in range(turns):
         result = await h.run(f"turn {i}: " + "please go on " * 6, session_id=session_id)
@@ -102,7 +104,7 @@ async def test_a_300_turn_session_stays_within_a_small_window(tmp_path: Path):
     compacts = [c for c in h.chunks() if c["type"] == "compact"]
     assert len(compacts) >= 5
     assert all(c["tokensAfter"] < c["tokensBefore"] and c["messagesAfter"] < c["messagesBefore"] for c in compacts)
-    messages, _ = await h.store.get_messages(session_id, 1000, None)
+    messages, _ = await h.store.messages.page(session_id, 1000, None)
     assert messages[0].position == 0
     markers = [m for m in messages if m.kind == "compaction"]
     assert len(markers) == len(compacts) and all(m.compaction is not None for m in markers)
@@ -124,9 +126,9 @@ async def test_a_300_turn_session_stays_within_a_small_window(tmp_path: Path):
     assert len(tail) >= 4 and seen[-len(tail) :] == tail
 
     # Usage: the session's totals are the sum of its runs'; every run's last usage chunk is its usage.
-    session = await h.store.get_session(session_id)
+    session = await h.store.sessions.get(session_id)
     total = sum((r.usage for r in results), Usage())
-    assert session.usage == total and session.context_tokens == sizes[-1]
+    assert session.usage == stored.tokens(total) and session.context_tokens == sizes[-1]
     for result in results:
         usage_chunks = [c for c in h.chunks(result.run_id) if c["type"] == "usage"]
         final = usage_chunks[-1]
@@ -156,7 +158,8 @@ async def test_requests_keep_their_prefix_between_compactions(tmp_path: Path):
 
 
 async def test_old_tool_outputs_are_shortened_first_without_asking_the_model(tmp_path: Path):
-    h = await make_harness(tmp_path, context=WINDOW, context_chunks=CHUNKS)
+    # A window with room for every tool's schema (~2,000 tokens) beside the 7,000-character output.
+    h = await make_harness(tmp_path, context=WIDE, context_chunks=CHUNKS)
     big = "x" * 7000
 
     def model(messages: list[dict[str, Any]], tools: list[dict[str, Any]]) -> StepResult:
@@ -178,9 +181,10 @@ async def test_old_tool_outputs_are_shortened_first_without_asking_the_model(tmp
     assert "more characters of this tool output were cut" in tool["content"] and tool["content"].startswith("x" * 200)
     assert (
         len(tool["content"]) < 2000
-        and max(provider_tokens(m, t) for m, t in zip(h.requests, h.request_tools, strict=True)) <= LIMIT
+        and max(provider_tokens(m, t) for m, t in zip(h.requests, h.request_tools, strict=True))
+        <= budget_for("test-model", WIDE).limit
     )
-    messages, _ = await h.store.get_messages(session_id, 100, None)
+    messages, _ = await h.store.messages.page(session_id, 100, None)
     (marker,) = [m for m in messages if m.kind == "compaction"]
     assert marker.content is None and marker.compaction.summarized_before == 0
     assert marker.compaction.trimmed_before > 2 and marker.compaction.tokens_after == compact["tokensAfter"]
@@ -229,8 +233,8 @@ async def test_a_context_length_error_with_nothing_to_compact_fails_the_run(tmp_
 async def test_a_cancel_during_a_compaction_leaves_the_session_as_it_was(tmp_path: Path):
     h = await make_harness(tmp_path, context=WINDOW, context_chunks=CHUNKS)
     session_id, _ = await long_session(h, 12)
-    before, _ = await h.store.get_messages(session_id, 1000, None)
-    history_before = await h.store.load_history(session_id)
+    before, _ = await h.store.messages.page(session_id, 1000, None)
+    history_before = await stored.load_history(h.store, session_id)
     asked = asyncio.Event()
     model = h.responder
     assert model is not None
@@ -252,10 +256,10 @@ async def test_a_cancel_during_a_compaction_leaves_the_session_as_it_was(tmp_pat
     assert h.manager.cancel(CancelParams(run_id=live.run_id))
     result = await task
     assert result.status == "cancelled" and "compact" not in h.types(result.run_id)
-    after, _ = await h.store.get_messages(session_id, 1000, None)
+    after, _ = await h.store.messages.page(session_id, 1000, None)
     assert after[: len(before)] == before  # nothing that was there changed, no compaction was stored
     assert [(m.role, m.kind) for m in after[len(before) :]] == [("user", "message"), ("user", "interrupted")]
-    history = await h.store.load_history(session_id)
+    history = await stored.load_history(h.store, session_id)
     assert history.state == history_before.state
     assert history.messages[: len(history_before.messages)] == history_before.messages
 
@@ -263,24 +267,24 @@ async def test_a_cancel_during_a_compaction_leaves_the_session_as_it_was(tmp_pat
 async def test_compact_on_demand(tmp_path: Path):
     h = await make_harness(tmp_path, context=ContextSettings(window=200_000), context_chunks=CHUNKS)
     session_id, results = await long_session(h, 5)
-    count = (await h.store.get_session(session_id)).message_count
+    count = (await h.store.sessions.get(session_id)).message_count
     compacted = await h.manager.compact(CompactParams(session_id))
     assert compacted.compacted and compacted.error is None
     assert compacted.messages_after == 1 and compacted.messages_before == count  # everything, into the summary
     assert compacted.tokens_after < compacted.tokens_before
     assert compacted.session.message_count == count + 1 and compacted.session.context_tokens == compacted.tokens_after
-    assert compacted.session.usage == sum((r.usage for r in results), Usage()) + compacted.usage
+    assert compacted.session.usage == stored.tokens(sum((r.usage for r in results), Usage()) + compacted.usage)
     h.steps = [StepResult("ok", [], "stop", Usage(10, 1, 11))]
     await h.run("turn 6: next", session_id=session_id)
     request = h.requests[-1]
     assert [m["role"] for m in request] == ["system", "user", "user"]
     assert request[1]["content"].startswith(SUMMARY_HEADER + "Summary 1")
-    messages, _ = await h.store.get_messages(session_id, 100, None)
+    messages, _ = await h.store.messages.page(session_id, 100, None)
     assert [m.kind for m in messages].count("compaction") == 1 and len(messages) == count + 3
     # On demand, the summary takes in the turns since the last compaction too.
     again = await h.manager.compact(CompactParams(session_id))
     assert again.compacted and again.messages_before == 3 and again.messages_after == 1
-    empty = await h.store.create_session("ses_empty", None, "test-model", str(h.folder))
+    empty = await h.store.sessions.create("ses_empty", None, "test-model", str(h.folder))
     nothing = await h.manager.compact(CompactParams(empty.id))
     assert not nothing.compacted and nothing.session.message_count == 0 and nothing.error is None
 
@@ -288,7 +292,7 @@ async def test_compact_on_demand(tmp_path: Path):
 async def test_compact_on_demand_cancelled_or_failing_changes_nothing(tmp_path: Path):
     h = await make_harness(tmp_path, context=ContextSettings(window=200_000), limits=Limits(retry_attempts=0))
     session_id, _ = await long_session(h, 4)
-    before = await h.store.get_messages(session_id, 100, None)
+    before = await h.store.messages.page(session_id, 100, None)
     asked = asyncio.Event()
 
     async def wait() -> StepResult:
@@ -302,11 +306,11 @@ async def test_compact_on_demand_cancelled_or_failing_changes_nothing(tmp_path: 
     task.cancel()
     with pytest.raises(asyncio.CancelledError):
         await task
-    assert await h.store.get_messages(session_id, 100, None) == before
+    assert await h.store.messages.page(session_id, 100, None) == before
     h.steps = [ModelError("auth", "rejected", retryable=False)]
     failed = await h.manager.compact(CompactParams(session_id))
     assert not failed.compacted and failed.error.code == "auth"
-    assert await h.store.get_messages(session_id, 100, None) == before
+    assert await h.store.messages.page(session_id, 100, None) == before
 
 
 async def test_new_chunks_only_for_a_client_that_asked(tmp_path: Path):
@@ -358,7 +362,7 @@ async def test_each_request_carries_the_json_its_size_was_measured_on(tmp_path: 
         return model(messages, tools)
 
     h.responder = responder
-    session_id = (await h.store.create_session("ses_json", None, "test-model", str(h.folder))).id
+    session_id = (await h.store.sessions.create("ses_json", None, "test-model", str(h.folder))).id
     for i in range(40):  # with reads (two steps in a turn) and compactions
         assert (await h.run(f"turn {i}: " + "please go on " * 6, session_id=session_id)).status == "done"
     assert model.summaries > 0 and len(seen) > 40, (model.summaries, len(seen))

@@ -170,3 +170,36 @@ def test_the_request_body_reuses_the_messages_json_while_it_is_current():
     assert encoded.encoded() is None
     assert json.loads(request_body("m", encoded, []))["messages"] == [*messages, {"role": "assistant", "content": "ok"}]
     assert "tools" not in json.loads(request_body("m", messages, []))
+
+
+@pytest.mark.parametrize(
+    "status,retryable",
+    [(429, True), (500, True), (502, True), (503, True), (408, True)]
+    + [(501, False), (505, False), (400, False), (409, False), (413, False), (422, False)],
+)
+async def test_only_what_may_pass_is_retried(provider: ScriptedProvider, status: int, retryable: bool) -> None:
+    """A retry may get past a timeout, too many requests or a server error; not past 501 (a server
+    that is not an LLM endpoint answers it every time), 505, or any other 4xx."""
+    provider.add(Reply(text="x", fault=Fault.http(status, body={"error": {"message": "scripted"}})))
+    error = await step_error(provider.base_url)
+    assert error.code == f"http_{status}" and error.retryable is retryable
+
+
+async def test_a_refused_connection_is_retried_and_an_unresolvable_host_is_not() -> None:
+    refused = await step_error(f"http://127.0.0.1:{closed_port()}/v1")
+    assert refused.code == "connection" and refused.retryable  # the server may be starting
+    unresolvable = await step_error("http://no-such-host.invalid/v1")
+    assert unresolvable.code == "connection" and not unresolvable.retryable
+    assert unresolvable.message.startswith("cannot resolve host 'no-such-host.invalid'")
+    await close_clients()
+
+
+def test_a_refused_certificate_is_not_retried() -> None:
+    import ssl
+
+    cause = RuntimeError("the transport's wrapper")
+    cause.__cause__ = ssl.SSLCertVerificationError(1, "certificate verify failed: self-signed certificate")
+    error = openai.APIConnectionError(request=timeout_error(None).request)
+    error.__cause__ = cause
+    classified = classify(error, config("https://127.0.0.1:9/v1"), LIMITS)
+    assert classified.code == "connection" and not classified.retryable

@@ -12,14 +12,23 @@ from cody_lsp.config import Limits
 from cody_lsp.protocol.wire import SessionMode
 from cody_lsp.server.agent.assembly import StepResult
 from cody_lsp.server.agent.modes import MODES, offered, refusal
-from cody_lsp.server.agent.turn import SYSTEM_PROMPT, Turn, system_message
+from cody_lsp.server.agent.turn import SYSTEM_PROMPT, Asking, Turn, Workplace, system_message
 from cody_lsp.server.core.events import RunEventStream
 from cody_lsp.server.lsp.notifications import chunk_params
 from cody_lsp.server.tools import TOOLS, OfferedTool, ToolConfig, ToolResult, builtin_tools
+from cody_lsp.server.tools.registry import ON_DEMAND
 
 from ..harness import MODEL, answer, calls
 
-READ_ONLY = ["read_file", "list_dir", "glob", "grep"]
+READ_ONLY = [
+    "read_file",
+    "list_dir",
+    "glob",
+    "grep",
+    "command_output",
+    "update_plan",
+    "web_fetch",
+]  # every tool that changes nothing
 
 
 class Recorder:
@@ -46,19 +55,10 @@ class Recorder:
 
     def turn(self, folder: Path, mode: SessionMode, **extra: Any) -> Turn:
         return Turn(
-            folder=folder,
-            model="m",
-            prompt="do it",
-            history=[],
-            output=RunEventStream("run", "ses", lambda event: self.sent.append(chunk_params(event)), 0.0),
-            model_config=MODEL,
-            limits=Limits(),
-            ask_permission=self.ask,
-            step=self.step,
-            run_tool=self.run_tool,
-            tools=ToolConfig(),
-            mode=mode,
-            **extra,
+            Asking("m", MODEL, Limits(), self.step),
+            Workplace(folder, mode, tools=ToolConfig(), run_tool=self.run_tool, ask_permission=self.ask, **extra),
+            "do it",
+            RunEventStream("run", "ses", lambda event: self.sent.append(chunk_params(event)), 0.0),
         )
 
     def offered(self, request: int = 0) -> list[str]:
@@ -102,7 +102,8 @@ async def test_plan_asks_for_a_plan_and_is_read_only(tmp_path: Path):
 async def test_code_offers_every_tool_and_asks_as_before(tmp_path: Path):
     rec = Recorder([calls(write_call()), answer("done")])
     await rec.turn(tmp_path, "code").run()
-    assert rec.offered() == list(TOOLS)
+    # skill: with skills only; code_nav: when a source answers
+    assert rec.offered() == [name for name, spec in TOOLS.items() if spec.always_offered and name not in ON_DEMAND]
     assert rec.asked == ["write_file"] and rec.ran == ["write_file"]
     assert rec.requests[0][0][0] == system_message(tmp_path)
 

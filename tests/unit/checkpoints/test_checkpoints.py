@@ -19,6 +19,7 @@ from cody_lsp.server.agent.history import user_entry
 from cody_lsp.server.checkpoints.ignores import rebase
 from cody_lsp.server.checkpoints.service import Checkpoints, Refused, UnknownPath, open_checkpoints
 from cody_lsp.server.checkpoints.shadow import RACY_MARGIN_NS, Change
+from cody_lsp.server.core import stored
 from cody_lsp.server.store.database import Store
 from cody_lsp.server.tools.editor_view import Change as EditorChange
 from cody_lsp.server.tools.editor_view import OpenFile
@@ -36,8 +37,8 @@ class Env:
         self.runs = 0
 
     async def session(self, session_id: str = "ses_1") -> str:
-        if await self.store.get_session(session_id) is None:
-            await self.store.create_session(session_id, None, "m", str(self.folder))
+        if await self.store.sessions.get(session_id) is None:
+            await self.store.sessions.create(session_id, None, "m", str(self.folder))
         return session_id
 
     async def turn(self, session_id: str = "ses_1", prompt: str = "p", max_file_bytes: int = 10 * MIB):
@@ -46,10 +47,12 @@ class Env:
         self.runs += 1
         run_id = f"run_{self.runs}"
         await self.session(session_id)
-        await self.store.start_run(run_id, session_id)
+        await self.store.runs.start(run_id, session_id)
         row = await self.cp.record(str(self.folder), session_id, run_id, max_file_bytes)
         await self.cp.shadow(str(self.folder)).settled()
-        await self.store.finish_run(session_id, run_id, "done", [user_entry(prompt), user_entry("answer")], Usage())
+        await stored.finish_run(
+            self.store, session_id, run_id, "done", [user_entry(prompt), user_entry("answer")], Usage()
+        )
         return row
 
 
@@ -490,12 +493,12 @@ async def test_conversation_restore_truncates_and_its_undo_brings_the_history_ba
     assert second.position is None
     restored = await env.cp.restore(second, "ses_1", "conversation", 10 * MIB)
     assert restored.position == 2
-    assert await env.store.message_count("ses_1") == 2
+    assert await env.store.messages.count("ses_1") == 2
     listed = await env.cp.rows.listed("ses_1", str(env.folder))
     assert [r.id for r in listed] == [first.id, restored.undo.id]  # the rewound runs' are not listed
     back = await env.cp.restore(restored.undo, "ses_1", "both", 10 * MIB)
     assert back.position == 6
-    messages, _ = await env.store.get_messages("ses_1", 100, None)
+    messages, _ = await env.store.messages.page("ses_1", 100, None)
     assert [m.content for m in messages][::2] == ["one", "two", "three"]
     assert len(await env.cp.rows.listed("ses_1", str(env.folder))) == 5  # 3 runs, 2 undo
 
@@ -504,14 +507,14 @@ async def test_a_fork_lists_the_inherited_checkpoints_and_not_the_undo_ones(env:
     first = await env.turn(prompt="one")
     second = await env.turn(prompt="two")
     undo = (await env.cp.restore(first, "ses_1", "files", 10 * MIB)).undo
-    source = await env.store.get_session("ses_1")
+    source = await env.store.sessions.get("ses_1")
     assert source is not None
-    await env.store.transaction(
+    await env.store.db.transaction(
         [("UPDATE messages SET reasoning = 'thought' WHERE session_id = 'ses_1' AND position = 1", ())]
     )
     fork = await env.cp.rows.fork(source, "ses_fork", "t (fork)", 2)
     assert fork.message_count == 2 and fork.workspace_folder == str(env.folder)
-    forked, _ = await env.store.get_messages("ses_fork", 100, None)
+    forked, _ = await env.store.messages.page("ses_fork", 100, None)
     assert [m.reasoning for m in forked] == [None, "thought"]  # the model's reasoning comes along
     assert [r.id for r in await env.cp.rows.listed("ses_fork", str(env.folder))] == [first.id]
     assert [r.id for r in await env.cp.rows.listed("ses_1", str(env.folder))] == [first.id, second.id, undo.id]
@@ -520,7 +523,7 @@ async def test_a_fork_lists_the_inherited_checkpoints_and_not_the_undo_ones(env:
 async def test_housekeeping_prunes_deleted_sessions_and_then_the_oldest_over_the_cap(env: Env):
     await env.turn("ses_gone")
     store = env.cp.shadow(str(env.folder))
-    await env.store.delete_session("ses_gone")
+    await env.store.sessions.delete("ses_gone")
     await env.cp.housekeep(None)
     assert await env.cp.rows.oldest_first() == []
     assert not store.exists()  # no checkpoint of the folder left: its store is gone
@@ -555,6 +558,23 @@ async def test_the_lock_files_of_a_killed_git_do_not_fail_what_comes_after(env: 
     await env.cp.housekeep(None)
     assert [p.name for p in [*store.dir.glob("*.lock"), *store.dir.glob("refs/heads/*.lock")]] == []
     assert (store.dir / "lock").exists(), "the store's own lock file is not git's"
+
+
+async def test_a_checkpoints_ref_made_again_past_a_killed_gits_lock(env: Env):
+    """Housekeeping makes a checkpoint's ref again when it is missing; a git killed while making
+    it left `refs/cody/<id>.lock`, which failed every later housekeeping of that store (seen in the
+    real VS Code e2e: a traceback in the Output channel after a restart)."""
+    write(env.folder, "a.txt", "a")
+    row = await env.turn()
+    store = env.cp.shadow(str(env.folder))
+    async with store.locked():
+        await store.drop([row.id])
+    ref_lock = store.dir / "refs" / "cody" / f"{row.id}.lock"
+    ref_lock.parent.mkdir(parents=True, exist_ok=True)
+    ref_lock.write_bytes(b"")
+    await env.cp.housekeep(None)
+    assert await store.refs() == {row.id: row.tree}
+    assert not ref_lock.exists()
 
 
 async def test_a_snapshot_stops_housekeeping_that_holds_the_store(env: Env):

@@ -93,4 +93,6 @@ def test_thinking_and_a_retry_on_the_rich_screen():
     text = "\n".join(lines)
     assert "✻ Let me think" in text and "about it" in text
     assert "A first attempt" not in text  # never complete, never printed: nothing to withdraw
-    assert "↻ retrying in 0.0s (attempt 1 of 4)" in text and "The answer." in text
+    # The retry's line gave way to one that says it happened (it was updated in place meanwhile).
+    assert "↻ retried once (of 4 allowed) after: http_500: x" in text and "The answer." in text
+    assert "retrying in" not in text

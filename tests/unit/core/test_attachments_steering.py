@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from cody_lsp.protocol.wire import Attachment
+from cody_lsp.server.agent.history import attachment_record
 
 from ..harness import answer, calls, close_stores, make_harness
 from .test_steering import gate_tools, until
@@ -37,9 +38,9 @@ async def test_a_next_message_brings_its_attachments_into_the_run(tmp_path: Path
         "content": "[Attachments: 1]\n\n[Attachment 1: terminal output (pytest)]\n```\nE   assert 1 == 2\n```"
         "\n\n[Message]\nthis one",
     }
-    messages, _ = await h.store.get_messages(active.session_id or "", 100, None)
+    messages, _ = await h.store.messages.page(active.session_id or "", 100, None)
     taken = messages[3]
-    assert (taken.role, taken.content, taken.attachments) == ("user", "this one", [terminal])
+    assert (taken.role, taken.content, taken.attachments) == ("user", "this one", [attachment_record(terminal)])
     # The next run's model request reads it as the model read it then.
     h.steps = [answer("ok")]
     await h.run("more", session_id=active.session_id)

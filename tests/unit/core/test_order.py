@@ -109,3 +109,68 @@ async def test_a_request_cancelled_before_its_effect_still_takes_it_then_undoes_
         await request
     assert done == ["taken", "undone"]
     assert await in_turn(after, answer) == "answered"
+
+
+async def test_a_sessions_lane_waits_for_its_own_and_for_what_has_no_lane_not_for_other_sessions():
+    order = RequestOrder()
+    entered: list[str] = []
+    gates = {name: asyncio.Event() for name in ("global", "a1", "b1", "a2", "after")}
+
+    async def request(ticket, name: str) -> None:
+        async with ticket:
+            entered.append(name)
+            await gates[name].wait()
+
+    # Read in this order: one without a lane, then a1, b1, a2 (lanes a and b), then one without.
+    tickets = [
+        ("global", order.ticket()),
+        ("a1", order.ticket("a")),
+        ("b1", order.ticket("b")),
+        ("a2", order.ticket("a")),
+        ("after", order.ticket()),
+    ]
+    tasks = [asyncio.ensure_future(request(t, name)) for name, t in tickets]
+    await asyncio.sleep(0.01)
+    assert entered == ["global"]  # everything read after it waits for it
+    assert not order.idle
+    gates["global"].set()
+    await asyncio.sleep(0.01)
+    assert entered == ["global", "a1", "b1"]  # b1 does not wait for a1; a2 does
+    gates["a1"].set()
+    await asyncio.sleep(0.01)
+    assert entered == ["global", "a1", "b1", "a2"]  # `after` waits for b1 too
+    gates["a2"].set()
+    await asyncio.sleep(0.01)
+    assert entered[-1] == "a2"
+    gates["b1"].set()
+    await asyncio.sleep(0.01)
+    assert entered[-1] == "after"
+    gates["after"].set()
+    await asyncio.gather(*tasks)
+    assert order.idle
+
+
+async def test_a_lane_ticket_given_up_passes_its_turn_on_in_its_lane_only_after_those_ahead():
+    order = RequestOrder()
+    first = order.ticket()
+    skipped, behind, other = order.ticket("a"), order.ticket("a"), order.ticket("b")
+    entered: list[str] = []
+    release = asyncio.Event()
+
+    async def holder() -> None:
+        async with first:
+            entered.append("first")
+            await release.wait()
+
+    async def enter(ticket, name: str) -> None:
+        async with ticket:
+            entered.append(name)
+
+    tasks = [asyncio.ensure_future(holder()), asyncio.ensure_future(enter(behind, "behind"))]
+    tasks.append(asyncio.ensure_future(enter(other, "other")))
+    skipped.release()
+    await asyncio.sleep(0.01)
+    assert entered == ["first"]
+    release.set()
+    await asyncio.gather(*tasks)
+    assert sorted(entered[1:]) == ["behind", "other"]

@@ -191,7 +191,7 @@ async def gate(tmp_path: Path, client: Client, policy: dict[str, str] | None = N
 
     OPEN_STORES.append(store)
     for session_id, folder in (("ses_a", "/w"), ("ses_b", "/w"), ("ses_c", "/other")):
-        await store.create_session(session_id, None, "m", folder)
+        await store.sessions.create(session_id, None, "m", folder)
     return Permissions(store, ToolPolicy(policy), client), store
 
 
@@ -230,7 +230,7 @@ async def test_allow_always_is_a_session_rule_by_default_and_folder_when_asked(t
     assert await permissions.check(b, "c5", "write_file", {"path": "z"}) is None
     # Another folder's session is not covered: asked, and denied.
     assert await permissions.check(c, "c6", "write_file", {"path": "z"}) == USER_DENIED.format(name="write_file")
-    rules = await store.permission_rules()
+    rules = await store.rules.listed()
     assert [(r.scope, r.session_id, r.workspace_folder) for r in rules] == [
         ("session", "ses_a", "/w"),
         ("folder", None, "/w"),
@@ -248,7 +248,7 @@ async def test_a_prefix_rule_covers_only_what_it_names(tmp_path: Path):
     assert await permissions.check(run, "c4", "run_command", {"command": "npm install"}) is not None
     assert [p.args["command"] for p in client.asked] == ["npm test", "npm test; rm -rf x", "npm install"]
     assert client.asked[1].options.command_prefix is None  # compound: no prefix to offer
-    (rule,) = await store.permission_rules()
+    (rule,) = await store.rules.listed()
     assert rule.command_prefix == "npm test"
 
 
@@ -257,7 +257,7 @@ async def test_a_prefix_that_cannot_cover_a_command_allows_once_and_keeps_no_rul
     permissions, store = await gate(tmp_path, client)
     run = Run("ses_a", "/w")
     assert await permissions.check(run, "c1", "run_command", {"command": "npm test"}) is None
-    assert await store.permission_rules() == []
+    assert await store.rules.listed() == []
     assert await permissions.check(run, "c2", "run_command", {"command": "npm test"}) is None
     assert len(client.asked) == 2
 
@@ -360,9 +360,9 @@ async def test_deleting_a_session_forgets_its_rules_but_not_its_folders(tmp_path
     run = Run("ses_a", "/w")
     await permissions.check(run, "c1", "write_file", {"path": "a"})
     await permissions.check(run, "c2", "edit_file", {"path": "a"})
-    assert len(await store.permission_rules(folder="/w")) == 2
-    await store.delete_session("ses_a")
-    assert [r.tool_name for r in await store.permission_rules(folder="/w")] == ["edit_file"]
+    assert len(await store.rules.listed(folder="/w")) == 2
+    await store.sessions.delete("ses_a")
+    assert [r.tool_name for r in await store.rules.listed(folder="/w")] == ["edit_file"]
 
 
 async def test_the_run_manager_enforces_the_policy_whatever_the_model_asks(tmp_path: Path):
@@ -374,18 +374,22 @@ async def test_the_run_manager_enforces_the_policy_whatever_the_model_asks(tmp_p
 
     h = await make_harness(tmp_path, ask=ask, tool_policy={"run_command": "deny", "read_file": "deny"})
     h.steps = [
-        calls(("run_command", '{"command": "ls"}'), ("read_file", '{"path": "a"}'), ("write_file", '{"path": "b"}')),
+        calls(
+            ("run_command", '{"command": "ls"}'),
+            ("read_file", '{"path": "a"}'),
+            ("write_file", '{"path": "b", "content": "x"}'),
+        ),
         answer("ok"),
     ]
     result = await h.run()
     results = [c for c in h.chunks(result.run_id) if c["type"] == "tool_result"]
     assert [r["ok"] for r in results] == [False, False, True]
     assert "policy" in results[0]["content"]
-    assert asked == ["write_file"] and h.tool_calls == [("write_file", {"path": "b"})]
+    assert asked == ["write_file"] and h.tool_calls == [("write_file", {"path": "b", "content": "x"})]
 
 
 async def test_a_tool_policy_naming_no_tool_fails_every_run_saying_so(tmp_path: Path):
     h = await make_harness(tmp_path, tool_policy={"rm_rf": "deny"})
-    session = await h.store.create_session("ses_1", None, "m", str(h.folder))
+    session = await h.store.sessions.create("ses_1", None, "m", str(h.folder))
     result = await h.run(session_id=session.id)
     assert result.status == "error" and result.error.code == "config" and "rm_rf" in result.error.message

@@ -16,6 +16,7 @@ from cody_lsp.config import Limits, ModelConfig
 from cody_lsp.protocol.wire import CancelParams, Usage
 from cody_lsp.server.agent.assembly import MalformedStream, StepAssembler
 from cody_lsp.server.agent.model import ModelError
+from cody_lsp.server.store.records import ErrorRecord
 from cody_lsp.server.tools import ToolResult
 
 from ..harness import MODEL, answer, calls, close_stores, make_harness, model_error
@@ -94,7 +95,7 @@ async def test_cancelled_while_a_tool_runs_keeps_only_the_finished_calls(tmp_pat
     h.manager.cancel(CancelParams(run_id=live.run_id))
     result = await task
     assert_one_ending(h, result, "cancelled")
-    messages, _ = await h.store.get_messages(result.session_id, 10, None)
+    messages, _ = await h.store.messages.page(result.session_id, 10, None)
     assert [c.id for c in messages[1].tool_calls] == ["call_0"]  # only the call whose tool finished
     assert [m.kind for m in messages] == ["message", "message", "message", "interrupted"]
 
@@ -142,7 +143,7 @@ async def test_cancelled_while_queued_commits_nothing_and_the_queue_goes_on(tmp_
     assert [r.status for r in results] == ["done", "cancelled", "done"]
     assert_one_ending(h, results[1], "cancelled")
     assert await h.history(session_id) == [("user", "message"), ("assistant", "message")] * 2
-    assert (await h.store.run_record(second_live.run_id))["status"] == "cancelled"
+    assert (await h.store.runs.get(second_live.run_id)).status == "cancelled"
 
 
 async def test_cancelled_before_it_began_in_a_new_session(tmp_path: Path):
@@ -152,9 +153,9 @@ async def test_cancelled_before_it_began_in_a_new_session(tmp_path: Path):
     result = await task
     assert_one_ending(h, result, "cancelled")
     assert h.types(result.run_id) == ["session_start", "cancelled"]
-    assert (await h.store.run_record(result.run_id))["status"] == "cancelled"  # its runId stays used
+    assert (await h.store.runs.get(result.run_id)).status == "cancelled"  # its runId stays used
     assert await h.history(result.session_id) == []
-    assert await h.store.latest_session(str(h.folder)) is None  # an empty session is never resumed
+    assert await h.store.sessions.latest(str(h.folder)) is None  # an empty session is never resumed
 
 
 @pytest.mark.parametrize(
@@ -181,8 +182,10 @@ async def test_each_circuit_breaker(tmp_path: Path, limit: str, limits: Limits, 
     assert_one_ending(h, result, "circuit_breaker")
     breaker = h.chunks(result.run_id)[-1]
     assert breaker["limit"] == limit and result.error.code == "circuit_breaker"
-    messages, _ = await h.store.get_messages(result.session_id, 50, None)
-    assert messages[-1].kind == "circuit_breaker" and messages[-1].error == result.error
+    messages, _ = await h.store.messages.page(result.session_id, 50, None)
+    assert messages[-1].kind == "circuit_breaker" and messages[-1].error == ErrorRecord(
+        result.error.code, result.error.message
+    )
 
 
 @pytest.mark.parametrize(
@@ -201,14 +204,14 @@ async def test_each_circuit_breaker(tmp_path: Path, limit: str, limits: Limits, 
 )
 async def test_each_model_error_fails_the_run_once_and_the_model_never_sees_it(tmp_path: Path, error, retries):
     h = await make_harness(tmp_path, limits=Limits(retry_attempts=2, retry_base_delay=0.001))
-    session = await h.store.create_session("ses_1", None, "m", str(h.folder))
+    session = await h.store.sessions.create("ses_1", None, "m", str(h.folder))
     h.steps = [error] * (retries + 1)
     result = await h.run("fix it", session_id=session.id)
     assert_one_ending(h, result, "error")
     assert h.types(result.run_id).count("retry") == retries
     assert result.error.code == error.code
     # Kept for display (prompt + failed marker with the error), hidden from the model.
-    messages, _ = await h.store.get_messages(session.id, 10, None)
+    messages, _ = await h.store.messages.page(session.id, 10, None)
     assert [(m.content, m.kind) for m in messages] == [("fix it", "message"), (error.message, "failed")]
     assert messages[1].error.code == error.code
     h.steps = [answer("ok")]
@@ -238,14 +241,14 @@ async def test_a_run_that_creates_its_session_and_fails_leaves_none_behind(tmp_p
     result = await h.run("hi")
     assert_one_ending(h, result, "error")
     assert result.error.code == "config" and "CODY_MODEL" in result.error.message
-    assert await h.store.get_session(result.session_id) is None
-    assert await h.store.latest_session(str(h.folder)) is None
+    assert await h.store.sessions.get(result.session_id) is None
+    assert await h.store.sessions.latest(str(h.folder)) is None
 
 
 async def test_an_unexpected_failure_inside_the_agent_is_an_internal_error(tmp_path: Path):
     h = await make_harness(tmp_path)
     h.steps = [RuntimeError("boom")]
-    session = await h.store.create_session("ses_1", None, "m", str(h.folder))
+    session = await h.store.sessions.create("ses_1", None, "m", str(h.folder))
     result = await h.run(session_id=session.id)
     assert_one_ending(h, result, "error")
     assert result.error.code == "internal" and "boom" in result.error.message
@@ -253,12 +256,12 @@ async def test_an_unexpected_failure_inside_the_agent_is_an_internal_error(tmp_p
 
 async def test_a_failure_outside_the_agent_still_ends_the_run_once(tmp_path: Path, monkeypatch):
     h = await make_harness(tmp_path)
-    session = await h.store.create_session("ses_1", None, "m", str(h.folder))
+    session = await h.store.sessions.create("ses_1", None, "m", str(h.folder))
 
     async def broken(_session_id: str) -> object:
         raise OSError("disk on fire")
 
-    monkeypatch.setattr(h.store, "load_history", broken)
+    monkeypatch.setattr(h.store.messages, "history", broken)
     result = await h.run(session_id=session.id)
     assert_one_ending(h, result, "error")
     assert result.error.code == "internal" and "disk on fire" in result.error.message
@@ -266,12 +269,12 @@ async def test_a_failure_outside_the_agent_still_ends_the_run_once(tmp_path: Pat
 
 async def test_a_commit_that_fails_is_reported_as_the_one_terminal_error(tmp_path: Path, monkeypatch):
     h = await make_harness(tmp_path)
-    session = await h.store.create_session("ses_1", None, "m", str(h.folder))
+    session = await h.store.sessions.create("ses_1", None, "m", str(h.folder))
 
     async def full(*_args, **_kwargs) -> int:
         raise OSError("database or disk is full")
 
-    monkeypatch.setattr(h.store, "finish_run", full)
+    monkeypatch.setattr(h.store.runs, "finish", full)
     h.steps = [answer("done")]
     result = await h.run(session_id=session.id)
     assert_one_ending(h, result, "error")
@@ -313,7 +316,7 @@ async def test_a_hostile_stream_ends_the_run_with_one_malformed_stream_error(tmp
     h = await make_harness(tmp_path, limits=Limits(retry_attempts=1, retry_base_delay=0.001))
     err = ModelError("malformed_stream", "the model stream sent a malformed event: x", retryable=True)
     h.steps = [err, err]
-    session = await h.store.create_session("ses_1", None, "m", str(h.folder))
+    session = await h.store.sessions.create("ses_1", None, "m", str(h.folder))
     result = await h.run(session_id=session.id)
     assert_one_ending(h, result, "error")
     assert result.error.code == "malformed_stream"
@@ -339,8 +342,8 @@ async def test_the_api_key_never_reaches_a_chunk_or_the_history(tmp_path: Path):
     h = await make_harness(tmp_path, model=MODEL, limits=Limits(retry_attempts=1, retry_base_delay=0.001))
     leak = ModelError("http_500", f"upstream said: bad key {MODEL.api_key}", retryable=True)
     h.steps = [leak, leak]
-    session = await h.store.create_session("ses_1", None, "m", str(h.folder))
+    session = await h.store.sessions.create("ses_1", None, "m", str(h.folder))
     result = await h.run(session_id=session.id)
     assert MODEL.api_key not in repr(h.events) and MODEL.api_key not in result.error.message
-    messages, _ = await h.store.get_messages(session.id, 10, None)
+    messages, _ = await h.store.messages.page(session.id, 10, None)
     assert all(MODEL.api_key not in (m.content or "") for m in messages)

@@ -20,7 +20,8 @@ from cody_lsp.protocol.wire import PermissionParams, PermissionResult, SandboxCa
 from cody_lsp.server.core import permissions as perms
 from cody_lsp.server.core.permissions import SANDBOXED_RULE, Permissions, ToolPolicy
 from cody_lsp.server.lsp.configuration import resolve
-from cody_lsp.server.store.database import MIGRATIONS, Store
+from cody_lsp.server.store.database import Store
+from cody_lsp.server.store.schema import MIGRATIONS
 from cody_lsp.server.tools import sandbox
 from cody_lsp.server.tools.sandbox import SANDBOXED
 
@@ -81,7 +82,7 @@ async def test_without_a_sandbox_sandboxed_asks_or_refuses(store, monkeypatch) -
     chose = Asker(PermissionResult("allow_always", "folder", sandboxed=True))
     refused = await gate(store, "ask", chose).check(RUN, "c1", "run_command", CMD)
     assert isinstance(refused, str) and "no sandbox here" in refused
-    assert await store.permission_rules() == []
+    assert await store.rules.listed() == []
 
 
 async def test_leaving_the_sandbox_is_always_asked_and_never_kept(store, monkeypatch) -> None:
@@ -92,7 +93,7 @@ async def test_leaving_the_sandbox_is_always_asked_and_never_kept(store, monkeyp
         (params,) = asker.asked
         assert params.unsandboxed is not None and params.unsandboxed.reason == "pip writes ~/.cache"
         assert params.options is not None and params.options.outcomes == ["allow", "deny"]
-    assert await store.permission_rules() == []  # its answers are for that call only
+    assert await store.rules.listed() == []  # its answers are for that call only
     denied = await gate(store, "deny", Asker()).check(RUN, "c1", "run_command", OUT)
     assert isinstance(denied, str) and "deny" in denied
     nobody = await gate(store, "sandboxed", Asker(), can_ask=False).check(RUN, "c1", "run_command", OUT)
@@ -105,7 +106,7 @@ async def test_a_sandboxed_rule_answers_for_the_folder_and_an_unsandboxed_one_wi
     check = gate(store, "ask", asker).check
     assert await check(RUN, "c1", "run_command", CMD) is SANDBOXED
     assert asker.asked[0].options is not None and asker.asked[0].options.sandboxed_rule == SANDBOXED_RULE
-    (rule,) = await store.permission_rules()
+    (rule,) = await store.rules.listed()
     assert (rule.scope, rule.sandboxed, rule.command_prefix) == ("folder", True, None)
     assert await check(RUN, "c2", "run_command", {"command": "rm -rf build"}) is SANDBOXED
     assert len(asker.asked) == 1
@@ -200,7 +201,7 @@ async def test_rules_of_an_older_database_are_not_sandboxed(tmp_path: Path) -> N
         conn.execute(f"PRAGMA user_version = {SANDBOXED_MIGRATION}")
     store = await Store.open(path)
     try:
-        (rule,) = await store.permission_rules()
+        (rule,) = await store.rules.listed()
         assert rule.id == "rule_old" and rule.sandboxed is None
     finally:
         await store.close()

@@ -180,7 +180,7 @@ async def test_should_query_false_adds_context_without_a_model_call(tmp_path: Pa
     h.steps = [answer("noted")]
     await h.run("what version?", session_id=first.session_id)
     assert user_contents(h.requests[-1]) == ["hello", "The CI uses Python 3.11.", "what version?"]
-    messages, _ = await h.store.get_messages(first.session_id, 10, None)
+    messages, _ = await h.store.messages.page(first.session_id, 10, None)
     assert [(m.role, m.kind, m.content) for m in messages[2:3]] == [("user", "message", "The CI uses Python 3.11.")]
 
 
@@ -194,7 +194,7 @@ async def test_should_query_false_while_busy_enters_where_its_priority_says(tmp_
         "FYI: use tabs", session_id=active.session_id, priority="next", should_query=False
     )
     queued, queued_task = h.start("FYI: later", session_id=active.session_id, should_query=False)
-    await until(lambda: len(h.manager._queues[active.session_id].waiting) == 2, "both queued")
+    await until(lambda: len(h.manager._activity.queues[active.session_id].waiting) == 2, "both queued")
     tool_release.set()
     results = [await active_task, await injected_task, await queued_task]
     assert results[1].run_id == active.run_id and results[1].output == "ok"
@@ -207,7 +207,7 @@ async def test_interrupt_ends_the_active_run_and_the_queue_goes_on(tmp_path: Pat
     h = await make_harness(tmp_path)
     first, first_task, _release = await busy_session(h, answer("second"))
     second, second_task = h.start("2", session_id=first.session_id)
-    await until(lambda: h.manager._queues[first.session_id].waiting, "the queued message")
+    await until(lambda: h.manager._activity.queues[first.session_id].waiting, "the queued message")
     assert h.manager.interrupt(first.session_id) is True
     assert h.manager.interrupt(first.session_id) is False  # already being interrupted
     assert (await first_task).status == "cancelled"
@@ -247,11 +247,11 @@ async def test_cancel_by_session_cancels_the_queue_too(tmp_path: Path):
     h = await make_harness(tmp_path)
     first, first_task, _release = await busy_session(h)
     tasks = [h.start(p, session_id=first.session_id, priority=pr)[1] for p, pr in (("L", "later"), ("N", "next"))]
-    await until(lambda: len(h.manager._queues[first.session_id].waiting) == 2, "two queued")
+    await until(lambda: len(h.manager._activity.queues[first.session_id].waiting) == 2, "two queued")
     assert h.manager.cancel(CancelParams(session_id=first.session_id)) is True
     results = [await first_task, *[await t for t in tasks]]
     assert [r.status for r in results] == ["cancelled"] * 3
-    assert first.session_id not in h.manager._queues
+    assert first.session_id not in h.manager._activity.queues
     assert len(h.requests) == 1
 
 
@@ -274,12 +274,12 @@ async def test_a_run_that_fails_after_taking_messages_in_but_before_any_tool_kee
     first, first_task, release = await busy_session(h, model_error("auth", retryable=False))
     nxt, next_task = h.start("N", session_id=first.session_id, priority="next")
     nxt2, next2_task = h.start("N2", session_id=first.session_id, priority="next")
-    await until(lambda: len(h.manager._queues[first.session_id].waiting) == 2, "two next messages")
+    await until(lambda: len(h.manager._activity.queues[first.session_id].waiting) == 2, "two next messages")
     release.set()  # the first run answers without a tool: N starts a run and takes N2 in before its request
     await first_task
     result = await next_task
     assert (await next2_task).run_id == result.run_id == nxt.run_id and result.status == "error"
-    messages, _ = await h.store.get_messages(first.session_id, 20, None)
+    messages, _ = await h.store.messages.page(first.session_id, 20, None)
     assert [(m.content, m.kind) for m in messages[2:]] == [
         ("N", "message"),
         ("N2", "message"),

@@ -180,11 +180,10 @@ async def test_a_burst_of_edits_gives_the_event_loop_turns():
 
     from cody_lsp.config import ServerConfig
     from cody_lsp.server.lsp.server import create_server
-    from cody_lsp.server.lsp.transport import WireLimits
 
     server = create_server(ServerConfig())
-    protocol = server.protocol
-    protocol.set_writer(type("Sink", (), {"write": lambda self, data: None})())
+    endpoint = server.endpoint
+    endpoint.writer = type("Sink", (), {"write": lambda self, data: None})()
 
     def frame(message: dict) -> bytes:
         body = json.dumps(message).encode()
@@ -235,7 +234,7 @@ async def test_a_burst_of_edits_gives_the_event_loop_turns():
             await asyncio.sleep(0)
 
     watcher = asyncio.ensure_future(watch())
-    await protocol.serve(Burst(b"".join(messages)), WireLimits())
+    await endpoint.serve(Burst(b"".join(messages)))
     watcher.cancel()
     assert server.editor.documents.documents[uri].text == "x" * count
     assert any(0 < n < count for n in seen), "the loop got no turn during the burst"

@@ -1,7 +1,8 @@
 """A client's first `cody/getSession`, answered before the server is up (early_sessions.py), is
-the server's own answer — RunManager.get_session through the store, written by `to_wire` and
-the server's strict JSON — for every kind of message a history holds, every way a run ends,
-every page; and what it is not sure of is left to the server."""
+the server's own answer — RunManager.get_session through the store, written by the LSP face's
+projection (checked against the wire types: `to_wire` writes it again unchanged) and the
+server's strict JSON — for every kind of message a history holds, every way a run ends, every
+page; and what it is not sure of is left to the server."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from cody_lsp.jsonrpc.codec import WireLimits, strict_json
 from cody_lsp.protocol.wire import (
     MAX_POSITION,
     Attachment,
@@ -32,23 +34,30 @@ from cody_lsp.protocol.wire import (
     Message,
     Position,
     Range,
+    SessionPage,
     Usage,
     parse,
-    to_wire,
 )
 from cody_lsp.server.agent.compaction import CompactionRecord, CompactionState
-from cody_lsp.server.agent.history import INTERRUPTED_MARKER, Entry, UserInput, marker_entry, user_entry
+from cody_lsp.server.agent.history import (
+    INTERRUPTED_MARKER,
+    Entry,
+    SubagentRecord,
+    UserInput,
+    marker_entry,
+    user_entry,
+)
+from cody_lsp.server.core import stored
 from cody_lsp.server.core.errors import UnknownSession
 from cody_lsp.server.core.runs import RunManager
-from cody_lsp.server.lsp import early_sessions
+from cody_lsp.server.lsp import early_sessions, projection
 from cody_lsp.server.lsp.early_initialize import EarlyStart, serve_early
-from cody_lsp.server.lsp.framing import WireLimits
 from cody_lsp.server.store import queries
 from cody_lsp.server.store.database import Store
-from cody_lsp.server.streams import strict_json
 
 from ..harness import close_stores, make_harness
 from .test_early_sessions import Out, message
+from .test_projection import as_wire
 
 NOT_SERVED = early_sessions.NOT_SERVED
 GET = "cody/getSession"
@@ -61,14 +70,14 @@ async def _close_stores() -> AsyncIterator[None]:
 
 
 async def server_answer(manager: RunManager, params: Any) -> dict[str, Any]:
-    """What the server answers (the handler's parse, RunManager.get_session, to_wire, its JSON)."""
+    """What the server answers (the handler's parse, RunManager.get_session, the projection, its JSON)."""
     try:
         page = await manager.get_session(parse(GetSessionParams, {} if params is None else params))
     except InvalidParams:
         return {"error": -32602}
     except UnknownSession:
         return {"error": -32001}
-    result: dict[str, Any] = json.loads(strict_json(to_wire(page)))
+    result: dict[str, Any] = json.loads(strict_json(as_wire(SessionPage, projection.session_page(page))))
     return {"result": result}
 
 
@@ -121,10 +130,11 @@ ATTACHMENTS = [
 
 async def rich_history(store: Store, folder: Path) -> str:
     """A session with every kind of message, runs ending every way, and one not finished."""
-    session = await store.create_session("ses_rich", "Everything", "model-x", str(folder))
+    session = await store.sessions.create("ses_rich", "Everything", "model-x", str(folder))
     sid = session.id
-    await store.start_run("run_done", sid)
-    await store.finish_run(
+    await store.runs.start("run_done", sid)
+    await stored.finish_run(
+        store,
         sid,
         "run_done",
         "done",
@@ -133,14 +143,30 @@ async def rich_history(store: Store, folder: Path) -> str:
             assistant("", [("c1", "read_file", '{"path": "app.py"}'), ("c2", "shell", "{}")], reasoning="think"),
             tool("c1", "read_file", "1\tfrom flask import Flask", True),
             tool("c2", "shell", "exit 1", False),
+            assistant(None, [("c4", "task", '{"description": "look", "prompt": "Find x", "agent": "explore"}')]),
+            Entry(
+                {"role": "tool", "tool_call_id": "c4", "content": "x is in a.py"},
+                tool_name="task",
+                ok=True,
+                subagent=SubagentRecord(
+                    "explore",
+                    [
+                        user_entry("Find x"),
+                        assistant("Searching.", [("k1", "grep", '{"pattern": "x"}')], reasoning="grep it"),
+                        tool("k1", "grep", "a.py:1: x = 1", True),
+                        assistant("x is in a.py"),
+                    ],
+                ),
+            ),
             assistant("All done."),
         ],
         Usage(100, 20, 120),
         context_tokens=90,
     )
     prompt = UserInput("look at these", "[attachments…] look at these", ATTACHMENTS)
-    await store.start_run("run_cancelled", sid)
-    await store.finish_run(
+    await store.runs.start("run_cancelled", sid)
+    await stored.finish_run(
+        store,
         sid,
         "run_cancelled",
         "cancelled",
@@ -152,8 +178,9 @@ async def rich_history(store: Store, folder: Path) -> str:
         ],
         Usage(7, 0, 7),
     )
-    await store.start_run("run_breaker", sid)
-    await store.finish_run(
+    await store.runs.start("run_breaker", sid)
+    await stored.finish_run(
+        store,
         sid,
         "run_breaker",
         "circuit_breaker",
@@ -161,8 +188,9 @@ async def rich_history(store: Store, folder: Path) -> str:
         Usage(),
         error="max_steps",
     )
-    await store.start_run("run_failed", sid)
-    await store.finish_run(
+    await store.runs.start("run_failed", sid)
+    await stored.finish_run(
+        store,
         sid,
         "run_failed",
         "error",
@@ -171,23 +199,32 @@ async def rich_history(store: Store, folder: Path) -> str:
         error="model_error",
     )
     # A compaction in a run that has not ended (its marker is stored at once): not among `runs`.
-    await store.start_run("run_live", sid)
+    await store.runs.start("run_live", sid)
     record = CompactionRecord(CompactionState("The summary.", 9, 7, 400), 12, 4, 90_000, 20_000)
-    await store.add_compaction(sid, "run_live", record, Usage(5, 5, 10))
+    await stored.add_compaction(store, sid, "run_live", record, Usage(5, 5, 10))
     # One made outside any run (cody/compact).
-    await store.add_compaction(sid, None, CompactionRecord(CompactionState(None, 0, 0, 0), 0, 0, 0, 0), Usage())
+    await stored.add_compaction(store, sid, None, CompactionRecord(CompactionState(None, 0, 0, 0), 0, 0, 0, 0), Usage())
     return sid
 
 
 async def test_a_history_with_every_kind_of_message_is_answered_as_the_server_does(tmp_path: Path):
     h = await make_harness(tmp_path)
-    db, store = tmp_path / "sessions.db", h.manager.store
+    db, store = tmp_path / "sessions.db", h.store
     sid = await rich_history(store, tmp_path / "ws")
     whole = await check(h.manager, db, {"sessionId": sid})
     kinds = [m["kind"] for m in whole["messages"]]
     assert kinds.count("interrupted") == kinds.count("circuit_breaker") == kinds.count("failed") == 1
     assert kinds.count("compaction") == 2
-    assert [m.get("ok") for m in whole["messages"] if m["role"] == "tool"] == [True, False, True]
+    assert [m.get("ok") for m in whole["messages"] if m["role"] == "tool"] == [True, False, True, True]
+    (task,) = [m for m in whole["messages"] if "subagent" in m]
+    assert task["subagent"]["agent"] == "explore"
+    assert [(m["role"], m["position"]) for m in task["subagent"]["messages"]] == [
+        ("user", 0),
+        ("assistant", 1),
+        ("tool", 2),
+        ("assistant", 3),
+    ]
+    assert task["subagent"]["messages"][1]["reasoning"] == "grep it"
     (attached,) = [m for m in whole["messages"] if "attachments" in m]
     assert len(attached["attachments"]) == len(ATTACHMENTS) and attached["content"] == "look at these"
     assert [r["runId"] for r in whole["runs"]] == ["run_done", "run_cancelled", "run_breaker", "run_failed"]
@@ -214,7 +251,7 @@ async def test_a_history_with_every_kind_of_message_is_answered_as_the_server_do
 async def test_a_session_without_messages_and_explicit_nulls(tmp_path: Path):
     h = await make_harness(tmp_path)
     db = tmp_path / "sessions.db"
-    session = await h.manager.store.create_session("ses_new", None, "m", str(tmp_path / "ws"))
+    session = await h.store.sessions.create("ses_new", None, "m", str(tmp_path / "ws"))
     page = await check(h.manager, db, {"sessionId": session.id, "limit": None, "before": None, "other": 1})
     assert page == {"session": page["session"], "messages": [], "runs": []}
     assert page["session"]["title"] == "New session"
@@ -250,7 +287,7 @@ async def test_a_session_without_messages_and_explicit_nulls(tmp_path: Path):
 )
 async def test_params_the_server_refuses_and_unknown_sessions_are_left_to_it(tmp_path: Path, params: Any):
     h = await make_harness(tmp_path)
-    await rich_history(h.manager.store, tmp_path / "ws")
+    await rich_history(h.store, tmp_path / "ws")
     assert early_sessions.answer(GET, params, tmp_path / "sessions.db") is NOT_SERVED
     assert "error" in await server_answer(h.manager, params)
 
@@ -258,7 +295,7 @@ async def test_params_the_server_refuses_and_unknown_sessions_are_left_to_it(tmp
 @pytest.mark.parametrize("params", [{"limit": 1}, {"limit": 1000}, {"before": 0}, {"before": MAX_POSITION}])
 async def test_the_ends_of_the_ranges_are_answered(tmp_path: Path, params: dict[str, Any]):
     h = await make_harness(tmp_path)
-    sid = await rich_history(h.manager.store, tmp_path / "ws")
+    sid = await rich_history(h.store, tmp_path / "ws")
     await check(h.manager, tmp_path / "sessions.db", {"sessionId": sid, **params})
 
 
@@ -311,7 +348,7 @@ async def test_stored_rows_the_store_fails_on_or_warns_about_are_left_to_it(
 ):
     h = await make_harness(tmp_path)
     db = tmp_path / "sessions.db"
-    sid = await rich_history(h.manager.store, tmp_path / "ws")
+    sid = await rich_history(h.store, tmp_path / "ws")
     raw_update(db, f"UPDATE messages SET {column} = ? WHERE session_id = ? AND position = 1", value, sid)
     assert early_sessions.answer(GET, {"sessionId": sid}, db) is NOT_SERVED
     if server == "fails":
@@ -329,7 +366,7 @@ async def test_a_page_holding_a_non_finite_number_is_not_sent_early(tmp_path: Pa
     which the early start does not: it leaves the request to the server."""
     h = await make_harness(tmp_path)
     db = tmp_path / "sessions.db"
-    sid = await rich_history(h.manager.store, tmp_path / "ws")
+    sid = await rich_history(h.store, tmp_path / "ws")
     calls = '[{"id": "c1", "type": "function", "function": {"name": "x", "arguments": {"n": NaN}}}]'
     raw_update(db, "UPDATE messages SET tool_calls = ? WHERE session_id = ? AND position = 1", calls, sid)
     early, out = serve(db, message(GET, "get", {"sessionId": sid}) + message(GET, "next", {"sessionId": sid}))
@@ -380,16 +417,16 @@ def test_generated_histories_are_answered_as_the_server_does(runs: list[Any], pa
     async def go(tmp: Path) -> None:
         h = await make_harness(tmp)
         try:
-            store = h.manager.store
-            sid = (await store.create_session("ses_gen", None, "m", str(tmp / "ws"))).id
+            store = h.store
+            sid = (await store.sessions.create("ses_gen", None, "m", str(tmp / "ws"))).id
             for n, (status, entries, usage, compacted) in enumerate(runs):
                 run_id = f"run_{n}"
-                await store.start_run(run_id, sid)
+                await store.runs.start(run_id, sid)
                 if status is not None:
-                    await store.finish_run(sid, run_id, status, entries, Usage(*usage))
+                    await stored.finish_run(store, sid, run_id, status, entries, Usage(*usage))
                 if compacted:
                     record = CompactionRecord(CompactionState("sum", n, n, 10), n + 3, 2, 500, 100)
-                    await store.add_compaction(sid, run_id if status is None else None, record, Usage())
+                    await stored.add_compaction(store, sid, run_id if status is None else None, record, Usage())
             for params in pages:
                 await check(h.manager, tmp / "sessions.db", {"sessionId": sid, **params})
         finally:
@@ -403,9 +440,9 @@ def test_generated_histories_are_answered_as_the_server_does(runs: list[Any], pa
 
 
 def test_what_it_writes_follows_the_wire_types():
-    """early_sessions writes to_wire's output by hand: what it knows of the wire types is theirs."""
+    """The projection writes to_wire's output by hand: what it knows of the wire types is theirs."""
     no_default = {f.name for f in attrs.fields(Message) if f.default is attrs.NOTHING}
-    assert early_sessions.MESSAGE_REQUIRED == no_default
+    assert projection.MESSAGE_REQUIRED == no_default
     assert queries.ATTACHMENT_FIELDS == {f.name for f in attrs.fields(Attachment)}
     assert {f.name for f in attrs.fields(Attachment) if f.default is attrs.NOTHING} == {"type"}
     assert {f.name for f in attrs.fields(Diagnostic) if f.default is attrs.NOTHING} == {"range", "message"}
@@ -449,7 +486,7 @@ async def test_the_panels_first_open_is_answered_early_up_to_its_get_session(tmp
     """initialize → initialized → latestSession → getSession: each answered, in order."""
     h = await make_harness(tmp_path)
     db = tmp_path / "sessions.db"
-    sid = await rich_history(h.manager.store, tmp_path / "ws")
+    sid = await rich_history(h.store, tmp_path / "ws")
     folder = {"workspaceFolder": str(tmp_path / "ws")}
     more = (
         message("initialized", params={})

@@ -1,7 +1,8 @@
-"""The `initialize` answer sent before pygls is imported (server/early_initialize.py) is the one
-pygls would send, and the first message is read the way the server's own reader reads it.
+"""The `initialize` answer sent before the server is imported (server/early_initialize.py) is the
+one the server sends, and the first message is read the way the server's own reader reads it.
 
-pygls' answer is computed here by the real server's protocol, in-process, for the same params.
+The server's answer is computed here by the real server, in-process, for the same params (its
+params read by lsprotocol's converter, as pygls read them).
 """
 
 from __future__ import annotations
@@ -15,6 +16,8 @@ from typing import Any
 
 import pytest
 
+from cody_lsp.jsonrpc.codec import WireLimits
+from cody_lsp.jsonrpc.framing import Body, ContentLength, framed
 from cody_lsp.protocol.capabilities import cody_capabilities, initialize_result
 from cody_lsp.server.lsp.early_initialize import (
     EARLY_MAX_BYTES,
@@ -24,9 +27,7 @@ from cody_lsp.server.lsp.early_initialize import (
     plain_capabilities,
     read_first_message,
 )
-from cody_lsp.server.lsp.framing import WireLimits, framed
 from cody_lsp.server.lsp.server import create_server
-from cody_lsp.server.lsp.transport import Body, FrameReader
 
 LIMITS = WireLimits()
 
@@ -101,8 +102,8 @@ def pygls_answer(params: Any) -> dict[str, Any]:
     async def answer() -> dict[str, Any]:
         server = create_server()
         capture = _Capture()
-        server.protocol.set_writer(capture)
-        server.protocol.receive(
+        server.endpoint.writer = capture
+        server.endpoint.receive(
             json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": params}).encode()
         )
         for _ in range(500):
@@ -262,7 +263,7 @@ def server_reads(data: bytes, limits: WireLimits = LIMITS) -> list[Any]:
             return chunk
 
     async def frames() -> list[Any]:
-        return [frame async for frame in FrameReader(Source(), limits).frames()]
+        return [frame async for frame in ContentLength().frames(Source(), limits)]
 
     return asyncio.run(frames())
 

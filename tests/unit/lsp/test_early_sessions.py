@@ -10,11 +10,15 @@ from typing import Any
 
 import pytest
 
-from cody_lsp.protocol.wire import ListSessionsParams, Usage, parse, to_wire
-from cody_lsp.server.lsp import early_sessions
+from cody_lsp.jsonrpc.codec import WireLimits
+from cody_lsp.jsonrpc.framing import framed
+from cody_lsp.protocol.wire import ListSessionsParams, SessionInfo, SessionList, Usage, parse
+from cody_lsp.server.core import stored
+from cody_lsp.server.lsp import early_sessions, projection
 from cody_lsp.server.lsp.early_initialize import EarlyStart, serve_early
-from cody_lsp.server.lsp.framing import WireLimits, framed
 from cody_lsp.server.store.database import Store
+
+from .test_projection import as_wire
 
 NOT_SERVED = early_sessions.NOT_SERVED
 
@@ -24,14 +28,16 @@ async def populated(tmp_path: Path) -> tuple[Store, Path, Path]:
     folder.mkdir()
     db = tmp_path / "sessions.db"
     store = await Store.open(db)
-    await store.create_session("ses_empty", None, "m", str(folder))
+    await store.sessions.create("ses_empty", None, "m", str(folder))
     for n in range(5):
-        session = await store.create_session(f"ses_{n}", f"title {n}" if n % 2 else None, "model-x", str(folder))
-        await store.start_run(f"run_{n}", session.id)
+        session = await store.sessions.create(f"ses_{n}", f"title {n}" if n % 2 else None, "model-x", str(folder))
+        await store.runs.start(f"run_{n}", session.id)
         from cody_lsp.server.agent.history import user_entry
 
-        await store.finish_run(session.id, f"run_{n}", "done", [user_entry(f"hi {n}")], Usage(3, n, 3 + n), None, "t")
-    await store.create_session("ses_other", "elsewhere", "m", str(tmp_path))
+        await stored.finish_run(
+            store, session.id, f"run_{n}", "done", [user_entry(f"hi {n}")], Usage(3, n, 3 + n), None, "t"
+        )
+    await store.sessions.create("ses_other", "elsewhere", "m", str(tmp_path))
     return store, db, folder
 
 
@@ -52,10 +58,9 @@ async def test_the_early_list_is_the_stores(tmp_path: Path, params: dict[str, An
         pages = []
         cursor = None
         while True:
-            sessions, cursor_next = await store.list_sessions(str(folder), typed.limit or 50, cursor)
-            expected: dict[str, Any] = {"sessions": to_wire(sessions)}
-            if cursor_next:
-                expected["nextCursor"] = cursor_next
+            page = await store.sessions.page(str(folder), typed.limit or 50, cursor)
+            cursor_next = page.next_cursor
+            expected = as_wire(SessionList, projection.session_list(page))
             early = early_sessions.answer("cody/listSessions", {**params, "cursor": cursor}, db)
             assert early == expected
             pages.append(early)
@@ -70,8 +75,9 @@ async def test_the_early_list_is_the_stores(tmp_path: Path, params: dict[str, An
 async def test_the_early_latest_session_is_the_stores(tmp_path: Path):
     store, db, folder = await populated(tmp_path)
     try:
-        latest = await store.latest_session(str(folder))
-        assert early_sessions.answer("cody/latestSession", {"workspaceFolder": folder.as_uri()}, db) == to_wire(latest)
+        latest = await store.sessions.latest(str(folder))
+        expected = as_wire(SessionInfo, projection.session(latest))
+        assert early_sessions.answer("cody/latestSession", {"workspaceFolder": folder.as_uri()}, db) == expected
         empty = tmp_path / "nothing"
         assert early_sessions.answer("cody/latestSession", {"workspaceFolder": str(empty)}, db) is None
     finally:
@@ -191,8 +197,6 @@ def test_the_end_of_the_imports_ends_it(tmp_path: Path):
 @pytest.mark.parametrize(
     "first",
     [
-        message("shutdown", 2),
-        message("exit"),
         message("cody/listSessions", 1, {"workspaceFolder": "/w"}),  # the id of the initialize
         b"Content-Length: 5\r\nX-Odd\r\n\r\n{}{}{",
         b"Content-Length: 2\r\n\r\n[]",
@@ -205,9 +209,52 @@ def test_anything_else_ends_it_with_nothing_answered(tmp_path: Path, first: byte
     assert out.messages() == [] and early.answered == () and early.parsed == len(init)
 
 
+def test_shutdown_is_answered_and_exit_ends_the_process_before_the_server_starts(tmp_path: Path):
+    """Nothing else pending (the session list before it was answered): `shutdown` is answered
+    here, a request after it gets -32600, notifications are read past, `exit` says 0."""
+    init = message("initialize", 1, {"capabilities": {}})
+    rest = (
+        message("initialized", params={})
+        + message("cody/listSessions", 2, {"workspaceFolder": str(tmp_path)})
+        + message("shutdown", 3)
+        + message("textDocument/didOpen", params={"textDocument": {}})
+        + message("cody/run", 4, {"prompt": "too late"})
+        + message("exit")
+        + message("cody/run", 5, {"prompt": "never read"})
+    )
+    early, out = early_after(init, rest, tmp_path, ready=False)
+    assert early.exit_code == 0
+    answers = out.messages()
+    assert [a["id"] for a in answers] == [2, 3, 4]
+    assert answers[1]["result"] is None and "result" in answers[1]
+    assert answers[2]["error"] == {"code": -32600, "message": "Invalid Request: the server is shutting down"}
+
+
+@pytest.mark.parametrize(
+    ("after", "code"),
+    [
+        (message("shutdown", 2), 0),  # then the end of the input
+        (message("exit"), 1),  # exit without shutdown
+        (message("shutdown", 2) + b"Content-Length: 5\r\nX-Odd\r\n\r\n{}{}{", 1),  # broken framing after it
+    ],
+)
+def test_the_end_of_the_input_or_an_exit_without_shutdown(tmp_path: Path, after: bytes, code: int):
+    init = message("initialize", 1, {"capabilities": {}})
+    early, out = early_after(init, after, tmp_path)
+    assert early.exit_code == code
+    assert [a["id"] for a in out.messages()] == ([2] if b"shutdown" in after else [])
+
+
+def test_shutdown_after_a_request_left_to_the_server_is_the_servers(tmp_path: Path):
+    """A request the early start does not answer ends it: `shutdown` behind it is the server's."""
+    init = message("initialize", 1, {"capabilities": {}})
+    early, out = early_after(init, message("cody/run", 2, {"prompt": "hi"}) + message("shutdown", 3), tmp_path)
+    assert early.exit_code is None and out.messages() == [] and early.parsed == len(init)
+
+
 def test_it_reads_the_schema_the_store_has():
-    from cody_lsp.server.store.database import MIGRATIONS
     from cody_lsp.server.store.queries import SCHEMA_VERSION
+    from cody_lsp.server.store.schema import MIGRATIONS
 
     assert SCHEMA_VERSION == len(MIGRATIONS), "a new migration: check the early reads still fit, then bump it"
 

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from cody_lsp.protocol.wire import PermissionRule
 from cody_lsp.server.core.permissions import ToolPolicy, options_for, rule_covers
 from cody_lsp.server.mcp.results import result_text
+from cody_lsp.server.store.records import RuleRecord
 from cody_lsp.server.tools import builtin_tools
 from cody_lsp.server.tools.toolset import OfferedTool
 
@@ -48,7 +48,7 @@ def test_mcp_names_in_the_policy():
 
 
 def test_a_rule_for_a_whole_server_and_the_offered_pattern():
-    rule = PermissionRule("rule_1", "mcp__db__*", "folder", "/w", "t")
+    rule = RuleRecord("rule_1", "mcp__db__*", "folder", "/w", "t")
     assert rule_covers(rule, "mcp__db__query", {}) and not rule_covers(rule, "mcp__dbx__query", {})
     assert options_for("mcp__db__query", {}).tool_pattern == "mcp__db__*"
     assert options_for("write_file", {}).tool_pattern is None

@@ -33,7 +33,10 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidRequest, JsonRp
 from cody_lsp import config as config_module
 from cody_lsp.protocol import wire
 from cody_lsp.protocol.wire import CHUNK_TYPES, METHODS, NOTIFICATIONS, SERVER_REQUESTS, TERMINAL_TYPES
+from cody_lsp.server.agent.agent_files import BUILTIN_CATALOG
+from cody_lsp.server.agent.subagents import task_spec
 from cody_lsp.server.tools import TOOLS
+from cody_lsp.server.tools.code_nav import OPERATIONS
 
 ROOT = Path(__file__).resolve().parents[3]
 DOC_PATH = ROOT / "protocol.md"
@@ -44,6 +47,7 @@ ENVELOPE = [
     ("runId", "string", "yes"),
     ("sessionId", "string", "yes"),
     ("seq", "integer", "yes"),
+    ("parentToolCallId", "string", "no"),
     ("type", "string", "yes"),
 ]
 # JSON-RPC codes the server answers with that come from pygls rather than wire.py.
@@ -198,6 +202,8 @@ def check_params(method: str, example: Any) -> None:
 
 def check_result(method: str, example: Any) -> None:
     cls = _result_class(method)
+    if cls is Any:  # a result of LSP's own shapes (cody/languageFeature): any JSON
+        return
     if typing.get_origin(cls) in (Union, types.UnionType):
         args = typing.get_args(cls)
         if example is None:
@@ -211,7 +217,8 @@ def check_result(method: str, example: Any) -> None:
 
 def check_chunk(example: Any) -> tuple[str, str, int, Any]:
     run_id, session_id, seq, payload = wire.chunk_from_wire(example)
-    assert wire.chunk_to_wire(run_id, session_id, seq, payload) == example, "chunk does not round-trip"
+    parent = example.get("parentToolCallId")  # a subagent's chunk
+    assert wire.chunk_to_wire(run_id, session_id, seq, payload, parent) == example, "chunk does not round-trip"
     return run_id, session_id, seq, payload
 
 
@@ -322,7 +329,9 @@ def test_every_chunk_type_has_an_example(doc: Doc):
 
 def test_only_real_methods_are_documented(doc: Doc):
     known = set(METHODS) | set(NOTIFICATIONS) | set(SERVER_REQUESTS)
-    mentioned = set(re.findall(r"\bcody/[A-Za-z]+(?![A-Za-z.])", doc.text))  # not .cody/mcp.json
+    mentioned = set(
+        re.findall(r"(?<![.\w])cody/[A-Za-z]+(?![A-Za-z./])", doc.text)
+    )  # not .cody/mcp.json, .cody/commands/, .cody/agents/
     assert mentioned <= known, f"protocol.md documents methods that do not exist: {sorted(mentioned - known)}"
     tagged = {b.method for b in doc.blocks if b.method}
     assert tagged <= set(METHODS) | set(SERVER_REQUESTS), f"examples of unknown methods: {sorted(tagged - known)}"
@@ -353,6 +362,11 @@ def test_protocol_version(doc: Doc):
 def test_terminal_chunk_types_are_the_run_statuses():
     statuses = set(typing.get_args(wire.RunStatus))
     assert statuses == set(TERMINAL_TYPES) == {t for t in CHUNK_TYPES if t in TERMINAL_TYPES}
+
+
+def test_the_code_nav_operations_asked_of_the_editor_are_the_tools():
+    """Written twice because the tool (core side) speaks no wire type: the two lists stay one."""
+    assert typing.get_args(wire.NavOperation) == OPERATIONS
 
 
 # --------------------------------------------------------------------------------------
@@ -599,7 +613,8 @@ def test_tools_table_matches_the_registry(doc: Doc):
         assert mutating in ("yes", "no"), f"protocol.md:{table.line}: {name}"
         documented[name] = (args, mutating == "yes")
     actual = {}
-    for name, spec in TOOLS.items():
+    task = task_spec(BUILTIN_CATALOG.usable(), 4)  # the subagents' tool, beside the registry's
+    for name, spec in {**TOOLS, task.name: task}.items():
         required = set(spec.parameters["required"])
         actual[name] = ({arg: arg not in required for arg in spec.parameters["properties"]}, spec.mutating)
     assert documented == actual

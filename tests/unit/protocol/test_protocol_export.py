@@ -158,7 +158,7 @@ def test_schema_covers_every_wire_type_and_method(schema: dict[str, Any]):
     members = {m["$ref"].rsplit("/", 1)[1] for m in defs["Chunk"]["oneOf"]}
     for kind, cls in wire.CHUNK_TYPES.items():
         (name,) = [n for n in members if defs[n]["properties"]["type"] == {"const": kind}]
-        assert list(defs[name]["properties"]) == ["runId", "sessionId", "seq", "type"] + [
+        assert list(defs[name]["properties"]) == ["runId", "sessionId", "seq", "parentToolCallId", "type"] + [
             wire.camel(f.name) for f in attrs.fields(cls)
         ]
         assert defs[name]["required"][:4] == ["runId", "sessionId", "seq", "type"]
@@ -171,7 +171,8 @@ def test_schema_covers_every_wire_type_and_method(schema: dict[str, Any]):
 def test_required_fields_follow_who_sends_the_type(schema: dict[str, Any]):
     defs = schema["$defs"]
     # Client → server: required means "no default".
-    assert defs["RunParams"]["required"] == ["prompt"]
+    assert defs["GetSessionParams"]["required"] == ["sessionId"]
+    assert "required" not in defs["RunParams"]  # `prompt`, or `command` instead: checked by the server
     assert defs["RunParams"]["properties"]["sessionId"] == {"type": "string"}
     # Server → client: to_wire always writes a field unless it has a default and is None.
     assert defs["Usage"]["required"] == ["inputTokens", "outputTokens", "totalTokens"]
@@ -251,8 +252,8 @@ def test_the_schema_rejects_malformed_messages(schema: dict[str, Any]):
     session_list = {"$ref": "#/$defs/SessionList"}
     assert errors({"sessions": [], "nextCursor": None}, session_list, schema) == ["$.nextCursor: null is not string"]
     assert errors({"sessions": [], "later": 1}, session_list, schema) == [], "unknown fields are allowed"
-    assert errors({"sessionId": "s"}, schema_of(schema, "methods", "cody/run", "params"), schema) == [
-        "$: missing 'prompt'"
+    assert errors({"limit": 5}, schema_of(schema, "methods", "cody/getSession", "params"), schema) == [
+        "$: missing 'sessionId'"
     ]
     message = {"role": "robot", "content": None, "position": 0, "createdAt": "t", "kind": "message"}
     assert errors(message, {"$ref": "#/$defs/Message"}, schema) == [

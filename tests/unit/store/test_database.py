@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import subprocess
@@ -9,16 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from cody_lsp.protocol.wire import ErrorInfo, Usage
-from cody_lsp.server.agent.history import Entry, marker_entry, user_entry
-from cody_lsp.server.store.database import (
-    MIGRATIONS,
-    SCHEMA_VERSION,
-    Store,
-    describe_holder,
-    lease_holder_gone,
-    lease_owner,
-)
+from cody_lsp.server.store.database import Store
+from cody_lsp.server.store.leases import describe_holder, lease_holder_gone, lease_owner
+from cody_lsp.server.store.records import ErrorRecord, NewMessage, Tokens
+from cody_lsp.server.store.schema import MIGRATIONS, SCHEMA_VERSION
 
 
 async def test_schema_is_versioned_and_uses_wal(tmp_path: Path):
@@ -44,55 +39,56 @@ async def test_schema_is_versioned_and_uses_wal(tmp_path: Path):
 
 async def test_a_turn_commits_whole_and_history_reloads_in_order(tmp_path: Path):
     store = await Store.open(tmp_path / "s.db")
-    session = await store.create_session("ses_1", None, "m", "/ws")
+    session = await store.sessions.create("ses_1", None, "m", "/ws")
     assert session.title == "New session"
-    await store.start_run("run_1", "ses_1")
+    await store.runs.start("run_1", "ses_1")
     call = {"id": "c1", "type": "function", "function": {"name": "read_file", "arguments": "{}"}}
-    count = await store.finish_run(
+    count = await store.runs.finish(
         "ses_1",
         "run_1",
         "done",
         [
-            Entry({"role": "user", "content": "hi"}),
-            Entry({"role": "assistant", "content": None, "tool_calls": [call]}),
-            Entry({"role": "tool", "tool_call_id": "c1", "content": "ok"}, tool_name="read_file"),
-            Entry({"role": "assistant", "content": "done"}),
+            NewMessage({"role": "user", "content": "hi"}),
+            NewMessage({"role": "assistant", "content": None, "tool_calls": [call]}),
+            NewMessage({"role": "tool", "tool_call_id": "c1", "content": "ok"}, tool_name="read_file"),
+            NewMessage({"role": "assistant", "content": "done"}),
         ],
-        Usage(1, 2, 3),
+        Tokens(1, 2, 3),
         title="hi there",
     )
     assert count == 4
-    loaded = await store.load_history("ses_1")
-    history = loaded.messages
+    loaded = await store.messages.history("ses_1")
+    history = [message for _position, message in loaded.rows]
     assert loaded.count == 4
     assert history[1]["tool_calls"] == [call] and history[2] == {"role": "tool", "content": "ok", "tool_call_id": "c1"}
-    info = await store.get_session("ses_1")
+    info = await store.sessions.get("ses_1")
     assert info.message_count == 4 and info.title == "hi there"
-    messages, before = await store.get_messages("ses_1", 2, None)
+    messages, before = await store.messages.page("ses_1", 2, None)
     assert [m.position for m in messages] == [2, 3] and before == 2
     assert messages[0].tool_name == "read_file"
-    assert (await store.run_record("run_1"))["status"] == "done"
+    assert (await store.runs.get("run_1")).status == "done"
     await store.close()
 
 
 async def test_session_list_pages_by_cursor(tmp_path: Path):
     store = await Store.open(tmp_path / "s.db")
     for i in range(5):
-        await store.create_session(f"ses_{i}", f"t{i}", "m", "/a" if i % 2 else "/b")
-    page, cursor = await store.list_sessions(None, 3, None)
-    rest, end = await store.list_sessions(None, 3, cursor)
-    assert [s.id for s in page + rest] == [f"ses_{i}" for i in reversed(range(5))] and end is None
-    only_a, _ = await store.list_sessions("/a", 10, None)
+        await store.sessions.create(f"ses_{i}", f"t{i}", "m", "/a" if i % 2 else "/b")
+    page = await store.sessions.page(None, 3, None)
+    rest = await store.sessions.page(None, 3, page.next_cursor)
+    assert [s.id for s in page.sessions + rest.sessions] == [f"ses_{i}" for i in reversed(range(5))]
+    assert rest.next_cursor is None
+    only_a = (await store.sessions.page("/a", 10, None)).sessions
     assert [s.id for s in only_a] == ["ses_3", "ses_1"]
     with pytest.raises(ValueError, match="cursor"):
-        await store.list_sessions(None, 3, "not-a-cursor")
+        await store.sessions.page(None, 3, "not-a-cursor")
     await store.close()
 
 
 async def test_runs_of_a_dead_process_are_marked_interrupted(tmp_path: Path):
     store = await Store.open(tmp_path / "s.db")
-    await store.create_session("ses_1", None, "m", "/ws")
-    await store.start_run("run_live", "ses_1")  # this process: alive, but at start-up counted as gone
+    await store.sessions.create("ses_1", None, "m", "/ws")
+    await store.runs.start("run_live", "ses_1")  # this process: alive, but at start-up counted as gone
     with sqlite3.connect(tmp_path / "s.db") as conn:
         conn.execute(
             "INSERT INTO runs (id, session_id, status, owner, started_at) VALUES "
@@ -103,9 +99,9 @@ async def test_runs_of_a_dead_process_are_marked_interrupted(tmp_path: Path):
             "INSERT INTO runs (id, session_id, status, owner, started_at) VALUES "
             "('run_other_host', 'ses_1', 'running', 'elsewhere:1', 'x')"
         )
-    assert await store.mark_interrupted_runs() == 2
-    assert (await store.run_record("run_dead"))["status"] == "interrupted"
-    assert (await store.run_record("run_other_host"))["status"] == "running"
+    assert await store.runs.mark_interrupted() == 2
+    assert (await store.runs.get("run_dead")).status == "interrupted"
+    assert (await store.runs.get("run_other_host")).status == "running"
     await store.close()
 
 
@@ -120,17 +116,17 @@ async def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path: 
             "VALUES ('ses_1', 0, 'tool', 'old result', 'message', 'a')"
         )
     store = await Store.open(db)
-    messages, _ = await store.get_messages("ses_1", 10, None)
+    messages, _ = await store.messages.page("ses_1", 10, None)
     assert [(m.content, m.ok) for m in messages] == [("old result", None)]
-    await store.start_run("run_1", "ses_1")
-    await store.finish_run(
+    await store.runs.start("run_1", "ses_1")
+    await store.runs.finish(
         "ses_1",
         "run_1",
         "done",
-        [Entry({"role": "tool", "tool_call_id": "c", "content": "failed"}, tool_name="read_file", ok=False)],
-        Usage(),
+        [NewMessage({"role": "tool", "tool_call_id": "c", "content": "failed"}, tool_name="read_file", ok=False)],
+        Tokens(),
     )
-    messages, _ = await store.get_messages("ses_1", 10, None)
+    messages, _ = await store.messages.page("ses_1", 10, None)
     assert [(m.position, m.ok) for m in messages] == [(0, None), (1, False)]
     await store.close()
     with sqlite3.connect(db) as conn:
@@ -140,34 +136,40 @@ async def test_a_version_1_database_migrates_forward_keeping_its_rows(tmp_path: 
 async def test_display_only_messages_are_kept_but_never_loaded_for_the_model(tmp_path: Path):
     """A failed turn that changed nothing: getSession shows it (with its error), the model never sees it."""
     store = await Store.open(tmp_path / "s.db")
-    await store.create_session("ses_1", None, "m", "/ws")
-    info = ErrorInfo("auth", "the API key was rejected")
-    await store.finish_run(
+    await store.sessions.create("ses_1", None, "m", "/ws")
+    info = ErrorRecord("auth", "the API key was rejected")
+    await store.runs.finish(
         "ses_1",
         "run_1",  # no start_run: a run that never began still gets its record (upsert)
         "error",
-        [user_entry("hi", for_model=False), marker_entry("failed", info.message, info, for_model=False)],
-        Usage(),
+        [
+            NewMessage({"role": "user", "content": "hi"}, for_model=False),
+            NewMessage({"role": "user", "content": info.message}, kind="failed", error=info, for_model=False),
+        ],
+        Tokens(),
         info.message,
     )
-    loaded = await store.load_history("ses_1")
-    assert (loaded.count, loaded.messages) == (2, [])
-    messages, _ = await store.get_messages("ses_1", 10, None)
-    assert [(m.role, m.kind, m.error) for m in messages] == [("user", "message", None), ("user", "failed", info)]
-    assert (await store.run_record("run_1"))["status"] == "error"
+    loaded = await store.messages.history("ses_1")
+    assert (loaded.count, loaded.rows) == (2, [])
+    messages, _ = await store.messages.page("ses_1", 10, None)
+    assert [(m.role, m.kind, m.error) for m in messages] == [
+        ("user", "message", None),
+        ("user", "failed", info),
+    ]
+    assert (await store.runs.get("run_1")).status == "error"
     await store.close()
 
 
 async def test_latest_session_skips_empty_sessions_and_sessions_can_be_renamed(tmp_path: Path):
     store = await Store.open(tmp_path / "s.db")
-    await store.create_session("ses_old", "old", "m", "/ws")
-    await store.finish_run("ses_old", "run_1", "done", [user_entry("hi")], Usage())
-    await store.create_session("ses_empty", None, "m", "/ws")  # newer, but nothing in it
-    assert (await store.latest_session("/ws")).id == "ses_old"
-    renamed = await store.update_session("ses_old", title="Renamed", model="other-model")
+    await store.sessions.create("ses_old", "old", "m", "/ws")
+    await store.runs.finish("ses_old", "run_1", "done", [NewMessage({"role": "user", "content": "hi"})], Tokens())
+    await store.sessions.create("ses_empty", None, "m", "/ws")  # newer, but nothing in it
+    assert (await store.sessions.latest("/ws")).id == "ses_old"
+    renamed = await store.sessions.update("ses_old", title="Renamed", model="other-model")
     assert (renamed.title, renamed.model) == ("Renamed", "other-model")
-    assert (await store.update_session("ses_old", title="Again")).model == "other-model"
-    assert await store.update_session("ses_missing", title="x") is None
+    assert (await store.sessions.update("ses_old", title="Again")).model == "other-model"
+    assert await store.sessions.update("ses_missing", title="x") is None
     await store.close()
 
 
@@ -187,25 +189,25 @@ def test_a_lease_holder_is_gone_when_its_process_is_not_the_one_named():
 async def test_a_lease_is_taken_from_a_dead_holder_only(tmp_path: Path):
     store = await Store.open(tmp_path / "sessions.db")
     try:
-        await store.create_session("ses_1", None, "m", "/w")
+        await store.sessions.create("ses_1", None, "m", "/w")
         other = subprocess.Popen(["sleep", "60"])
         try:
             started = Path(f"/proc/{other.pid}/stat").read_bytes().rsplit(b")", 1)[1].split()[19].decode()
             host, boot, _pid, _started = lease_owner().split(" ")
             holder = f"{host} {boot} {other.pid} {started}"
-            await store._transaction(
+            await store.db.transaction(
                 [("INSERT INTO session_leases (session_id, owner, taken_at) VALUES ('ses_1', ?, 'then')", (holder,))]
             )
-            assert await store.take_lease("ses_1") == holder
+            assert await store.leases.take("ses_1") == holder
             assert describe_holder(holder) == f"process {other.pid}"
         finally:
             other.kill()
             other.wait()
-        assert await store.take_lease("ses_1") is None  # its holder died
-        assert await store.take_lease("ses_1") is None  # and it is ours now
-        await store.release_lease("ses_1")
-        assert await store.take_lease("ses_1") is None
-        await store.delete_session("ses_1")  # the lease goes with the session
+        assert await store.leases.take("ses_1") is None  # its holder died
+        assert await store.leases.take("ses_1") is None  # and it is ours now
+        await store.leases.release("ses_1")
+        assert await store.leases.take("ses_1") is None
+        await store.sessions.delete("ses_1")  # the lease goes with the session
     finally:
         await store.close()
 
@@ -220,17 +222,72 @@ async def test_mode_and_instructions_are_kept_and_older_sessions_are_code(tmp_pa
         conn.execute("INSERT INTO sessions (id, title, model, workspace_folder, created_at, updated_at) VALUES "
                      "('ses_old', 't', 'm', '/ws', 'a', 'a')")  # fmt: skip
     store = await Store.open(db)
-    old = await store.get_session("ses_old")
+    old = await store.sessions.get("ses_old")
     assert old is not None and (old.mode, old.instructions) == ("code", None)
-    new = await store.create_session("ses_new", None, "m", "/ws", mode="plan", instructions=["AGENTS.md"])
+    new = await store.sessions.create("ses_new", None, "m", "/ws", mode="plan", instructions=["AGENTS.md"])
     assert (new.mode, new.instructions) == ("plan", ["AGENTS.md"])
-    assert await store.get_session("ses_new") == new
-    updated = await store.update_session("ses_new", mode="ask")
+    assert await store.sessions.get("ses_new") == new
+    updated = await store.sessions.update("ses_new", mode="ask")
     assert updated is not None and (updated.mode, updated.title) == ("ask", "New session")
-    await store.start_run("run_1", "ses_new")
-    await store.finish_run(
-        "ses_new", "run_1", "done", [user_entry("hi")], Usage(), instructions=["AGENTS.md", "a/AGENTS.md"]
+    await store.runs.start("run_1", "ses_new")
+    await store.runs.finish(
+        "ses_new",
+        "run_1",
+        "done",
+        [NewMessage({"role": "user", "content": "hi"})],
+        Tokens(),
+        instructions=["AGENTS.md", "a/AGENTS.md"],
     )
-    after = await store.get_session("ses_new")
+    after = await store.sessions.get("ses_new")
     assert after is not None and after.instructions == ["AGENTS.md", "a/AGENTS.md"] and after.mode == "ask"
     await store.close()
+
+
+async def test_a_subagents_transcript_is_kept_bounded_and_one_that_does_not_read_is_left_out(tmp_path: Path):
+    from cody_lsp.server.store.messages import MAX_SUBAGENT_CONTENT, MAX_SUBAGENT_MESSAGES
+    from cody_lsp.server.store.records import NewTranscript
+
+    db = tmp_path / "s.db"
+    store = await Store.open(db)
+    await store.sessions.create("ses_1", None, "m", "/ws")
+    steps = [NewMessage({"role": "assistant", "content": f"step {i}"}) for i in range(MAX_SUBAGENT_MESSAGES + 100)]
+    long = NewMessage({"role": "assistant", "content": "y" * (MAX_SUBAGENT_CONTENT + 5)})
+    record = NewTranscript("general", [NewMessage({"role": "user", "content": "the task"}), *steps, long])
+    task = NewMessage(
+        {"role": "tool", "tool_call_id": "t", "content": "done"}, tool_name="task", ok=True, subagent=record
+    )
+    await store.runs.start("run_1", "ses_1")
+    await store.runs.finish("ses_1", "run_1", "done", [NewMessage({"role": "user", "content": "go"}), task], Tokens())
+    messages, _ = await store.messages.page("ses_1", 10, None)
+    transcript = messages[1].subagent
+    assert transcript is not None and transcript.agent == "general"
+    kept = transcript.messages
+    assert len(kept) == MAX_SUBAGENT_MESSAGES and [m.position for m in kept] == list(range(MAX_SUBAGENT_MESSAGES))
+    assert kept[0].content == "the task" and kept[1].content == f"step {len(steps) - MAX_SUBAGENT_MESSAGES + 2}"
+    assert kept[-1].content is not None and kept[-1].content.endswith("[… 5 more characters not kept]")
+    await store.close()
+    with sqlite3.connect(db) as conn:  # a transcript that does not read (an older or damaged row)
+        conn.execute("UPDATE messages SET subagent = '{\"agent\": 1}' WHERE position = 1")
+    store = await Store.open(db)
+    messages, _ = await store.messages.page("ses_1", 10, None)
+    assert messages[1].subagent is None and messages[1].content == "done"
+    await store.close()
+
+
+async def test_a_history_read_cancelled_as_it_begins_leaves_no_transaction_open(tmp_path: Path):
+    """A run cancelled as it reads its history (a cody/cancel right when it starts): its read
+    transaction's BEGIN runs on the connection's thread all the same; it is ended, so the next
+    write — the run's commit — goes through."""
+    store = await Store.open(tmp_path / "s.db")
+    try:
+        await store.sessions.create("ses_1", "t", "m", str(tmp_path))
+        reading = asyncio.ensure_future(store.messages.history("ses_1"))
+        await asyncio.sleep(0)  # it runs up to its BEGIN, queued on the connection's thread
+        reading.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await reading
+        await store.sessions.update("ses_1", title="kept")  # a write: BEGIN IMMEDIATE
+        assert (await store.sessions.get("ses_1")).title == "kept"  # type: ignore[union-attr]
+        assert not store.db.connection.in_transaction
+    finally:
+        await store.close()

@@ -220,7 +220,8 @@ async def test_an_unsaved_new_document_is_created_then_edited(ws: Path):
     path = ws / "src/new.py"
     editor = FakeEditor({str(path): ""})
     r = await run_tool("write_file", {"path": "src/new.py", "content": "A = 1\n"}, ws, cfg(editor))
-    assert r.ok and r.content.startswith("created src/new.py") and "applied in the editor" in r.content
+    assert r.ok and r.content.startswith("created src/new.py") and "created in the editor" in r.content
+    assert "until the user saves it" in r.content  # a new file, not on disk yet: said so
     (change,) = editor.applied
     assert change.create and change.edits == (TextEdit((0, 0), (0, 0), "A = 1\n"),)
     assert not path.exists()

@@ -19,6 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cody_lsp.server.tools import TOOLS, ToolConfig, ToolError, ToolResult, run_tool, shell
+from cody_lsp.server.tools.code_nav import OPERATIONS, NavAnswer, NavQuery
 from cody_lsp.server.tools.registry import MAX_PATH_CHARS, validate_args
 from cody_lsp.server.tools.schema import describe, unsupported
 
@@ -191,9 +192,22 @@ def _values_for(name: str) -> st.SearchStrategy:
         "old_string": st.one_of(st.sampled_from(["one", "two\n", "one\ntwo"]), _SURROGATE_TEXT),
         "start_line": st.one_of(_NUMBERS, st.integers(-2, 5)),
         "end_line": st.one_of(_NUMBERS, st.integers(-2, 5)),
+        "plan": st.lists(
+            st.fixed_dictionaries(
+                {"step": _SURROGATE_TEXT, "status": st.sampled_from(["pending", "in_progress", "completed", "done"])}
+            ),
+            max_size=4,
+        ),
+        "name": st.one_of(st.sampled_from(["pdf", "nope"]), _SURROGATE_TEXT),  # skill
+        "operation": st.one_of(st.sampled_from(OPERATIONS), _SURROGATE_TEXT),
+        "line": st.one_of(_NUMBERS, st.integers(-2, 5)),
+        "character": st.one_of(_NUMBERS, st.integers(-2, 5)),
+        "query": st.one_of(st.sampled_from(["one", "two", "ne"]), _SURROGATE_TEXT),
     }
     if name == "command":
         return special[name]  # never arbitrary text
+    if name == "operation":  # mostly valid: the fuzz is for what the operations do with the rest
+        return st.one_of(st.sampled_from(OPERATIONS), st.sampled_from(OPERATIONS), special[name])
     return st.one_of(special.get(name, _SURROGATE_TEXT), JSON, _DEEP)
 
 
@@ -207,6 +221,21 @@ def _arguments(tool: str) -> st.SearchStrategy:
     extra = st.dictionaries(_SURROGATE_TEXT, JSON, min_size=1, max_size=2)
     with_extra = st.builds(lambda a, b: {**b, **a}, complete, extra)
     others = JSON if tool != "run_command" else st.one_of(_SCALARS.filter(lambda v: not isinstance(v, str)), _DEEP)
+    if tool == "code_nav":  # a question that passes the validator, about places in and out of the folder
+        places = st.sampled_from(
+            ["a.txt", "a.txt", "a.txt", "sub", "missing.py", "../outside/secret.txt", "/etc/passwd"]
+        )
+        asked = st.fixed_dictionaries(
+            {
+                "operation": st.sampled_from(OPERATIONS),
+                "path": places,
+                "line": st.integers(1, 3),
+                "character": st.integers(1, 5),
+                "query": st.sampled_from(["one", "o"]),
+            }
+        )
+        rest = st.one_of(complete, partial, with_extra, others)
+        return st.booleans().flatmap(lambda valid: asked if valid else rest)  # half of them pass the validator
     return st.one_of(complete, complete, complete, partial, with_extra, others)
 
 
@@ -217,6 +246,28 @@ def _snapshot(root: Path) -> dict[str, float]:
             path = os.path.join(dirpath, name)
             found[path] = os.lstat(path).st_mtime
     return found
+
+
+# Tools whose success needs what the fuzz does not make: a background command started in this
+# session, a page served; the fuzz must still get past the validator to them (a tool error).
+STATEFUL = {"command_output", "stop_command", "web_fetch"}
+VALIDATOR = ("argument ", "arguments for ", "missing required argument", "unknown argument")
+
+
+async def _one_skill(name: str) -> ToolResult:
+    """The run's skills for the `skill` tool: one, `pdf` (any other name is not there)."""
+    return ToolResult(True, "the skill's text") if name == "pdf" else ToolResult(False, f"no skill {name[:20]!r}")
+
+
+class EchoNavigator:
+    """code_nav's sources, for the fuzz: every question answered with the place it asked about."""
+
+    max_results = 5
+
+    async def ask(self, query: NavQuery) -> NavAnswer:
+        uri = Path(query.path or query.folder).as_uri()
+        start = {"line": query.line, "character": query.column}
+        return NavAnswer([{"uri": uri, "range": {"start": start, "end": start}}], "the fuzz", "utf-16")
 
 
 @pytest.mark.parametrize("tool", list(TOOLS))
@@ -240,8 +291,9 @@ def test_fuzz_tool_arguments(tool):
         )
         @given(args=_arguments(tool))
         def check(args):
-            result = asyncio.run(run_tool(tool, args, ws, ToolConfig(command_timeout=5)))
-            outcomes.add(result.ok)
+            config = ToolConfig(command_timeout=5, skills=_one_skill, navigator=EchoNavigator())
+            result = asyncio.run(run_tool(tool, args, ws, config))
+            outcomes.add(result.ok if tool not in STATEFUL else not result.content.startswith(VALIDATOR))
             assert isinstance(result, ToolResult) and isinstance(result.ok, bool)
             assert isinstance(result.content, str)
             result.content.encode("utf-8")  # storable and sendable

@@ -90,12 +90,25 @@ def test_schemas_and_specs():
     schemas = tool_schemas()
     assert schemas is tool_schemas()  # cached
     names = [s["function"]["name"] for s in schemas]
-    assert names == ["read_file", "list_dir", "glob", "grep", "write_file", "edit_file", "run_command"]
+    assert names == [
+        "read_file",
+        "list_dir",
+        "glob",
+        "grep",
+        "write_file",
+        "edit_file",
+        "run_command",
+        "command_output",
+        "stop_command",
+        "update_plan",
+        "web_fetch",
+        "skill",
+    ]
     for s in schemas:
         assert s["type"] == "function"
         assert s["function"]["description"]
         assert s["function"]["parameters"]["type"] == "object"
-    assert {n for n, t in TOOLS.items() if t.mutating} == {"write_file", "edit_file", "run_command"}
+    assert {n for n, t in TOOLS.items() if t.mutating} == {"write_file", "edit_file", "run_command", "stop_command"}
 
 
 async def test_unknown_tool(ws):

@@ -514,6 +514,32 @@ describe('Session', () => {
     await running;
   });
 
+  it('shows the new session when New is clicked while the reloaded panel still loads the last one', async () => {
+    const { connection, posted, session, runAnswers } = setup();
+    const latest = new Deferred<SessionInfo | null>();
+    connection.respond('cody/latestSession', () => latest.promise);
+    connection.respond('cody/createSession', () => ({ ...SESSION, id: 'ses_new', title: 'New session' }));
+    const resumed = session.resume(); // the webview's `ready`
+    const created = session.newSession(); // its New button, clicked at once
+    await flush();
+    assert.deepEqual(connection.sentOf('cody/createSession'), [], 'after the session being loaded is shown');
+    latest.resolve({ ...SESSION, messageCount: 2 });
+    await resumed;
+    assert.equal((await created)?.id, 'ses_new');
+    assert.equal(session.currentSessionId, 'ses_new', 'the new session, not the old one drawn over it');
+    const shown = posted.filter((m) => m.type === 'session');
+    assert.deepEqual(
+      shown.map((m) => (m.type === 'session' ? m.session?.id : undefined)),
+      ['ses_1', 'ses_new'],
+    );
+    const running = session.send('Where are you?');
+    await flush();
+    assert.equal(connection.sentOf('cody/run').at(0)?.sessionId, 'ses_new');
+    connection.notify('cody/chunk', { runId: 'vsc-1', sessionId: 'ses_new', seq: 0, type: 'cancelled' });
+    runAnswers(0).resolve({ ...result('vsc-1', 'cancelled'), sessionId: 'ses_new' });
+    await running;
+  });
+
   it('stops a running run and waits for its end before a new session', async () => {
     const { connection, posted, session, runAnswers } = setup();
     connection.respond('cody/createSession', () => ({ ...SESSION, id: 'ses_new' }));
@@ -833,5 +859,29 @@ describe('Session and the sandbox', () => {
     assert.ok(card?.type === 'permission');
     assert.equal(card.detail, "Outside the sandbox (it could write anywhere, use the network). The model's reason: pip writes ~/.cache\n$ pip install x");
     assert.deepEqual(card.choices.map((c) => c.label), ['Allow once', 'Deny']);
+  });
+});
+
+describe('Session and the warm-up hint', () => {
+  it('says a run is coming (cody/warmUp) once, after the first session is shown, to a server that advertises it', async () => {
+    const connection = new FakeConnection();
+    connection.respond('cody/latestSession', () => null);
+    connection.respond('cody/listQueued', () => ({ queued: [] }));
+    connection.respond('cody/warmUp', () => ({ ready: false }));
+    const features = { steering: false, permissionRules: true, usage: false, compaction: false, configuration: false, activeDocument: false };
+    const session = new Session({ connection, workspaceFolder: '/w', post: () => undefined, features: { ...features, warmUp: true } });
+    await session.resume();
+    await session.resume();
+    await flush();
+    const methods = connection.sent.map((r) => r.method);
+    assert.deepEqual(connection.sentOf('cody/warmUp'), [{}]);
+    assert.ok(methods.indexOf('cody/latestSession') < methods.indexOf('cody/warmUp'), 'after the first screen');
+
+    const old = new FakeConnection();
+    old.respond('cody/latestSession', () => null);
+    const before = new Session({ connection: old, workspaceFolder: '/w', post: () => undefined, features });
+    await before.resume();
+    await flush();
+    assert.deepEqual(old.sentOf('cody/warmUp'), []);
   });
 });

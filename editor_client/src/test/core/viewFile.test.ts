@@ -56,6 +56,28 @@ describe('the view the extension keeps for the next page', () => {
     assert.doesNotMatch(renderHtml({ cspSource: 'c', nonce: 'n', scriptUri: 's', styleUri: 't', view: '{"a":"<"}' }), /cody-view/, 'a block with "<" is never put in the page');
   });
 
+  it('keeps where the user scrolled up to (until the next reset, or they are back at the newest message); reads back only a valid place', () => {
+    const path = join(dir(), 'panel-view.json');
+    const file = new ViewFile(path);
+    for (const message of VIEW) file.record(message);
+    file.scrolled({ index: 1, offset: -6 });
+    file.flush();
+    assert.deepEqual(readSavedView(JSON.parse(file.read()!))?.scroll, { index: 1, offset: -6 });
+    file.scrolled(null);
+    file.flush();
+    assert.equal(readSavedView(JSON.parse(file.read()!))?.scroll, undefined, 'back at the newest message');
+    file.scrolled({ index: 1, offset: 40 });
+    file.record({ type: 'reset' });
+    for (const message of VIEW.slice(1)) file.record(message);
+    file.flush();
+    assert.equal(readSavedView(JSON.parse(file.read()!))?.scroll, undefined, 'a view drawn anew lands on its newest message');
+    const messages = JSON.parse(readFileSync(path, 'utf8')).messages as unknown[];
+    for (const scroll of [{ index: -1, offset: 0 }, { index: 1.5, offset: 0 }, { index: 1, offset: 'x' }, { index: 1, offset: Infinity }, 'top', null]) {
+      assert.equal(readSavedView({ v: 1, messages, scroll })?.scroll, undefined, `not a place: ${JSON.stringify(scroll)}`);
+      assert.ok(readSavedView({ v: 1, messages, scroll }) !== undefined, 'the view is kept all the same');
+    }
+  });
+
   it('reads nothing from a file that is missing, not JSON, not a view, or too large; keeps nothing without storage', () => {
     const folder = dir();
     const errors: string[] = [];

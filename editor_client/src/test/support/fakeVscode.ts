@@ -45,6 +45,39 @@ export class Uri {
   }
 }
 
+/** vscode.Position: a line and a character (UTF-16), from 0. */
+export class Position {
+  constructor(
+    readonly line: number,
+    readonly character: number,
+  ) {}
+}
+
+/** vscode.Range: from a start to an end position. */
+export class Range {
+  readonly start: Position;
+  readonly end: Position;
+  constructor(startLine: number, startCharacter: number, endLine: number, endCharacter: number) {
+    this.start = new Position(startLine, startCharacter);
+    this.end = new Position(endLine, endCharacter);
+  }
+}
+
+/** vscode.ThemeColor, vscode.MarkdownString, vscode.CodeLens: kept as given. */
+export class ThemeColor {
+  constructor(readonly id: string) {}
+}
+export class MarkdownString {
+  isTrusted: unknown;
+  constructor(readonly value: string) {}
+}
+export class CodeLens {
+  constructor(
+    readonly range: Range,
+    readonly command?: { title: string; command: string; arguments?: unknown[] },
+  ) {}
+}
+
 /** A diff editor's tab input (vscode.TabInputTextDiff). */
 export class TabInputTextDiff {
   constructor(
@@ -125,6 +158,8 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
     /** The editor tabs (one group), the last opened active; the contexts set (setContext). */
     tabs: [] as FakeTab[],
     closedTabs: [] as string[],
+    decorationTypes: [] as unknown[],
+    codeLensProviders: [] as Array<{ selector: unknown; provider: unknown }>,
     contexts: new Map<string, unknown>(),
     /** The files findFiles finds, and the diagnostics the language servers report. */
     files: [] as string[],
@@ -145,9 +180,21 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
   };
   const vscode = {
     Uri,
+    Position,
+    Range,
+    ThemeColor,
+    MarkdownString,
+    CodeLens,
+    OverviewRulerLane: { Left: 1, Center: 2, Right: 4, Full: 7 },
     EventEmitter,
     TabInputTextDiff,
     window: {
+      /** Decoration types made (the review's marks), and what each editor was given. */
+      createTextEditorDecorationType: (options: unknown) => {
+        record.decorationTypes.push(options);
+        return { key: `decoration-${record.decorationTypes.length}`, dispose: () => undefined };
+      },
+      onDidChangeVisibleTextEditors: new EventEmitter<unknown>().event,
       tabGroups: {
         get all() {
           return [tabGroup];
@@ -221,6 +268,10 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
           ? (record.diagnostics as Array<[Uri, unknown[]]>)
           : ((record.diagnostics as Array<[Uri, unknown[]]>).find(([u]) => u.toString() === uri.toString())?.[1] ?? []),
       onDidChangeDiagnostics: diagnosticsChanged.event,
+      registerCodeLensProvider: (selector: unknown, provider: unknown) => {
+        record.codeLensProviders.push({ selector, provider });
+        return { dispose: () => undefined };
+      },
     },
     env: {
       clipboard: {
@@ -271,6 +322,8 @@ export function createFakeVscode(settings: Record<string, unknown>, folders: str
       registerTextDocumentContentProvider: () => ({ dispose: () => undefined }),
       onDidChangeConfiguration: configChanged.event,
       onDidChangeWorkspaceFolders: new EventEmitter<unknown>().event,
+      onDidChangeTextDocument: new EventEmitter<unknown>().event,
+      textDocuments: [] as unknown[],
     },
   };
   const changeSettings = (changes: Record<string, unknown>) => {

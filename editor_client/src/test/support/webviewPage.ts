@@ -127,8 +127,10 @@ export class WebviewPage {
     });
   }
 
-  postedBack(): Promise<FromWebview[]> {
-    return this.page.evaluate(() => (globalThis as unknown as PageGlobals).__posted);
+  /** What the webview posted; without `scrolled` (where the user scrolled to, told as it happens) unless `all`. */
+  async postedBack(all = false): Promise<FromWebview[]> {
+    const posted = await this.page.evaluate(() => (globalThis as unknown as PageGlobals).__posted);
+    return all ? posted : posted.filter((m) => m.type !== 'scrolled');
   }
 
   text(selector: string): Promise<string> {

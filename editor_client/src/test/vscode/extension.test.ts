@@ -50,6 +50,18 @@ async function started(count: number): Promise<void> {
   throw new Error(`expected ${count} started LanguageClients, got ${FakeLanguageClient.instances.length}: ${fake.record.errors.join(' | ')} ${fake.record.outputLines.join(' | ')}`);
 }
 
+/** The workspace's Memento (ExtensionContext.workspaceState): where the reviews are kept. */
+const workspaceState = {
+  values: new Map<string, unknown>(),
+  get<T>(key: string): T | undefined {
+    return this.values.get(key) as T | undefined;
+  },
+  update(key: string, value: unknown): Promise<void> {
+    this.values.set(key, value);
+    return Promise.resolve();
+  },
+};
+
 describe('extension activation', () => {
   const subscriptions: Array<{ dispose(): unknown }> = [];
   const savedKey = process.env.CODY_MODEL_API_KEY;
@@ -58,7 +70,7 @@ describe('extension activation', () => {
     process.env.CODY_MODEL_API_KEY = 'from-the-environment'; // the secret storage wins
     FakeLanguageClient.respond('cody/latestSession', () => null);
     // The parts of an ExtensionContext that activate() uses.
-    const context = { subscriptions, extensionUri: fake.vscode.Uri.file(EXTENSION_DIR), globalStorageUri: fake.vscode.Uri.file(join(bin, 'storage')), storageUri: fake.vscode.Uri.file(join(bin, 'workspace-storage')), secrets: fake.secrets };
+    const context = { subscriptions, extensionUri: fake.vscode.Uri.file(EXTENSION_DIR), globalStorageUri: fake.vscode.Uri.file(join(bin, 'storage')), storageUri: fake.vscode.Uri.file(join(bin, 'workspace-storage')), secrets: fake.secrets, workspaceState };
     extension.activate(context as unknown as Parameters<typeof extension.activate>[0]);
     await started(1);
   });
@@ -108,11 +120,11 @@ describe('extension activation', () => {
     assert.deepEqual(client.clientOptions.documentSelector, [{ scheme: 'file' }], 'open files are synchronized');
     assert.deepEqual(client.clientCapabilities().experimental, {
       other: 1,
-      cody: { permissions: true, steering: true, usage: true, compaction: true, diagnostics: true, checkpoints: true, sessionChanges: true },
+      cody: { permissions: true, steering: true, usage: true, compaction: true, diagnostics: true, checkpoints: true, sessionChanges: true, languageFeatures: true, subagents: true, hooks: true, plans: true, toolOutput: true },
     });
     assert.ok(client.started);
     assert.deepEqual(client.requests, [], 'the session is shown when the view asks for it');
-    assert.deepEqual(client.requestMethods, ['cody/diagnostics', 'cody/requestPermission']);
+    assert.deepEqual(client.requestMethods, ['cody/diagnostics', 'cody/languageFeature', 'cody/requestPermission']);
   });
 
   it('serves the webview with a strict CSP and routes its messages to the session', async () => {
@@ -234,6 +246,9 @@ describe('extension activation', () => {
       [
         ['cody.acceptEdit', 'resource in cody.pendingEditDiffs'],
         ['cody.rejectEdit', 'resource in cody.pendingEditDiffs'],
+        // A file under review (its diff, or the file itself): keep or undo all of its changes.
+        ['cody.reviewKeepFile', 'resourcePath in cody.reviewFiles'],
+        ['cody.reviewUndoFile', 'resourcePath in cody.reviewFiles'],
       ],
     );
     assert.ok((pkg.contributes.menus.commandPalette ?? []).every((m) => !m.command.endsWith('Edit') || m.when === 'cody.pendingEditDiffActive'));
@@ -407,6 +422,58 @@ describe('extension activation', () => {
     assert.deepEqual(await client.request('cody/diagnostics', { uri: file.toString(), waitMs: 200 }), { diagnostics: [problem] });
     assert.ok(Date.now() - quiet >= 190);
     fake.record.diagnostics.length = 0;
+  });
+
+  it("answers cody/languageFeature with VS Code's own language features, as LSP results", async () => {
+    const client = FakeLanguageClient.latest();
+    const app = fake.vscode.Uri.file('/home/ada/shop/app.py');
+    const lib = fake.vscode.Uri.file('/home/ada/shop/lib.py');
+    const range = (line: number, from: number, to: number) => ({ start: { line, character: from }, end: { line, character: to } });
+    const asked: Array<{ id: string; args: unknown[] }> = [];
+    const answers: Record<string, unknown> = {
+      'vscode.executeDefinitionProvider': [{ targetUri: lib, targetRange: range(0, 0, 20), targetSelectionRange: range(0, 4, 9), originSelectionRange: range(2, 6, 11) }],
+      'vscode.executeReferenceProvider': [{ uri: app, range: range(2, 6, 11) }, { uri: lib, range: range(0, 4, 9) }],
+      'vscode.executeHoverProvider': [{ contents: [{ value: '**greet**(name)' }, { language: 'python', value: 'def greet(name)' }] }, { contents: [] }],
+      'vscode.executeDocumentSymbolProvider': [{ name: 'Shop', detail: '', kind: 4, range: range(0, 0, 9), selectionRange: range(0, 6, 10), children: [{ name: 'open', detail: '(self)', kind: 5, range: range(1, 4, 8), selectionRange: range(1, 8, 12), children: [] }] }],
+      'vscode.executeWorkspaceSymbolProvider': [{ name: 'greet', kind: 11, containerName: 'lib', location: { uri: lib, range: range(0, 4, 9) } }],
+      'vscode.prepareCallHierarchy': [{ name: 'greet', kind: 11, uri: lib, range: range(0, 0, 20), selectionRange: range(0, 4, 9) }],
+      'vscode.provideIncomingCalls': [{ from: { name: 'main', kind: 11, uri: app, range: range(4, 0, 9), selectionRange: range(4, 4, 8), detail: 'app' }, fromRanges: [range(5, 4, 9)] }],
+    };
+    const registered = Object.keys(answers).map((id) =>
+      fake.vscode.commands.registerCommand(id, (...args: unknown[]) => {
+        asked.push({ id, args });
+        return answers[id];
+      }),
+    );
+    const ask = (operation: string, extra: Record<string, unknown> = {}) =>
+      client.request('cody/languageFeature', { operation, uri: app.toString(), position: { line: 2, character: 7 }, ...extra });
+    try {
+      assert.deepEqual(await ask('definition'), [
+        { targetUri: lib.toString(), targetRange: range(0, 0, 20), targetSelectionRange: range(0, 4, 9), originSelectionRange: range(2, 6, 11) },
+      ]);
+      const [call] = asked;
+      assert.equal(String(call?.args[0]), app.toString());
+      assert.ok(call?.args[1] instanceof fake.vscode.Position && (call.args[1] as { line: number }).line === 2);
+      assert.deepEqual((call?.args[1] as { character: number }).character, 7);
+      assert.deepEqual(await ask('references'), [{ uri: app.toString(), range: range(2, 6, 11) }, { uri: lib.toString(), range: range(0, 4, 9) }]);
+      assert.deepEqual(await ask('hover'), { contents: { kind: 'markdown', value: '**greet**(name)\n\n---\n\n```python\ndef greet(name)\n```' } });
+      assert.deepEqual(await ask('document_symbols', { position: undefined }), [
+        { name: 'Shop', kind: 5, range: range(0, 0, 9), selectionRange: range(0, 6, 10), children: [{ name: 'open', kind: 6, range: range(1, 4, 8), selectionRange: range(1, 8, 12), detail: '(self)', children: [] }] },
+      ]);
+      assert.deepEqual(await ask('workspace_symbols', { uri: 'file:///home/ada/shop', position: undefined, query: 'gre' }), [
+        { name: 'greet', kind: 12, location: { uri: lib.toString(), range: range(0, 4, 9) }, containerName: 'lib' },
+      ]);
+      assert.deepEqual(asked.at(-1)?.args, ['gre']);
+      assert.deepEqual(await ask('incoming_calls'), [
+        { from: { name: 'main', kind: 12, uri: app.toString(), range: range(4, 0, 9), selectionRange: range(4, 4, 8), detail: 'app' }, fromRanges: [range(5, 4, 9)] },
+      ]);
+      // Nothing found is an empty answer; an operation without its position is an error answer.
+      answers['vscode.executeReferenceProvider'] = undefined;
+      assert.deepEqual(await ask('references'), []);
+      await assert.rejects(ask('hover', { position: undefined }), /needs a position/);
+    } finally {
+      for (const command of registered) command.dispose();
+    }
   });
 
   it('restarts the server with the new settings when they change', async () => {

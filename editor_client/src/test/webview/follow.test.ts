@@ -13,12 +13,13 @@ function answer(i: number): string {
   return `Answer ${i}:\n\n${lines.join('\n')}${code}`;
 }
 
-/** A stored session of `count` prompts and answers, as the extension posts it after a reset. */
-function history(count: number, runPrefix: string): ToWebview[] {
+/** A stored session of `count` prompts and answers, as the extension posts it after a reset (`tall`: answers of 12 points). */
+function history(count: number, runPrefix: string, tall = false): ToWebview[] {
   const messages: ToWebview[] = [{ type: 'reset' }, { type: 'earlier', available: false }];
   for (let i = 0; i < count; i++) {
     const runId = `${runPrefix}-${i}`;
-    messages.push({ type: 'user', text: `Question ${i}` }, { type: 'stepStart', runId }, { type: 'text', runId, text: answer(i) });
+    const text = tall ? `Answer ${i}:\n\n${Array.from({ length: 12 }, (_, k) => `- point ${k} of answer ${i}`).join('\n')}` : answer(i);
+    messages.push({ type: 'user', text: `Question ${i}` }, { type: 'stepStart', runId }, { type: 'text', runId, text });
     messages.push({ type: 'runEnded', runId, status: 'done', usage: { inputTokens: 10, outputTokens: 5, totalTokens: 15 } });
   }
   return messages;
@@ -35,6 +36,15 @@ describe('the transcript follows the conversation', { timeout: 90_000 }, () => {
     for (let i = 0; i < 3; i++) await view.frame();
   };
   const jumpButton = () => view.page.locator('#jump-latest');
+  /** The message at the top of the view (its text's start) and how far into it the view is (px). */
+  const topMessage = () =>
+    view.page.evaluate(() => {
+      const doc = (globalThis as unknown as { document: { getElementById(id: string): HTMLLike; querySelectorAll(s: string): ArrayLike<HTMLLike> } }).document;
+      type HTMLLike = { textContent: string | null; getBoundingClientRect(): { top: number; bottom: number } };
+      const top = doc.getElementById('messages').getBoundingClientRect().top;
+      const first = Array.from(doc.querySelectorAll('#transcript > .msg')).find((node) => node.getBoundingClientRect().bottom > top);
+      return { text: (first?.textContent ?? '').slice(0, 40), offset: Math.round(top - (first?.getBoundingClientRect().top ?? 0)) };
+    });
 
   before(async () => {
     view = await WebviewPage.open();
@@ -55,6 +65,30 @@ describe('the transcript follows the conversation', { timeout: 90_000 }, () => {
     await view.post(...history(120, 'g'));
     await shown('Answer 119:');
     assert.ok((await view.scroll()).aboveBottom <= 2, 'the session switched to lands on its newest message too');
+  });
+
+  it('lands on the newest message when the same view is drawn again (a reload: the kept view, then the extension\'s answer)', async () => {
+    // The answer's messages are laid out first at their placeholder heights, then rendered at their
+    // real ones: often the very height of the view they replace, which a ResizeObserver does not
+    // report. A long session and a short one (6 messages, taller than the panel).
+    for (const [count, prefix] of [
+      [100, 'k'],
+      [3, 's'],
+    ] as const) {
+      const session: ToWebview = { type: 'session', session: { id: prefix, title: prefix, model: 'm', workspaceFolder: '/w', messageCount: 2 * count, createdAt: '', updatedAt: '' } };
+      const [reset, ...rest] = history(count, prefix, count < 10);
+      const drawn: ToWebview[] = [reset as ToWebview, session, ...rest];
+      await view.post(...drawn);
+      await shown(`Answer ${count - 1}:`);
+      const first = await view.scroll();
+      assert.ok(first.height > first.client + 300, `taller than the panel (${first.height} px)`);
+      assert.ok(first.aboveBottom <= 2, `first drawn: at the newest message, not ${first.aboveBottom} px above it`);
+      await view.post(...drawn);
+      for (let i = 0; i < 3; i++) await view.frame();
+      const again = await view.scroll();
+      assert.ok(again.aboveBottom <= 2, `${2 * count} messages drawn again: at the newest message, not ${again.aboveBottom} px above it`);
+      assert.equal(await jumpButton().isVisible(), false);
+    }
   });
 
   it('keeps a streaming answer in view while the user is at the bottom', async () => {
@@ -118,11 +152,12 @@ describe('the transcript follows the conversation', { timeout: 90_000 }, () => {
     await view.frame();
     const before = await view.scroll();
     assert.ok(before.aboveBottom > 2000, `scrolled up (${before.aboveBottom} px)`);
+    const reading = await topMessage();
     // A reload's saved view replaced by the extension's answer: a reset, then the same session.
     await view.post(...drawn('s1', 200));
     for (let i = 0; i < 3; i++) await view.frame();
-    const after = await view.scroll();
-    assert.equal(after.top, before.top, 'the reader stays where they scrolled to');
+    // (Its pixel offset may differ: the messages above it are laid out at placeholder heights until seen.)
+    assert.deepEqual(await topMessage(), reading, 'the reader stays where they scrolled to: the same message at the top, as far into it');
     assert.equal(await jumpButton().isVisible(), true);
     // Another session shown lands on its newest message.
     await view.post(...drawn('s2', 50));

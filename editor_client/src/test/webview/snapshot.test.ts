@@ -19,6 +19,17 @@ function page(n: number, from = 0): ToWebview[] {
   return out;
 }
 
+/** The message at the top of the view (its text's start) and how far into it the view is (px). */
+function topMessage(view: WebviewPage): Promise<{ text: string; offset: number }> {
+  return view.page.evaluate(() => {
+    type Box = { textContent: string | null; getBoundingClientRect(): { top: number; bottom: number } };
+    const doc = (globalThis as unknown as { document: { getElementById(id: string): Box; querySelectorAll(s: string): ArrayLike<Box> } }).document;
+    const top = doc.getElementById('messages').getBoundingClientRect().top;
+    const first = Array.from(doc.querySelectorAll('#transcript > .msg')).find((node) => node.getBoundingClientRect().bottom > top);
+    return { text: (first?.textContent ?? '').slice(0, 40), offset: Math.round(top - (first?.getBoundingClientRect().top ?? 0)) };
+  });
+}
+
 describe('the last view, kept across a reload of the window', () => {
   const views: WebviewPage[] = [];
   after(async () => {
@@ -104,6 +115,47 @@ describe('the last view, kept across a reload of the window', () => {
     views.push(fallback);
     await fallback.page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
     assert.match(await fallback.text('#transcript'), /Answer 4: fine\./);
+  });
+
+  it('puts a user who had scrolled up back where they were after a reload (the message at the top, as far into it); else the newest message', async () => {
+    const first = await WebviewPage.open();
+    views.push(first);
+    await first.post(...page(60));
+    assert.ok((await first.scroll()).aboveBottom <= 2);
+    await first.page.mouse.move(200, 300);
+    await first.page.mouse.wheel(0, -900);
+    await first.frame();
+    await first.page.waitForTimeout(1200); // told once the scrolling stopped, kept a moment later
+    const reading = await topMessage(first);
+    const told = (await first.postedBack(true)).filter((m) => m.type === 'scrolled');
+    assert.equal(told.length, 1, 'told once, when the scrolling stopped');
+    const at = told[0]?.type === 'scrolled' ? told[0].at : null;
+    assert.ok(at !== null && at.index > 0, `where: ${JSON.stringify(at)}`);
+    const state = await first.page.evaluate(() => (globalThis as unknown as PageGlobals).__state) as { scroll?: unknown };
+    assert.deepEqual(state.scroll, at, "kept in the webview's state");
+
+    const second = await WebviewPage.open(undefined, state);
+    views.push(second);
+    await second.page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
+    for (let i = 0; i < 3; i++) await second.frame();
+    assert.deepEqual(await topMessage(second), reading, 'the same message at the top of the view, as far into it');
+    assert.ok(await second.page.locator('#jump-latest').isVisible(), '"Jump to latest" offered');
+    // The extension's answer (the same session drawn again) leaves the reader there too, and tells the extension again.
+    await second.post(...page(60));
+    for (let i = 0; i < 3; i++) await second.frame();
+    assert.deepEqual(await topMessage(second), reading, 'still there once the answer replaced the kept view');
+    await second.page.waitForTimeout(500);
+    assert.deepEqual((await second.postedBack(true)).filter((m) => m.type === 'scrolled').at(-1), { type: 'scrolled', at }, 'told again after the redraw (what is kept was reset with the view)');
+
+    // Back at the bottom: told, and a reload lands on the newest message.
+    await second.page.locator('#jump-latest').click();
+    await second.page.waitForTimeout(1200);
+    assert.deepEqual((await second.postedBack(true)).filter((m) => m.type === 'scrolled').at(-1), { type: 'scrolled', at: null });
+    const third = await WebviewPage.open(undefined, await second.page.evaluate(() => (globalThis as unknown as PageGlobals).__state));
+    views.push(third);
+    await third.page.waitForFunction(() => (globalThis as unknown as PageGlobals).__posted.length > 0);
+    for (let i = 0; i < 3; i++) await third.frame();
+    assert.ok((await third.scroll()).aboveBottom <= 2, 'at the newest message');
   });
 
   it('keeps nothing too large, and an empty view is not kept', async () => {

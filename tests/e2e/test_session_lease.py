@@ -12,6 +12,7 @@ import asyncio
 import json
 import os
 import signal
+import sqlite3
 from pathlib import Path
 
 from cody_lsp.testing.provider import Reply, ToolCall
@@ -38,7 +39,9 @@ async def running(wire, provider, gate: Path, **params) -> asyncio.Future:
     return future
 
 
-async def test_a_second_server_gets_session_busy_until_the_run_ends(wire_factory, provider, tmp_path: Path):
+async def test_a_second_server_gets_session_busy_until_the_run_ends(
+    wire_factory, provider, db_path: Path, tmp_path: Path
+):
     a, b = await wire_factory(), await wire_factory()
     provider.add(Reply(text="hello"))
     first, _chunks = await a.run("start")
@@ -52,6 +55,9 @@ async def test_a_second_server_gets_session_busy_until_the_run_ends(wire_factory
     assert compacted["error"]["code"] == "session_busy" and "another cody-lsp server" in compacted["error"]["message"]
     gate.touch()
     assert (await pending)["status"] == "done"
+    # The answer comes once the session is free: its lease is given back in the store already.
+    with sqlite3.connect(db_path) as conn:
+        assert conn.execute("SELECT owner FROM session_leases WHERE session_id = ?", (session_id,)).fetchall() == []
     provider.add(Reply(text="now it is mine"))
     second, _chunks = await b.run("me too", sessionId=session_id)
     assert second["status"] == "done"

@@ -23,7 +23,8 @@ class Leases:
         self._store = store
         # The sessions this process holds the lease of, with how many runs and compactions hold it.
         self._held: dict[str, int] = {}
-        self._releasing: set[asyncio.Future[None]] = set()
+        # The leases being given back in the store, by session.
+        self._releasing: dict[str, asyncio.Future[None]] = {}
 
     async def hold(self, session_id: str) -> None:
         """Hold the session's lease for a run or a compaction of this process; SessionBusy when
@@ -47,15 +48,18 @@ class Leases:
             return
         self._held.pop(session_id, None)
         task = asyncio.ensure_future(self._store.leases.release(session_id))
-        self._releasing.add(task)
-        task.add_done_callback(self._released)
+        self._releasing[session_id] = task
+        task.add_done_callback(lambda done: self._released(session_id, done))
 
-    def _released(self, task: asyncio.Future[None]) -> None:
-        self._releasing.discard(task)
+    def _released(self, session_id: str, task: asyncio.Future[None]) -> None:
+        if self._releasing.get(session_id) is task:
+            del self._releasing[session_id]
         if not task.cancelled() and task.exception() is not None:
             log.warning("could not give the lease of a session back: %s", task.exception())
 
-    async def given_back(self) -> None:
-        """Wait until every lease let go of is given back in the store."""
-        if self._releasing:
-            await asyncio.wait(set(self._releasing))
+    async def given_back(self, session_id: str | None = None, timeout: float | None = None) -> None:
+        """Wait until the session's lease (every lease, without one), if let go of, is given back in
+        the store — at most `timeout` seconds."""
+        tasks = set(self._releasing.values()) if session_id is None else {self._releasing.get(session_id)} - {None}
+        if tasks:
+            await asyncio.wait(tasks, timeout=timeout)  # type: ignore[arg-type]

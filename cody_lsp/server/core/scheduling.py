@@ -49,6 +49,7 @@ from .workflow import command_line
 log = logging.getLogger(__name__)
 
 QUEUE_PREVIEW = 500  # characters of a waiting message's prompt in cody/queueChanged (cody/listQueued: all)
+LEASE_WAIT = 5.0  # seconds a run's answer waits at most for its session's lease to be given back in the store
 
 
 class Scheduler:
@@ -180,11 +181,23 @@ class Scheduler:
         the run is cancelled, still sends its terminal event, and then the CancelledError goes
         on to the caller."""
         try:
-            return await asyncio.shield(run.result)
+            result = await asyncio.shield(run.result)
         except asyncio.CancelledError:
             self.cancel_run(run)
             await run.result
             raise
+        await self._freed(run)
+        return result
+
+    async def _freed(self, run: LiveRun) -> None:
+        """Once a run has its result, the rest of its task (its queue left, its lease let go of)
+        and the lease given back in the store: the answer says the session is free for another
+        server process's run (a second window's message right after it is not refused busy). A
+        store stuck in another process's write does not hold the answer back past LEASE_WAIT."""
+        if run.task is not None and not run.task.done():
+            await asyncio.wait({run.task})
+        if run.session_id is not None:
+            await self._leases.given_back(run.session_id, timeout=LEASE_WAIT)
 
     async def run(self, run: LiveRun, params: RunParams) -> RunResult:
         """Execute a registered run and return its result (`admit` and `outcome` in one, for a

@@ -19,6 +19,9 @@ connection (`save`), then reopens — and the files as they are now are what eve
   neither checkpointed through the old index nor truncated; the connection reopens onto the -shm
   as it is now.
 
+Every server on the database sees the deletion, and checkpoints, at about the same time: a
+checkpoint SQLite calls busy because another one is going is tried again (`save`).
+
 If the checkpoint fails (a full disk, a lock that does not end), the write is refused with a
 message saying so and why; the next write tries again.
 """
@@ -39,25 +42,38 @@ log = logging.getLogger(__name__)
 WATCH_SECONDS = 1.0  # how often an idle server looks at its files
 WATCH_RETRY_SECONDS = 30.0  # after a checkpoint that failed (each write tries again meanwhile)
 LOCKED_RETRIES = 20  # a checkpoint refused because a read of this connection is still going: tried again
+BUSY_SECONDS = 15.0  # how long a checkpoint waits while another one (another server's) is going
+RETRY_SECONDS = 0.05
 
 
-async def save(conn: aiosqlite.Connection) -> str | None:
+async def save(conn: aiosqlite.Connection, busy_seconds: float = BUSY_SECONDS) -> str | None:
     """Checkpoint everything the connection's (unlinked) WAL holds into the database file, and
-    empty it; None when done, else why not (SQLite's words)."""
-    for _attempt in range(LOCKED_RETRIES):
+    empty it; None when done, else why not (SQLite's words).
+
+    Every server that had the WAL open sees it deleted and saves it at about the same time; SQLite
+    answers a checkpoint started while another one runs "busy" at once (it waits for readers, not
+    for another checkpointer), so a busy checkpoint is tried again until `busy_seconds` — the
+    other's checkpoint copies the same commits, and ours then finds them saved."""
+    locked = 0
+    deadline = asyncio.get_running_loop().time() + busy_seconds
+    while True:
         try:
             row = await (await conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")).fetchone()
         except sqlite3.OperationalError as exc:
+            locked += 1
             if "locked" not in str(exc):
                 return str(exc)
-            await asyncio.sleep(0.05)  # a read of this connection has not ended yet
+            if locked >= LOCKED_RETRIES:
+                return "a read of this server did not end"
+            await asyncio.sleep(RETRY_SECONDS)  # a read of this connection has not ended yet
             continue
         except sqlite3.Error as exc:
             return str(exc)
         if row is None or row[0] == 0:
             return None
-        return "another connection kept reading or writing past the wait (the checkpoint was busy)"
-    return "a read of this server did not end"
+        if asyncio.get_running_loop().time() >= deadline:
+            return "another connection kept reading or writing past the wait (the checkpoint was busy)"
+        await asyncio.sleep(RETRY_SECONDS)  # another server's checkpoint of the same WAL is going
 
 
 def retire_shm(path: Path, opened: tuple[int, int] | None) -> None:

@@ -98,3 +98,33 @@ async def test_a_replaced_database_file_stops_the_writes(tmp_path: Path):
         assert "restart every cody-lsp" in refused.value.message
     finally:
         await store.close()
+
+
+async def test_a_checkpoint_busy_with_another_servers_waits_for_it(tmp_path: Path):
+    """Every server that had the WAL open saves it when it is deleted, at about the same time;
+    SQLite answers the checkpoint that comes second "busy" at once. The write waits for the other
+    checkpoint and is kept (it was refused before: seen with two real servers under load)."""
+    db = tmp_path / "sessions.db"
+    store = await Store.open(db)
+    reader = sqlite3.connect(db, check_same_thread=False)
+    other = sqlite3.connect(db, check_same_thread=False)  # another server, its checkpoint held up by a reader
+    try:
+        await store.sessions.create("ses_1", "before", "m", str(tmp_path))
+        other.execute("SELECT count(*) FROM sessions").fetchone()  # both have the WAL open
+        reader.execute("BEGIN")
+        reader.execute("SELECT count(*) FROM sessions").fetchone()
+        os.unlink(f"{db}-wal")
+        other.execute("PRAGMA busy_timeout = 5000")
+        checkpoint = asyncio.create_task(asyncio.to_thread(other.execute, "PRAGMA wal_checkpoint(TRUNCATE)"))
+        await asyncio.sleep(0.3)  # the other checkpoint holds SQLite's checkpoint lock, waiting for the reader
+        write = asyncio.create_task(store.sessions.create("ses_2", "after", "m", str(tmp_path)))
+        await asyncio.sleep(0.3)
+        assert not write.done()  # waiting for the other checkpoint, not refused
+        reader.execute("COMMIT")
+        await write
+        await checkpoint
+        assert titles(db) == ["after", "before"]
+    finally:
+        reader.close()
+        other.close()
+        await store.close()

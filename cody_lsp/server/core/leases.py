@@ -60,6 +60,10 @@ class Leases:
     async def given_back(self, session_id: str | None = None, timeout: float | None = None) -> None:
         """Wait until the session's lease (every lease, without one), if let go of, is given back in
         the store — at most `timeout` seconds."""
-        tasks = set(self._releasing.values()) if session_id is None else {self._releasing.get(session_id)} - {None}
+        if session_id is None:
+            tasks = set(self._releasing.values())
+        else:
+            one = self._releasing.get(session_id)
+            tasks = {one} if one is not None else set()
         if tasks:
-            await asyncio.wait(tasks, timeout=timeout)  # type: ignore[arg-type]
+            await asyncio.wait(tasks, timeout=timeout)

@@ -128,7 +128,9 @@ export async function chatFrame(page: Page, timeoutMs = 30_000): Promise<Frame> 
   for (;;) {
     for (const frame of page.frames()) {
       try {
-        if ((await frame.locator('#composer').count()) > 0) return frame;
+        // Its script has run: before, its buttons and composer show but do nothing (a click
+        // on New, then Enter, were lost in a view just moved to the secondary side bar).
+        if ((await frame.locator('body[data-ready] #composer').count()) > 0) return frame;
       } catch {
         // a frame that went away
       }

@@ -414,3 +414,6 @@ if (restored !== undefined) {
   hold();
 }
 vscode.postMessage({ type: 'ready' });
+// The page's own HTML (the composer, the buttons) shows before this script has run; a click or a
+// key then does nothing. Said for whoever drives the view (the e2e tests wait for it).
+document.body.dataset.ready = 'true';

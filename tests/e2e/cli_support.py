@@ -62,14 +62,16 @@ class Terminal:
         self.child.close()
         return self.child.exitstatus
 
-    def kill(self) -> None:
-        """SIGTERM first (the chat then shuts its server down), SIGKILL if that does not end it."""
+    def kill(self, wait: Callable[[], None] = lambda: time.sleep(0.1)) -> None:
+        """SIGTERM first (the chat then shuts its server down), SIGKILL if that does not end it
+        within 5 s. `wait`: what to do meanwhile, 0.1 s at a time."""
         if self.child.isalive():
             self.child.kill(signal.SIGTERM)
-            for _ in range(50):
+            deadline = time.monotonic() + 5
+            while time.monotonic() < deadline:
                 if not self.child.isalive():
                     return
-                time.sleep(0.1)
+                wait()
             self.child.terminate(force=True)
 
     def server_pids(self) -> list[int]:
@@ -111,6 +113,10 @@ class Screen:
         env.pop("NO_COLOR", None)
         self.term = Terminal(args, env, cwd, dimensions)
         self.screen = pyte.Screen(columns, rows)
+        # A terminal answers a request for the cursor's position (ESC [6n): the chat's line editor
+        # asks before each prompt and, unanswered, waits ~1 s for it (then warns "your terminal
+        # doesn't support cursor position requests").
+        self.screen.write_process_input = self.child.send  # type: ignore[method-assign]
         self.stream = pyte.Stream(self.screen)
         self.raw = ""
 
@@ -129,6 +135,9 @@ class Screen:
             data = self.child.read_nonblocking(65536, timeout=timeout)
         except pexpect.TIMEOUT:
             return
+        except pexpect.EOF:  # it has ended: nothing more comes
+            time.sleep(timeout)
+            return
         self.raw += data
         self.stream.feed(data)
 
@@ -143,4 +152,6 @@ class Screen:
         return self.text()
 
     def kill(self) -> None:
-        self.term.kill()
+        # Read (and answer) what it writes as it ends: unanswered, its line editor's request for
+        # the cursor's position holds its exit ~1 s.
+        self.term.kill(wait=lambda: self._pump(0.1))

@@ -5,6 +5,7 @@ page's text: HTML as Markdown, binary refused, bounds, the untrusted wrapper."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ipaddress
 import socket
 from pathlib import Path
@@ -88,6 +89,7 @@ class Site:
         self.hits: list[str] = []
         self.runner: web.AppRunner | None = None
         self.port = 0
+        self.stopping = asyncio.Event()  # /slow answers then (its stop does not wait 5 s for it)
 
     async def start(self) -> None:
         app = web.Application()
@@ -109,7 +111,8 @@ class Site:
             if request.path == "/loop":
                 raise web.HTTPFound("/loop")
             if request.path == "/slow":
-                await asyncio.sleep(5)
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.stopping.wait(), 5)
             if request.path == "/404":
                 return web.Response(status=404, text="no such page")
             return web.Response(text="plain")
@@ -122,6 +125,7 @@ class Site:
         self.port = self.runner.addresses[0][1]
 
     async def stop(self) -> None:
+        self.stopping.set()
         if self.runner is not None:
             await self.runner.cleanup()
 

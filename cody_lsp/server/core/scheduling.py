@@ -40,6 +40,7 @@ from .commit import Commit
 from .errors import SessionBusy
 from .leases import Leases
 from .live import Activity, LiveRun, new_id
+from .order import uncancel
 from .port import ClientPort
 from .queue import JOINED, SessionQueue, Waiting
 from .sessions import Sessions
@@ -186,7 +187,10 @@ class Scheduler:
             self.cancel_run(run)
             await run.result
             raise
-        await self._freed(run)
+        try:
+            await self._freed(run)
+        except asyncio.CancelledError:  # the run is over: its result is the answer all the same
+            uncancel()
         return result
 
     async def _freed(self, run: LiveRun) -> None:

@@ -258,7 +258,6 @@ class Chat:
             with stop_on_termination():
                 if not await self.open_session():
                     return 2
-                await self.warm_up()
                 self.status.update(model=self.model, mode=self.mode)
                 self.status.start()
                 self.starting = asyncio.ensure_future(self.finish_start())
@@ -274,13 +273,6 @@ class Chat:
             with contextlib.suppress(Exception):
                 loop.remove_signal_handler(signal.SIGINT)
             await self.client.close()
-
-    async def warm_up(self) -> None:
-        """A run is coming: the server loads its model client while the user types (cody/warmUp)."""
-        assert self.client is not None
-        if server_feature(self.client, "warmUp"):
-            with contextlib.suppress(CodyError):
-                await self.client.warm_up()
 
     async def finish_start(self) -> None:
         """What needs the server fully up, while the prompt is shown (startup.py)."""

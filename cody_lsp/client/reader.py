@@ -133,29 +133,8 @@ class LineReader:
             return "eof", ""
 
     async def _read_key(self, message: str) -> str:
-        import termios
-
         self.console.print(Text(message, style="bold yellow"), end="", soft_wrap=True)
-        fd = sys.stdin.fileno()
-        cooked = termios.tcgetattr(fd)
-        raw = termios.tcgetattr(fd)
-        raw[3] &= ~(termios.ICANON | termios.ECHO | termios.ISIG | termios.IEXTEN)  # Ctrl+C is a key here
-        raw[6][termios.VMIN], raw[6][termios.VTIME] = 1, 0
-        termios.tcsetattr(fd, termios.TCSAFLUSH, raw)  # (TCSAFLUSH: what was typed before is dropped)
-        loop = asyncio.get_running_loop()
-        ready: asyncio.Future[None] = loop.create_future()
-
-        def readable() -> None:
-            if not ready.done():
-                ready.set_result(None)
-
-        loop.add_reader(fd, readable)
-        try:
-            await ready
-            data = os.read(fd, 64)
-        finally:
-            loop.remove_reader(fd)
-            termios.tcsetattr(fd, termios.TCSADRAIN, cooked)
+        data = await self._raw_read()
         key = data.decode("utf-8", "replace")[:1]
         if key == "\x03":
             self.console.print("^C")
